@@ -1,0 +1,394 @@
+package core
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+// Box is the integration problem
+//
+//	P(Lower <= v <= Upper),   v ~ N(Mean, Cov),
+//
+// in N dimensions. Cov is the N x N covariance in row-major order; only its
+// symmetric part is used, and it must be symmetric to within a relative
+// 1e-8 (SymmetryTol). A nil Lower means all zeros, a nil Upper all +Inf and
+// a nil Mean all zeros, so the zero Box bounds are the positive orthant
+// P(v >= 0). Bounds may be infinite; Lower[i] == Upper[i] is an empty box
+// (P = 0) and Lower[i] > Upper[i] is an error.
+type Box struct {
+	N     int
+	Cov   []float64
+	Lower []float64
+	Upper []float64
+	Mean  []float64
+}
+
+// SymmetryTol is the largest accepted |Cov[i][j] - Cov[j][i]| relative to
+// sqrt(Cov[i][i] Cov[j][j]). Matrices computed in floating point are
+// symmetric to about 1e-16; anything beyond 1e-8 is a different matrix.
+const SymmetryTol = 1e-8
+
+// PivotTol is the smallest accepted conditional variance relative to the
+// variable's own variance during the factorisation: below it the matrix is
+// numerically singular (a variable is, to float64 precision, a linear
+// function of the earlier ones) and the conditional densities the estimator
+// needs do not exist.
+const PivotTol = 1e-12
+
+// InputError reports a problem that depends on the data given to core: a
+// value that is not finite, an asymmetric or not positive definite
+// covariance, inconsistent bounds. Index is the variable it concerns (its
+// position in the input, counting from 0), or -1.
+type InputError struct {
+	Index int
+	Msg   string
+}
+
+func (e *InputError) Error() string { return "core: " + e.Msg }
+
+func inputErrorf(index int, format string, args ...any) *InputError {
+	return &InputError{Index: index, Msg: fmt.Sprintf(format, args...)}
+}
+
+// OrderKind selects the order in which the sequential estimator visits the
+// variables.
+type OrderKind int
+
+const (
+	// OrderGiven keeps the input order.
+	OrderGiven OrderKind = iota
+	// OrderShuffle uses a random permutation drawn from the seed.
+	OrderShuffle
+	// OrderInterleave alternates the two classes given by the sign of
+	// Ordering.Labels, in proportion to their sizes, each class shuffled
+	// (the paper's advice, section 6.2).
+	OrderInterleave
+	// OrderGreedy is the Genz-Bretz univariate-priority order: at each step
+	// the remaining variable with the smallest conditional probability of
+	// its interval, its mean conditioned on the truncated means of the
+	// variables already placed (Gibson, Glasbey and Elston 1994; Genz and
+	// Bretz 2009, section 4.1.3).
+	OrderGreedy
+	// OrderVariance puts next the remaining variable that keeps the largest
+	// fraction of its variance given the variables already placed: the
+	// least predictable first (diagonal pivoting of the Cholesky
+	// factorisation, on the correlation scale).
+	OrderVariance
+)
+
+var orderNames = [...]string{"given", "shuffle", "interleave", "greedy", "variance"}
+
+func (k OrderKind) String() string {
+	if k >= 0 && int(k) < len(orderNames) {
+		return orderNames[k]
+	}
+	return fmt.Sprintf("OrderKind(%d)", int(k))
+}
+
+// ParseOrder returns the OrderKind called name.
+func ParseOrder(name string) (OrderKind, bool) {
+	for i, s := range orderNames {
+		if s == name {
+			return OrderKind(i), true
+		}
+	}
+	return 0, false
+}
+
+// Ordering is the variable order and what it needs: the seed of the shuffle
+// and, for OrderInterleave, one label per variable whose sign is its class.
+type Ordering struct {
+	Kind   OrderKind
+	Seed   uint64
+	Labels []float64
+}
+
+// Factor is a Box prepared for the sequential estimator: the variables
+// reordered, the mean moved into the bounds, and the Cholesky factor of the
+// reordered covariance,
+//
+//	Cov[Perm][Perm] + Jitter I = L L',
+//
+// so that with v = Mean + L z, z ~ N(0, I), variable k (in the new order)
+// given z_1..z_{k-1} is N(sum_{j<k} L[k][j] z_j, L[k][k]^2): the paper's
+// conditional mean and variance (V-MEAN, V-VAR) without any inverse.
+type Factor struct {
+	N int
+	// L is the lower-triangular factor, row-major N x N (the upper triangle
+	// is zero).
+	L []float64
+	// A and B are the bounds in the new order with the mean subtracted.
+	A, B []float64
+	// Perm[k] is the input index of the k-th variable.
+	Perm []int
+	// Jitter is the value added to the diagonal before factorising.
+	Jitter float64
+	// Order is the ordering that produced Perm.
+	Order OrderKind
+	// MinPivot is the smallest conditional variance ratio L[k][k]^2 /
+	// Cov[k][k] met: a measure of how close to singular the matrix is.
+	MinPivot float64
+}
+
+// NewFactor checks box, orders its variables as asked and factorises its
+// covariance. jitter >= 0 is added to the diagonal first (0: none).
+//
+// It returns an *InputError if an entry is not finite, the covariance is not
+// symmetric, a variance is not positive, a bound is NaN or a lower bound
+// exceeds its upper bound, the covariance is not positive definite (or is
+// singular to working precision, see PivotTol), or OrderInterleave has no
+// labels. It panics if the slices do not have the lengths N and N*N.
+func NewFactor(box Box, ord Ordering, jitter float64) (*Factor, error) {
+	n := box.N
+	if n < 1 || len(box.Cov) != n*n {
+		panic("core: covariance must be N x N with N >= 1")
+	}
+	for _, s := range [][]float64{box.Lower, box.Upper, box.Mean} {
+		if s != nil && len(s) != n {
+			panic("core: bounds and mean must have length N")
+		}
+	}
+	if !(jitter >= 0) || math.IsInf(jitter, 1) {
+		return nil, inputErrorf(-1, "jitter %v is not a finite nonnegative number", jitter)
+	}
+	cov, err := symmetrize(box.Cov, n, jitter)
+	if err != nil {
+		return nil, err
+	}
+	a, b, err := shiftedBounds(box)
+	if err != nil {
+		return nil, err
+	}
+
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	switch ord.Kind {
+	case OrderGiven, OrderGreedy, OrderVariance:
+	case OrderShuffle:
+		shuffle(perm, NewStream(ord.Seed, domainShuffle, 0))
+	case OrderInterleave:
+		if len(ord.Labels) != n {
+			return nil, inputErrorf(-1, "the interleave order needs one class label per variable (have %d for %d variables)", len(ord.Labels), n)
+		}
+		perm = interleave(ord.Labels, ord.Seed)
+	default:
+		panic("core: unknown order")
+	}
+
+	f := &Factor{N: n, Jitter: jitter, Order: ord.Kind}
+	if err := f.cholesky(cov, a, b, perm, ord.Kind); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// symmetrize checks that cov is finite and symmetric with a positive
+// diagonal and returns (cov + cov')/2 + jitter I.
+func symmetrize(cov []float64, n int, jitter float64) ([]float64, error) {
+	out := make([]float64, n*n)
+	for i := range n {
+		d := cov[i*n+i]
+		if math.IsNaN(d) || math.IsInf(d, 0) {
+			return nil, inputErrorf(i, "covariance entry (%d, %d) is %v", i, i, d)
+		}
+		if d <= 0 {
+			return nil, inputErrorf(i, "variance of variable %d is %v, not positive: the covariance is not positive definite", i, d)
+		}
+	}
+	for i := range n {
+		out[i*n+i] = cov[i*n+i] + jitter
+		for j := range i {
+			x, y := cov[i*n+j], cov[j*n+i]
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, inputErrorf(i, "covariance entry (%d, %d) is %v", i, j, x)
+			}
+			if math.IsNaN(y) || math.IsInf(y, 0) {
+				return nil, inputErrorf(j, "covariance entry (%d, %d) is %v", j, i, y)
+			}
+			scale := math.Sqrt(cov[i*n+i] * cov[j*n+j])
+			if math.Abs(x-y) > SymmetryTol*scale {
+				return nil, inputErrorf(i, "covariance is not symmetric: entry (%d, %d) = %v but (%d, %d) = %v", i, j, x, j, i, y)
+			}
+			m := 0.5 * (x + y)
+			out[i*n+j], out[j*n+i] = m, m
+		}
+	}
+	return out, nil
+}
+
+// shiftedBounds returns Lower - Mean and Upper - Mean with the defaults
+// filled in, after checking them.
+func shiftedBounds(box Box) (a, b []float64, err error) {
+	n := box.N
+	a, b = make([]float64, n), make([]float64, n)
+	for i := range n {
+		lo, hi, mu := 0.0, math.Inf(1), 0.0
+		if box.Lower != nil {
+			lo = box.Lower[i]
+		}
+		if box.Upper != nil {
+			hi = box.Upper[i]
+		}
+		if box.Mean != nil {
+			mu = box.Mean[i]
+		}
+		switch {
+		case math.IsNaN(lo) || math.IsNaN(hi):
+			return nil, nil, inputErrorf(i, "bound of variable %d is NaN", i)
+		case math.IsNaN(mu) || math.IsInf(mu, 0):
+			return nil, nil, inputErrorf(i, "mean of variable %d is %v", i, mu)
+		case lo > hi:
+			return nil, nil, inputErrorf(i, "lower bound %v of variable %d exceeds its upper bound %v", lo, i, hi)
+		}
+		a[i], b[i] = lo-mu, hi-mu
+	}
+	return a, b, nil
+}
+
+// cholesky computes f.L, f.A, f.B and f.Perm, visiting the variables in the
+// order perm, or, if greedy, choosing at each step the remaining variable
+// with the smallest conditional interval probability. It is the outer-product
+// (left-looking) Cholesky algorithm with symmetric pivoting; the row of each
+// variable is kept contiguous so that every inner product is unit-stride.
+func (f *Factor) cholesky(cov, a, b []float64, perm []int, kind OrderKind) error {
+	greedy := kind == OrderGreedy
+	pivot := greedy || kind == OrderVariance
+	n := f.N
+	w := make([]float64, n*n)  // row p: the factor row of the variable at position p
+	mu := make([]float64, n)   // greedy: conditional mean at position p given the truncated means so far
+	vr := make([]float64, n)   // greedy: remaining conditional variance at position p
+	ybar := make([]float64, n) // greedy: truncated mean of z at each placed position
+	for p := range n {
+		vr[p] = cov[perm[p]*n+perm[p]]
+	}
+	// score returns the greedy criterion of the variable at position p:
+	// lower is placed first.
+	score := func(p int) float64 {
+		v := perm[p]
+		if !greedy {
+			return -vr[p] / cov[v*n+v]
+		}
+		s := math.Sqrt(math.Max(vr[p], 0))
+		return LogPhiDiff((a[v]-mu[p])/s, (b[v]-mu[p])/s)
+	}
+	f.MinPivot = 1
+	for i := range n {
+		if pivot {
+			best, bestScore := i, math.Inf(1)
+			for p := i; p < n; p++ {
+				if sc := score(p); sc < bestScore || (sc == bestScore && perm[p] < perm[best]) {
+					best, bestScore = p, sc
+				}
+			}
+			if best != i {
+				perm[i], perm[best] = perm[best], perm[i]
+				mu[i], mu[best] = mu[best], mu[i]
+				vr[i], vr[best] = vr[best], vr[i]
+				ri, rb := w[i*n:i*n+i], w[best*n:best*n+i]
+				for k := range ri {
+					ri[k], rb[k] = rb[k], ri[k]
+				}
+			}
+		}
+		vi := perm[i]
+		row := w[i*n : i*n+i]
+		d := cov[vi*n+vi] - floats.Dot(row, row)
+		ratio := d / cov[vi*n+vi]
+		if !(ratio > PivotTol) {
+			if d <= 0 {
+				return inputErrorf(vi, "covariance is not positive definite (variable %d has conditional variance %.3g given the %d variables before it); --jitter adds to the diagonal", vi, d, i)
+			}
+			return inputErrorf(vi, "covariance is singular to working precision (variable %d keeps a fraction %.3g of its variance given the %d variables before it); --jitter adds to the diagonal", vi, ratio, i)
+		}
+		f.MinPivot = math.Min(f.MinPivot, ratio)
+		lii := math.Sqrt(d)
+		w[i*n+i] = lii
+		var yi float64
+		if greedy {
+			yi = truncatedMean((a[vi]-mu[i])/lii, (b[vi]-mu[i])/lii)
+			ybar[i] = yi
+		}
+		for p := i + 1; p < n; p++ {
+			vp := perm[p]
+			lpi := (cov[vp*n+vi] - floats.Dot(w[p*n:p*n+i], row)) / lii
+			w[p*n+i] = lpi
+			vr[p] -= lpi * lpi
+			mu[p] += lpi * yi
+		}
+	}
+	f.L = w
+	f.Perm = perm
+	f.A, f.B = make([]float64, n), make([]float64, n)
+	for k, v := range perm {
+		f.A[k], f.B[k] = a[v], b[v]
+	}
+	return nil
+}
+
+// truncatedMean returns E[Z | a <= Z <= b] for standard normal Z,
+//
+//	(phi(a) - phi(b)) / (Phi(b) - Phi(a)),
+//
+// computed in log space; for an interval of probability zero it returns the
+// nearer bound.
+func truncatedMean(a, b float64) float64 {
+	lp := LogPhiDiff(a, b)
+	if math.IsInf(lp, -1) || math.IsNaN(lp) {
+		if math.IsInf(a, 0) {
+			return b
+		}
+		return a
+	}
+	m := 0.0
+	if !math.IsInf(a, 0) {
+		m += math.Exp(LogPhiDensity(a) - lp)
+	}
+	if !math.IsInf(b, 0) {
+		m -= math.Exp(LogPhiDensity(b) - lp)
+	}
+	return math.Max(a, math.Min(b, m))
+}
+
+// shuffle permutes p uniformly at random (Fisher-Yates).
+func shuffle(p []int, r interface{ IntN(int) int }) {
+	for i := len(p) - 1; i > 0; i-- {
+		j := r.IntN(i + 1)
+		p[i], p[j] = p[j], p[i]
+	}
+}
+
+// interleave returns a permutation that alternates the variables with
+// positive and non-positive labels, each class shuffled, spreading the
+// smaller class evenly: at each position the class furthest behind its share
+// goes next.
+func interleave(labels []float64, seed uint64) []int {
+	var pos, neg []int
+	for i, y := range labels {
+		if y > 0 {
+			pos = append(pos, i)
+		} else {
+			neg = append(neg, i)
+		}
+	}
+	r := NewStream(seed, domainShuffle, 0)
+	shuffle(pos, r)
+	shuffle(neg, r)
+	out := make([]int, 0, len(labels))
+	ip, in := 0, 0
+	for len(out) < len(labels) {
+		// Compare (ip+1/2)/len(pos) with (in+1/2)/len(neg) without dividing.
+		takePos := in == len(neg) || (ip < len(pos) && (2*ip+1)*len(neg) <= (2*in+1)*len(pos))
+		if takePos {
+			out = append(out, pos[ip])
+			ip++
+		} else {
+			out = append(out, neg[in])
+			in++
+		}
+	}
+	return out
+}

@@ -1,0 +1,368 @@
+package core
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+)
+
+// filter propagates one group of particles through the variables of a
+// Factor. It is reused from group to group by one worker; nothing in it
+// allocates after init.
+//
+// Storage (DESIGN.md section 3). The particles' standardized draws z are an
+// m x n row-major array; variables are processed in blocks of bs. At a
+// block's start one matrix product gives every particle's partial
+// conditional means over the earlier variables,
+//
+//	part[p][k] = sum_{j < i0} L[i0+k][j] z[p][j],
+//
+// and each step adds the few in-block terms. Resampling inside a block moves
+// only the block's own columns (zb, part) and an ancestor index anc; the
+// stored rows of z are gathered once, in place, at the end of the block.
+// Particle p stays in slot p throughout, so the random numbers each particle
+// uses, and hence the result, do not depend on the block size (up to the
+// rounding of the partial means).
+type filter struct {
+	f      *Factor
+	method Method
+	ess    float64 // resampling threshold, a fraction of m
+	bs     int
+
+	m    int
+	z    []float64 // m x n, rows are the stored histories
+	logw []float64 // normalized log weights: logsumexp(logw) = 0
+	anc  []int     // anc[p]: the stored row that particle p's history is in
+	part []float64 // m x bs partial conditional means
+	zb   []float64 // m x bs in-block draws
+	lo   []float64 // standardized lower bound of the current step, per particle
+	hi   []float64 // standardized upper bound
+	lg   []float64 // log incremental weight of the current step
+
+	// scratch
+	idx   []int
+	acc   []int
+	tmpB  []float64 // m x bs
+	tmpM  []float64
+	tmpI  []int
+	spare []float64 // one history row, for gather's cycles
+
+	rng *rand.Rand
+
+	// results of the last run
+	logZ      float64
+	minESS    float64 // smallest ESS/m of the incremental weights met
+	resamples int
+	deadAt    int // the step at which every particle failed, or -1
+}
+
+func newFilter(f *Factor, cfg *Config, maxM int) *filter {
+	bs := min(cfg.BlockSize, f.N)
+	return &filter{
+		f: f, method: cfg.Method, ess: cfg.ESSThreshold, bs: bs,
+		z:     make([]float64, maxM*f.N),
+		logw:  make([]float64, maxM),
+		anc:   make([]int, maxM),
+		part:  make([]float64, maxM*bs),
+		zb:    make([]float64, maxM*bs),
+		lo:    make([]float64, maxM),
+		hi:    make([]float64, maxM),
+		lg:    make([]float64, maxM),
+		idx:   make([]int, maxM),
+		acc:   make([]int, maxM),
+		tmpB:  make([]float64, maxM*bs),
+		tmpM:  make([]float64, maxM),
+		tmpI:  make([]int, maxM),
+		spare: make([]float64, f.N),
+	}
+}
+
+// run propagates m particles with the random stream r and leaves the
+// estimate of log P in fl.logZ. progress, if not nil, is called with the
+// particle-steps done after every block.
+func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(int64)) error {
+	n, bs := fl.f.N, fl.bs
+	fl.m, fl.rng = m, r
+	fl.logZ, fl.minESS, fl.resamples, fl.deadAt = 0, 1, 0, -1
+	logw := fl.logw[:m]
+	for p := range logw {
+		logw[p] = -math.Log(float64(m))
+	}
+	for i0 := 0; i0 < n; i0 += bs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		i1 := min(i0+bs, n)
+		for p := range m {
+			fl.anc[p] = p
+		}
+		part := fl.part[:m*bs]
+		if i0 == 0 {
+			clear(part)
+		} else {
+			// part (m x nb) = z[:, :i0] (m x i0) * L[i0:i1, :i0]' (i0 x nb)
+			blas64.Implementation().Dgemm(blas.NoTrans, blas.Trans, m, i1-i0, i0,
+				1, fl.z, n, fl.f.L[i0*n:], n, 0, part, bs)
+		}
+		for i := i0; i < i1; i++ {
+			fl.step(i, i0)
+			if math.IsInf(fl.logZ, -1) {
+				fl.deadAt = i
+				return nil
+			}
+		}
+		fl.gather(i0, i1)
+		if progress != nil {
+			progress(int64(m) * int64(i1-i0))
+		}
+	}
+	return nil
+}
+
+// condition computes, for every particle, the standardized bounds of
+// variable i given its history, lo[p] = (A[i] - mu_p)/L[i][i] and hi[p]
+// likewise, with mu_p = part[p][k] + sum_{i0 <= j < i} L[i][j] zb[p][j-i0].
+func (fl *filter) condition(i, i0 int) {
+	n, bs, m := fl.f.N, fl.bs, fl.m
+	k := i - i0
+	lrow := fl.f.L[i*n+i0 : i*n+i]
+	inv := 1 / fl.f.L[i*n+i]
+	a, b := fl.f.A[i], fl.f.B[i]
+	for p := range m {
+		mu := fl.part[p*bs+k]
+		if k > 0 {
+			mu += floats.Dot(lrow, fl.zb[p*bs:p*bs+k])
+		}
+		fl.lo[p] = (a - mu) * inv
+		fl.hi[p] = (b - mu) * inv
+	}
+}
+
+// step advances every particle by variable i (block start i0).
+func (fl *filter) step(i, i0 int) {
+	fl.condition(i, i0)
+	switch fl.method {
+	case MethodSMC:
+		fl.stepSMC(i - i0)
+	default:
+		fl.stepPaper(i - i0)
+	}
+}
+
+// stepSMC is one step of the fully adapted filter (Pitt and Shephard 1999):
+// the incremental weight of a particle is the conditional probability of the
+// variable's interval, g_p = Phi(hi_p) - Phi(lo_p), which does not depend on
+// the new draw, so the filter reweights, resamples if the effective sample
+// size fell below the threshold, and only then draws each particle's z from
+// its conditional normal truncated to [lo_p, hi_p]: no draw is wasted.
+// The normalizing-constant estimate grows by log sum_p W_p g_p.
+func (fl *filter) stepSMC(k int) {
+	m, bs := fl.m, fl.bs
+	logw, lg, lo, hi := fl.logw[:m], fl.lg[:m], fl.lo[:m], fl.hi[:m]
+	oneSided := math.IsInf(hi[0], 1) // the orthant case: every particle shares B[i] = +Inf
+	for p := range m {
+		if oneSided {
+			lg[p] = LogPhi(-lo[p])
+		} else {
+			lg[p] = LogPhiDiff(lo[p], hi[p])
+		}
+		logw[p] += lg[p]
+	}
+	inc := LogSumExp(logw)
+	fl.logZ += inc
+	if math.IsInf(inc, -1) {
+		return
+	}
+	sum2 := 0.0
+	for p := range logw {
+		logw[p] -= inc
+		w := math.Exp(logw[p])
+		sum2 += w * w
+	}
+	ess := 1 / sum2 / float64(m)
+	fl.minESS = math.Min(fl.minESS, ess)
+	if ess < fl.ess {
+		fl.resample()
+	}
+	for p := range m {
+		u := uniformOpen(fl.rng)
+		if oneSided {
+			fl.zb[p*bs+k] = upperTailQuantile(lo[p], lg[p], u)
+		} else {
+			fl.zb[p*bs+k] = TruncNormQuantile(lo[p], hi[p], u)
+		}
+	}
+}
+
+// resample draws m ancestors by systematic resampling (Carpenter, Clifford
+// and Fearnhead 1999) from the normalized weights and moves the per-particle
+// state of the current block to them: ancestor index, partial means, in-block
+// draws, this step's bounds.
+func (fl *filter) resample() {
+	m := fl.m
+	logw := fl.logw[:m]
+	idx := fl.idx[:m]
+	u := uniformOpen(fl.rng)
+	j, c := 0, math.Exp(logw[0])
+	for p := range m {
+		t := (float64(p) + u) / float64(m)
+		for c < t && j < m-1 {
+			j++
+			c += math.Exp(logw[j])
+		}
+		idx[p] = j
+	}
+	fl.reorder(idx)
+	for p := range logw {
+		logw[p] = -math.Log(float64(m))
+	}
+	fl.resamples++
+}
+
+// reorder replaces particle p's block state by that of particle idx[p].
+func (fl *filter) reorder(idx []int) {
+	m, bs := fl.m, fl.bs
+	tmpI := fl.tmpI[:m]
+	for p, j := range idx {
+		tmpI[p] = fl.anc[j]
+	}
+	copy(fl.anc, tmpI)
+	for _, s := range [][]float64{fl.lo, fl.hi, fl.lg} {
+		t := fl.tmpM[:m]
+		for p, j := range idx {
+			t[p] = s[j]
+		}
+		copy(s, t)
+	}
+	for _, s := range [][]float64{fl.part, fl.zb} {
+		t := fl.tmpB[:m*bs]
+		for p, j := range idx {
+			copy(t[p*bs:p*bs+bs], s[j*bs:j*bs+bs])
+		}
+		copy(s[:m*bs], t)
+	}
+}
+
+// stepPaper is one step of the paper's Algorithm GPC-MC (section 5.7): every
+// particle draws its variable from the unconstrained conditional normal; the
+// draws outside [A[i], B[i]] are rejected and their slots refilled by
+// sampling with replacement from the accepted ones. The estimate grows by
+// the log acceptance fraction (paper-hard, eq. FRAC-VI) or by the log mean
+// conditional probability of the interval before the draw (paper-soft, the
+// soft count of eq. RATIO-MS-2).
+func (fl *filter) stepPaper(k int) {
+	m, bs := fl.m, fl.bs
+	lo, hi, lg := fl.lo[:m], fl.hi[:m], fl.lg[:m]
+	if fl.method == MethodPaperSoft {
+		for p := range m {
+			lg[p] = LogPhiDiff(lo[p], hi[p])
+		}
+	}
+	acc := fl.acc[:0] // accepted particles
+	for p := range m {
+		x := fl.rng.NormFloat64()
+		fl.zb[p*bs+k] = x
+		if lo[p] <= x && x <= hi[p] {
+			acc = append(acc, p)
+		}
+	}
+	frac := float64(len(acc)) / float64(m)
+	fl.minESS = math.Min(fl.minESS, frac)
+	if len(acc) == 0 {
+		fl.logZ = math.Inf(-1)
+		return
+	}
+	if fl.method == MethodPaperSoft {
+		fl.logZ += LogSumExp(lg) - math.Log(float64(m))
+	} else {
+		fl.logZ += math.Log(frac)
+	}
+	if len(acc) == m {
+		return
+	}
+	// Refill the rejected slots from the accepted ones, keeping the accepted
+	// particles in place (the paper's step 2(c)).
+	idx := fl.idx[:m]
+	for p := range idx {
+		idx[p] = -1
+	}
+	for _, p := range acc {
+		idx[p] = p
+	}
+	for p := range idx {
+		if idx[p] < 0 {
+			idx[p] = acc[fl.rng.IntN(len(acc))]
+		}
+	}
+	fl.reorder(idx)
+	fl.resamples++
+}
+
+// gather ends block [i0, i1): in place, row p of z receives the history of
+// particle p (row anc[p] as it was at the block's start) and the block's
+// draws, so that particles keep their slots and the result is the same as
+// copying rows at every resampling step.
+//
+// Row r may be overwritten once no pending copy still reads it: reads[r]
+// counts the pending copies from r. A worklist holds the pending rows that
+// nobody reads any more; each copy may free its source. What is left when
+// the worklist empties is a permutation of pending rows (each read exactly
+// once), whose cycles are rotated through one spare row.
+func (fl *filter) gather(i0, i1 int) {
+	n, bs, m := fl.f.N, fl.bs, fl.m
+	anc := fl.anc[:m]
+	if i0 > 0 {
+		reads := fl.tmpI[:m]
+		clear(reads)
+		moved := false
+		for p, a := range anc {
+			if a != p {
+				reads[a]++
+				moved = true
+			}
+		}
+		if moved {
+			row := func(r int) []float64 { return fl.z[r*n : r*n+i0] }
+			work := fl.idx[:0]
+			for p, a := range anc {
+				if a != p && reads[p] == 0 {
+					work = append(work, p)
+				}
+			}
+			for len(work) > 0 {
+				p := work[len(work)-1]
+				work = work[:len(work)-1]
+				a := anc[p]
+				copy(row(p), row(a))
+				anc[p] = p
+				if reads[a]--; reads[a] == 0 && anc[a] != a {
+					work = append(work, a)
+				}
+			}
+			spare := fl.spare[:i0]
+			for p := range anc {
+				if anc[p] == p {
+					continue
+				}
+				copy(spare, row(p))
+				q := p
+				for anc[q] != p {
+					a := anc[q]
+					copy(row(q), row(a))
+					anc[q] = q
+					q = a
+				}
+				copy(row(q), spare)
+				anc[q] = q
+			}
+		}
+	}
+	nb := i1 - i0
+	for p := range m {
+		copy(fl.z[p*n+i0:p*n+i1], fl.zb[p*bs:p*bs+nb])
+	}
+}
