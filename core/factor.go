@@ -1,10 +1,13 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Box is the integration problem
@@ -76,9 +79,18 @@ const (
 	// least predictable first (diagonal pivoting of the Cholesky
 	// factorisation, on the correlation scale).
 	OrderVariance
+	// OrderSharp puts first the variables that are nearly determined by all
+	// the others (their variance given all the others is below SharpRatio
+	// of their own), the most determined first, and the rest as
+	// OrderVariance. The sharp constraints then act while the particles are
+	// fresh, rather than cutting down a cloud built over many steps.
+	OrderSharp
 )
 
-var orderNames = [...]string{"given", "shuffle", "interleave", "greedy", "variance"}
+// SharpRatio is OrderSharp's threshold on Var(v_i | all others) / Var(v_i).
+const SharpRatio = 0.1
+
+var orderNames = [...]string{"given", "shuffle", "interleave", "greedy", "variance", "sharp"}
 
 func (k OrderKind) String() string {
 	if k >= 0 && int(k) < len(orderNames) {
@@ -166,8 +178,11 @@ func NewFactor(box Box, ord Ordering, jitter float64) (*Factor, error) {
 	for i := range perm {
 		perm[i] = i
 	}
+	fixed := 0 // positions before fixed are not pivoted
 	switch ord.Kind {
 	case OrderGiven, OrderGreedy, OrderVariance:
+	case OrderSharp:
+		perm, fixed = sharpFirst(cov, n)
 	case OrderShuffle:
 		shuffle(perm, NewStream(ord.Seed, domainShuffle, 0))
 	case OrderInterleave:
@@ -180,7 +195,7 @@ func NewFactor(box Box, ord Ordering, jitter float64) (*Factor, error) {
 	}
 
 	f := &Factor{N: n, Jitter: jitter, Order: ord.Kind}
-	if err := f.cholesky(cov, a, b, perm, ord.Kind); err != nil {
+	if err := f.cholesky(cov, a, b, perm, fixed, ord.Kind); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -254,9 +269,9 @@ func shiftedBounds(box Box) (a, b []float64, err error) {
 // with the smallest conditional interval probability. It is the outer-product
 // (left-looking) Cholesky algorithm with symmetric pivoting; the row of each
 // variable is kept contiguous so that every inner product is unit-stride.
-func (f *Factor) cholesky(cov, a, b []float64, perm []int, kind OrderKind) error {
+func (f *Factor) cholesky(cov, a, b []float64, perm []int, fixed int, kind OrderKind) error {
 	greedy := kind == OrderGreedy
-	pivot := greedy || kind == OrderVariance
+	pivot := greedy || kind == OrderVariance || kind == OrderSharp
 	n := f.N
 	w := make([]float64, n*n)  // row p: the factor row of the variable at position p
 	mu := make([]float64, n)   // greedy: conditional mean at position p given the truncated means so far
@@ -277,7 +292,7 @@ func (f *Factor) cholesky(cov, a, b []float64, perm []int, kind OrderKind) error
 	}
 	f.MinPivot = 1
 	for i := range n {
-		if pivot {
+		if pivot && i >= fixed {
 			best, bestScore := i, math.Inf(1)
 			for p := i; p < n; p++ {
 				if sc := score(p); sc < bestScore || (sc == bestScore && perm[p] < perm[best]) {
@@ -327,6 +342,49 @@ func (f *Factor) cholesky(cov, a, b []float64, perm []int, kind OrderKind) error
 		f.A[k], f.B[k] = a[v], b[v]
 	}
 	return nil
+}
+
+// sharpFirst returns OrderSharp's initial permutation and the length of its
+// fixed prefix: the variables whose leave-one-out variance ratio
+//
+//	Var(v_i | v_-i) / Var(v_i) = 1 / (cov[i][i] (cov^-1)[i][i])
+//
+// is below SharpRatio, in increasing ratio, then the others in input order.
+// If cov is not positive definite it returns the identity (the
+// factorisation that follows reports the error).
+func sharpFirst(cov []float64, n int) ([]int, int) {
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(mat.NewSymDense(n, cov)) {
+		return perm, 0
+	}
+	var inv mat.SymDense
+	if err := ch.InverseTo(&inv); err != nil {
+		return perm, 0
+	}
+	ratio := make([]float64, n)
+	var sharp []int
+	for i := range n {
+		ratio[i] = 1 / (cov[i*n+i] * inv.At(i, i))
+		if ratio[i] < SharpRatio {
+			sharp = append(sharp, i)
+		}
+	}
+	slices.SortStableFunc(sharp, func(x, y int) int { return cmp.Compare(ratio[x], ratio[y]) })
+	in := make([]bool, n)
+	for _, i := range sharp {
+		in[i] = true
+	}
+	perm = append(perm[:0], sharp...)
+	for i := range n {
+		if !in[i] {
+			perm = append(perm, i)
+		}
+	}
+	return perm, len(sharp)
 }
 
 // truncatedMean returns E[Z | a <= Z <= b] for standard normal Z,

@@ -50,6 +50,7 @@ type filter struct {
 	tmpM  []float64
 	tmpI  []int
 	spare []float64 // one history row, for gather's cycles
+	perm  []int     // drawUniforms' scratch
 
 	rng *rand.Rand
 
@@ -78,6 +79,7 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 		tmpM:  make([]float64, maxM),
 		tmpI:  make([]int, maxM),
 		spare: make([]float64, f.N),
+		perm:  make([]int, LatinBlock),
 	}
 }
 
@@ -147,7 +149,7 @@ func (fl *filter) step(i, i0 int) {
 	fl.condition(i, i0)
 	switch fl.method {
 	case MethodSMC:
-		fl.stepSMC(i - i0)
+		fl.stepSMC(i-i0, i == 0)
 	default:
 		fl.stepPaper(i - i0)
 	}
@@ -160,7 +162,7 @@ func (fl *filter) step(i, i0 int) {
 // size fell below the threshold, and only then draws each particle's z from
 // its conditional normal truncated to [lo_p, hi_p]: no draw is wasted.
 // The normalizing-constant estimate grows by log sum_p W_p g_p.
-func (fl *filter) stepSMC(k int) {
+func (fl *filter) stepSMC(k int, first bool) {
 	m, bs := fl.m, fl.bs
 	logw, lg, lo, hi := fl.logw[:m], fl.lg[:m], fl.lo[:m], fl.hi[:m]
 	oneSided := math.IsInf(hi[0], 1) // the orthant case: every particle shares B[i] = +Inf
@@ -185,16 +187,77 @@ func (fl *filter) stepSMC(k int) {
 	}
 	ess := 1 / sum2 / float64(m)
 	fl.minESS = math.Min(fl.minESS, ess)
-	if ess < fl.ess {
+	resampled := ess < fl.ess
+	if resampled {
 		fl.resample()
 	}
+	u := fl.tmpM[:m]
+	idx := fl.idx[:m]
+	drawUniforms(u, func(p int) bool { return first || resampled && idx[p] == idx[p-1] }, fl.rng, fl.perm)
 	for p := range m {
-		u := uniformOpen(fl.rng)
 		if oneSided {
-			fl.zb[p*bs+k] = upperTailQuantile(lo[p], lg[p], u)
+			fl.zb[p*bs+k] = upperTailQuantile(lo[p], lg[p], u[p])
 		} else {
-			fl.zb[p*bs+k] = TruncNormQuantile(lo[p], hi[p], u)
+			fl.zb[p*bs+k] = TruncNormQuantile(lo[p], hi[p], u[p])
 		}
+	}
+}
+
+// LatinBlock is the size of the blocks of consecutive particles whose
+// uniforms drawUniforms makes Latin. Measured on the paper's Experiment 1
+// (one-factor covariances, N = 200 and 500, M = 10^4, OrderSharp): standard
+// errors 2.3x smaller than independent uniforms with blocks of 16, against
+// 1.4x with 2, 1.8x with 4 and 1.5x with 64.
+const LatinBlock = 16
+
+// drawUniforms fills u with the uniforms of one step's draws. Each u[p] is
+// uniform on (0, 1) given the past, so that every particle draws from its
+// own conditional distribution and the estimate of P stays unbiased; but
+// they are not independent:
+//
+//   - a run of particles whose histories are identical (same(p) reports that
+//     particle p's equals particle p-1's: all of them at the first variable,
+//     and the copies of one ancestor right after a resampling, which
+//     systematic resampling puts side by side) gets stratified uniforms,
+//     u_j = (j + V_j)/k for its k members, with V_j independent uniforms;
+//   - the other particles, in blocks of up to LatinBlock consecutive ones,
+//     get Latin uniforms u_j = (pi(j) + V_j)/k with pi a random permutation
+//     (which makes each u_j uniform). Particles in neighbouring slots
+//     descend from neighbouring strata and tend to be alike, so a block's
+//     draws cover the distribution instead of clumping.
+//
+// perm is scratch of length LatinBlock.
+func drawUniforms(u []float64, same func(p int) bool, r *rand.Rand, perm []int) {
+	m := len(u)
+	for p := 0; p < m; {
+		q := p + 1
+		for q < m && same(q) {
+			q++
+		}
+		if q-p > 1 {
+			k := float64(q - p)
+			for j := p; j < q; j++ {
+				u[j] = (float64(j-p) + uniformOpen(r)) / k
+			}
+			p = q
+			continue
+		}
+		for q < m && q-p < LatinBlock && !(q+1 < m && same(q+1)) {
+			q++
+		}
+		k := q - p
+		pi := perm[:k]
+		for j := range pi {
+			pi[j] = j
+		}
+		for j := k - 1; j > 0; j-- {
+			i := r.IntN(j + 1)
+			pi[i], pi[j] = pi[j], pi[i]
+		}
+		for j := p; j < q; j++ {
+			u[j] = (float64(pi[j-p]) + uniformOpen(r)) / float64(k)
+		}
+		p = q
 	}
 }
 

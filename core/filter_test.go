@@ -58,9 +58,10 @@ func referenceRun(f *Factor, method Method, m int, essFrac float64, r *rand.Rand
 				logw[p] -= inc
 				sum2 += math.Exp(2 * logw[p])
 			}
-			if 1/sum2/float64(m) < essFrac {
+			resampled := 1/sum2/float64(m) < essFrac
+			idx := make([]int, m)
+			if resampled {
 				u := uniformOpen(r)
-				idx := make([]int, m)
 				j, c := 0, math.Exp(logw[0])
 				for p := range m {
 					t := (float64(p) + u) / float64(m)
@@ -75,12 +76,13 @@ func referenceRun(f *Factor, method Method, m int, essFrac float64, r *rand.Rand
 					logw[p] = -math.Log(float64(m))
 				}
 			}
+			u := make([]float64, m)
+			drawUniforms(u, func(p int) bool { return i == 0 || resampled && idx[p] == idx[p-1] }, r, make([]int, LatinBlock))
 			for p := range m {
-				u := uniformOpen(r)
 				if oneSided {
-					z[p*n+i] = upperTailQuantile(lo[p], lg[p], u)
+					z[p*n+i] = upperTailQuantile(lo[p], lg[p], u[p])
 				} else {
-					z[p*n+i] = TruncNormQuantile(lo[p], hi[p], u)
+					z[p*n+i] = TruncNormQuantile(lo[p], hi[p], u[p])
 				}
 			}
 			continue
@@ -204,3 +206,34 @@ const (
 	pinned1 = 0x951062c2a99e03ae
 	pinned2 = 0xb8bd38b38c11395f
 )
+
+// TestDrawUniforms: stratified runs and Latin blocks put exactly one
+// uniform in each stratum, and every uniform lies in (0, 1).
+func TestDrawUniforms(t *testing.T) {
+	t.Parallel()
+	const m = 100
+	// Runs: 0-9 identical, 10-39 distinct, 40-69 identical, 70-99 distinct.
+	same := func(p int) bool { return (p > 0 && p < 10) || (p > 40 && p < 70) }
+	u := make([]float64, m)
+	drawUniforms(u, same, NewStream(3, domainGroup, 0), make([]int, LatinBlock))
+	check := func(lo, hi int) {
+		k := hi - lo
+		seen := make([]bool, k)
+		for j := lo; j < hi; j++ {
+			if !(u[j] > 0 && u[j] < 1) {
+				t.Fatalf("u[%d] = %v", j, u[j])
+			}
+			s := int(u[j] * float64(k))
+			if seen[s] {
+				t.Errorf("[%d, %d): two uniforms in stratum %d: %v", lo, hi, s, u[lo:hi])
+			}
+			seen[s] = true
+		}
+	}
+	check(0, 10)
+	check(10, 26) // a Latin block of 16
+	check(26, 40) // the rest, cut short by the run at 40
+	check(40, 70)
+	check(70, 86)
+	check(86, 100)
+}
