@@ -1,0 +1,250 @@
+package format
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// Schema names (the gpc:schema metadata value) and metadata keys.
+const (
+	SchemaCovariance = "gpc.covariance/1"
+	SchemaOrthant    = "gpc.orthant/1"
+
+	KeySchema  = "gpc:schema"  // schema name/version
+	KeyTool    = "gpc:tool"    // the tool that wrote the stream
+	KeyVersion = "gpc:version" // its version
+	KeyRows    = "gpc:rows"    // the number of rows, checked by readers at the end
+	KeyN       = "gpc:n"       // the number of train variables
+	KeySeed    = "gpc:seed"    // the random seed used
+	KeyJitter  = "gpc:jitter"  // the value added to the covariance diagonal
+	KeyOrder   = "gpc:order"   // the variable order: input indices, comma-separated
+	KeyPilots  = "gpc:pilots"  // the pilot runs that chose the order
+)
+
+// Format is an output encoding.
+type Format int
+
+const (
+	// Arrow is an Arrow IPC stream.
+	Arrow Format = iota
+	// CSV is comma-separated text with a header row, numbers in full
+	// precision.
+	CSV
+	// Text is a table for people: aligned columns, or name/value lines for
+	// a single row.
+	Text
+)
+
+// Column is one column of a Table: exactly one of Float, Int and Str is set.
+type Column struct {
+	Name  string
+	Float []float64
+	Int   []int64
+	Str   []string
+}
+
+func (c *Column) len() int {
+	switch {
+	case c.Float != nil:
+		return len(c.Float)
+	case c.Int != nil:
+		return len(c.Int)
+	}
+	return len(c.Str)
+}
+
+func (c *Column) arrowType() arrow.DataType {
+	switch {
+	case c.Float != nil:
+		return arrow.PrimitiveTypes.Float64
+	case c.Int != nil:
+		return arrow.PrimitiveTypes.Int64
+	}
+	return arrow.BinaryTypes.String
+}
+
+// text formats row i for people (digits) or for CSV (full precision).
+func (c *Column) text(i int, full bool) string {
+	switch {
+	case c.Float != nil:
+		if full {
+			return strconv.FormatFloat(c.Float[i], 'g', -1, 64)
+		}
+		return formatHuman(c.Float[i])
+	case c.Int != nil:
+		return strconv.FormatInt(c.Int[i], 10)
+	}
+	return c.Str[i]
+}
+
+func formatHuman(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	}
+	return strconv.FormatFloat(v, 'g', 10, 64)
+}
+
+// Table is a small result: named columns of equal length and schema
+// metadata.
+type Table struct {
+	Meta map[string]string
+	Cols []Column
+}
+
+// Rows returns the number of rows.
+func (t *Table) Rows() int {
+	if len(t.Cols) == 0 {
+		return 0
+	}
+	return t.Cols[0].len()
+}
+
+// WriteTable writes t to w in format f, batchRows rows per Arrow record
+// batch. The Arrow schema carries t.Meta plus gpc:rows.
+func WriteTable(w io.Writer, t *Table, f Format, batchRows int, mem memory.Allocator) error {
+	for i := range t.Cols {
+		if t.Cols[i].len() != t.Rows() {
+			panic("format: table columns differ in length")
+		}
+	}
+	var err error
+	switch f {
+	case Arrow:
+		err = writeTableArrow(w, t, batchRows, mem)
+	case CSV:
+		err = writeTableCSV(w, t)
+	default:
+		err = writeTableText(w, t)
+	}
+	if err != nil {
+		return &IOError{Op: "write output", Err: err}
+	}
+	return nil
+}
+
+func writeTableArrow(w io.Writer, t *Table, batchRows int, mem memory.Allocator) (err error) {
+	fields := make([]arrow.Field, len(t.Cols))
+	for i := range t.Cols {
+		fields[i] = arrow.Field{Name: t.Cols[i].Name, Type: t.Cols[i].arrowType()}
+	}
+	meta := map[string]string{KeyRows: strconv.Itoa(t.Rows())}
+	for k, v := range t.Meta {
+		meta[k] = v
+	}
+	md := arrow.MetadataFrom(meta)
+	schema := arrow.NewSchema(fields, &md)
+	bw := bufio.NewWriter(w)
+	iw := ipc.NewWriter(bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	if batchRows < 1 {
+		batchRows = 4096
+	}
+	for lo := 0; lo < t.Rows(); lo += batchRows {
+		hi := min(lo+batchRows, t.Rows())
+		for i := range t.Cols {
+			c := &t.Cols[i]
+			switch b := rb.Field(i).(type) {
+			case *array.Float64Builder:
+				b.AppendValues(c.Float[lo:hi], nil)
+			case *array.Int64Builder:
+				b.AppendValues(c.Int[lo:hi], nil)
+			case *array.StringBuilder:
+				b.AppendValues(c.Str[lo:hi], nil)
+			}
+		}
+		rec := rb.NewRecord()
+		err := iw.Write(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	if err := iw.Close(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func writeTableCSV(w io.Writer, t *Table) error {
+	cw := csv.NewWriter(w)
+	rec := make([]string, len(t.Cols))
+	for i := range t.Cols {
+		rec[i] = t.Cols[i].Name
+	}
+	if err := cw.Write(rec); err != nil {
+		return err
+	}
+	for r := range t.Rows() {
+		for i := range t.Cols {
+			rec[i] = t.Cols[i].text(r, true)
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeTableText(w io.Writer, t *Table) error {
+	bw := bufio.NewWriter(w)
+	if t.Rows() == 1 {
+		width := 0
+		for i := range t.Cols {
+			width = max(width, len(t.Cols[i].Name))
+		}
+		for i := range t.Cols {
+			fmt.Fprintf(bw, "%-*s  %s\n", width, t.Cols[i].Name, t.Cols[i].text(0, false))
+		}
+		return bw.Flush()
+	}
+	cells := make([][]string, t.Rows()+1)
+	width := make([]int, len(t.Cols))
+	numeric := make([]bool, len(t.Cols))
+	for r := range cells {
+		cells[r] = make([]string, len(t.Cols))
+		for i := range t.Cols {
+			s := t.Cols[i].Name
+			if r > 0 {
+				s = t.Cols[i].text(r-1, false)
+			}
+			cells[r][i] = s
+			width[i] = max(width[i], len(s))
+		}
+	}
+	for i := range t.Cols {
+		numeric[i] = t.Cols[i].Str == nil
+	}
+	for _, row := range cells {
+		var sb strings.Builder
+		for i, s := range row {
+			if i > 0 {
+				sb.WriteString("  ")
+			}
+			if numeric[i] {
+				fmt.Fprintf(&sb, "%*s", width[i], s)
+			} else {
+				fmt.Fprintf(&sb, "%-*s", width[i], s)
+			}
+		}
+		bw.WriteString(strings.TrimRight(sb.String(), " "))
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}

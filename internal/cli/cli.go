@@ -1,0 +1,198 @@
+// Package cli holds the command-line front ends of the gpc tools: one file
+// per tool with its kong flag struct and runner, and the code they share
+// (exit codes, standard streams, the progress and warning reporter). Each
+// runner takes its arguments and standard streams and returns the exit
+// status, so the tools can be driven from tests in process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"gpc/core"
+	"gpc/format"
+)
+
+// Version is the version of the gpc tools.
+const Version = "0.1.0"
+
+// Exit statuses (STYLE.md section 3).
+const (
+	ExitOK        = 0
+	ExitData      = format.ExitData // 65: bad input data
+	ExitIO        = format.ExitIO   // 74: I/O failure
+	ExitUsage     = 80              // bad flag or argument
+	ExitInternal  = 100             // a bug
+	ExitInterrupt = 130             // SIGINT or SIGTERM
+	exitPipe      = 141             // stdout closed early: 128 + SIGPIPE, silently
+)
+
+// usageError is a flag or argument that cannot work.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+func (e *usageError) ExitCode() int { return ExitUsage }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// dataError is input data that does not fit what the flags ask of it.
+type dataError struct{ msg string }
+
+func (e *dataError) Error() string { return e.msg }
+func (e *dataError) ExitCode() int { return ExitData }
+
+// exitRequest is how kong's Exit (after --help or --version) unwinds to the
+// runner.
+type exitRequest struct{ code int }
+
+// env is what a tool's Run method gets besides its flags.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	rep    *reporter
+}
+
+// runner is a tool's flag struct.
+type runner interface {
+	run(e *env) error
+	common() *commonFlags
+}
+
+// commonFlags are the flags every tool has (DESIGN.md section 7).
+type commonFlags struct {
+	Format   string           `enum:"auto,arrow,csv,table" default:"auto" help:"Output encoding: arrow (an Arrow IPC stream), csv, table (aligned text), or auto: table when standard output is a terminal, else arrow."`
+	Threads  int              `default:"0" env:"GPC_THREADS" help:"Worker threads (0: all cores). The output does not depend on it."`
+	Quiet    bool             `short:"q" env:"GPC_QUIET" help:"Do not print warnings (errors are always printed)."`
+	Progress bool             `env:"GPC_PROGRESS" help:"Report progress (work done, rate, time left) on standard error."`
+	Version  kong.VersionFlag `help:"Print the version and exit."`
+}
+
+func (c *commonFlags) common() *commonFlags { return c }
+
+// validateCommon checks the shared flags.
+func (c *commonFlags) validateCommon() error {
+	if c.Threads < 0 {
+		return usagef("--threads %d: must be 0 (all cores) or more", c.Threads)
+	}
+	return nil
+}
+
+// outputFormat resolves --format against the standard output.
+func (c *commonFlags) outputFormat(stdout io.Writer) format.Format {
+	switch c.Format {
+	case "arrow":
+		return format.Arrow
+	case "csv":
+		return format.CSV
+	case "table":
+		return format.Text
+	}
+	if isTerminal(stdout) {
+		return format.Text
+	}
+	return format.Arrow
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// run parses args into cmd and runs it: the shared body of every tool.
+func run(name, description string, cmd runner, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	rep := newReporter(name, stderr)
+	defer func() {
+		if p := recover(); p != nil {
+			if r, ok := p.(exitRequest); ok {
+				code = r.code
+				return
+			}
+			rep.errorf("internal error: %v", p)
+			code = ExitInternal
+		}
+	}()
+	parser, err := kong.New(cmd,
+		kong.Name(name),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitRequest{c}) }),
+		kong.Vars{"version": name + " (gpc) " + Version},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+	)
+	if err != nil {
+		rep.errorf("internal error: %v", err)
+		return ExitInternal
+	}
+	if _, err := parser.Parse(args); err != nil {
+		rep.errorf("%v (see --help)", err)
+		return ExitUsage
+	}
+	cf := cmd.common()
+	rep.quiet = cf.Quiet
+	if cf.Threads > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cf.Threads))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = cmd.run(&env{ctx: ctx, stdin: stdin, stdout: stdout, rep: rep})
+	rep.stopProgress()
+	if err == nil {
+		return ExitOK
+	}
+	code = classify(err, ctx)
+	if code != exitPipe {
+		rep.errorf("%v", err)
+	}
+	return code
+}
+
+// classify maps an error to its exit status, by type, once, at the boundary.
+func classify(err error, ctx context.Context) int {
+	var ec interface{ ExitCode() int }
+	var ie *core.InputError
+	switch {
+	case errors.Is(err, syscall.EPIPE):
+		return exitPipe
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return ExitInterrupt
+	case errors.As(err, &ec):
+		return ec.ExitCode()
+	case errors.As(err, &ie):
+		return ExitData
+	}
+	return ExitInternal
+}
+
+// openInput opens the positional input: "-" or "" is stdin.
+func openInput(path string, stdin io.Reader) (r io.Reader, name string, closer func(), err error) {
+	if path == "" || path == "-" {
+		return stdin, "stdin", func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, path, nil, &format.IOError{Op: "open input", Err: err}
+	}
+	return f, path, func() { f.Close() }, nil
+}
+
+// oneLine keeps a message on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
