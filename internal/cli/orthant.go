@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"gpc/core"
 	"gpc/format"
 )
@@ -81,7 +79,7 @@ func (c *orthantCmd) run(e *env) error {
 		return err
 	}
 	defer closeIn()
-	mem := memory.NewGoAllocator()
+	mem := format.NewAllocator()
 	cov, err := format.ReadCovariance(r, name, mem)
 	if err != nil {
 		return err

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"gpc/format"
 	"gpc/internal/oracle"
 )
@@ -79,7 +77,7 @@ func runCLI(t *testing.T, tool func([]string, io.Reader, io.Writer, io.Writer) i
 func covStream(t *testing.T, c *format.Covariance, meta map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := format.WriteCovariance(&buf, c, meta, 2, memory.NewGoAllocator()); err != nil {
+	if err := format.WriteCovariance(&buf, c, meta, 2, format.NewAllocator()); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

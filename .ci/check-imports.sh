@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Import rules of STYLE.md section 1: cmd -> internal/cli -> format -> core;
+# format is the only importer of Arrow; core does numerics only (no Arrow,
+# no kong, no I/O).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fail=0
+for pkg in $(go list ./...); do
+  imports=$(go list -f '{{join .Imports "\n"}}' "$pkg")
+  case "$pkg" in
+    gpc/format) ;;
+    *) if grep -q '^github.com/apache/arrow' <<<"$imports"; then echo "$pkg imports Arrow: only gpc/format may"; fail=1; fi ;;
+  esac
+  case "$pkg" in
+    gpc/internal/cli) ;;
+    *) if grep -q '^github.com/alecthomas/kong' <<<"$imports"; then echo "$pkg imports kong: only gpc/internal/cli may"; fail=1; fi ;;
+  esac
+done
+core=$(go list -f '{{join .Imports "\n"}}' ./core)
+bad=$(grep -E '^(io|os|bufio|net|net/.*|encoding/.*|io/.*|os/.*|gpc/.*|github.com/.*)$' <<<"$core" || true)
+if [ -n "$bad" ]; then echo "core imports I/O or project packages: $bad"; fail=1; fi
+fmtimp=$(go list -f '{{join .Imports "\n"}}' ./format)
+if grep -q '^gpc/internal' <<<"$fmtimp"; then echo "format imports internal packages"; fail=1; fi
+exit $fail

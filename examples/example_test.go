@@ -1,0 +1,75 @@
+// Package examples holds the data the README runs, and the test that keeps
+// the files and the README's figures true.
+package examples
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gpc/internal/oracle"
+)
+
+var update = flag.Bool("update", false, "rewrite the example files")
+
+// oneFactorLoadings are the loadings of examples/onefactor-100.csv: the
+// paper's Experiment 1 setup, d_i uniform on [-1, 1], rounded to 4 decimals
+// so that every covariance entry d_i d_j prints exactly.
+func oneFactorLoadings() []float64 {
+	r := rand.New(rand.NewPCG(2013, 100))
+	d := make([]float64, 100)
+	for i := range d {
+		d[i] = math.Round((2*r.Float64()-1)*1e4) / 1e4
+	}
+	return d
+}
+
+// readmeExact is the exact log P the README quotes for onefactor-100.csv.
+const readmeExact = "-71.85754"
+
+func TestOneFactorExample(t *testing.T) {
+	d := oneFactorLoadings()
+	var b bytes.Buffer
+	for i, di := range d {
+		for j, dj := range d {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			v := 1.0
+			if i != j {
+				v = di * dj
+			}
+			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		b.WriteByte('\n')
+	}
+	if *update {
+		if err := os.WriteFile("onefactor-100.csv", b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile("onefactor-100.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, b.Bytes()) {
+		t.Error("onefactor-100.csv differs from its recipe (go test ./examples -update)")
+	}
+	exact := strconv.FormatFloat(oracle.OneFactorLogP(d), 'f', 5, 64)
+	t.Logf("exact log P = %s", exact)
+	if exact != readmeExact {
+		t.Errorf("exact log P is %s; readmeExact (and README.md) say %s", exact, readmeExact)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), readmeExact) {
+		t.Errorf("README.md does not quote the exact value %s", readmeExact)
+	}
+}
