@@ -1,6 +1,7 @@
 package format
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -20,9 +21,14 @@ import (
 // every row with each value printed exactly (floats with strconv 'g', -1,
 // lists in brackets, nulls as "null"). Golden files compare this text, which
 // survives Arrow library upgrades that change the bytes (STYLE.md section 7).
-func Dump(w io.Writer, r io.Reader) error {
+func Dump(w io.Writer, r io.Reader) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &DataError{Where: "dump", Err: fmt.Errorf("malformed Arrow data (%v)", p)}
+		}
+	}()
 	mem := memory.NewGoAllocator()
-	sr, err := ipc.NewReader(r, ipc.WithAllocator(mem))
+	sr, err := ipc.NewReader(newIPCGuard(bufio.NewReader(r)), ipc.WithAllocator(mem))
 	if err != nil {
 		return &DataError{Where: "dump", Err: err}
 	}

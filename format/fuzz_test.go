@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,5 +52,24 @@ func FuzzReadCovariance(f *testing.F) {
 			t.Fatalf("round trip: %v", err)
 		}
 		sameCov(t, back, c)
+	})
+}
+
+// FuzzDump: the text dump of any bytes never panics.
+func FuzzDump(f *testing.F) {
+	mem := memory.NewGoAllocator()
+	var buf bytes.Buffer
+	if err := WriteCovariance(&buf, sampleCov(), nil, 2, mem); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	tab := &Table{Cols: []Column{{Name: "x", Float: []float64{1, 2}}, {Name: "s", Str: []string{"a", "b"}}}}
+	buf.Reset()
+	if err := WriteTable(&buf, tab, Arrow, 1, mem); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_ = Dump(io.Discard, bytes.NewReader(data))
 	})
 }

@@ -139,10 +139,10 @@ func (b fb) field(t, slot int) (int, error) {
 	}
 	vt := t - int(int32(so))
 	vlen, err := b.u16(vt)
-	if err != nil || vlen < 4 || vt+int(vlen) > len(b) {
+	if err != nil {
 		return 0, errFB
 	}
-	if slot+2 > int(vlen) {
+	if slot >= int(vlen) { // exactly the flatbuffers library's test
 		return 0, nil
 	}
 	off, err := b.u16(vt + slot)

@@ -157,7 +157,11 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 		return ExitOK
 	}
 	code = classify(err, ctx)
-	if code != exitPipe {
+	switch code {
+	case exitPipe:
+	case ExitInterrupt:
+		rep.errorf("interrupted")
+	default:
 		rep.errorf("%v", err)
 	}
 	return code
