@@ -26,7 +26,8 @@ var PaperTable1 = map[int]map[int]float64{
 type Exp1Config struct {
 	N, Problems, Samples int
 	Method               core.Method
-	// Order: "auto" (gpc-orthant's default) or an order name.
+	// Order: "auto" (gpc-orthant's default: with MethodSMC, the method too
+	// is chosen among core.AutoCandidates) or an order name.
 	Order string
 	// Groups as core.Config.Groups (0: the default).
 	Groups int
@@ -78,9 +79,11 @@ func Experiment1(ctx context.Context, c Exp1Config) (Exp1Result, error) {
 		var err error
 		switch kind, ok := core.ParseOrder(c.Order); {
 		case ok:
-			f, err = core.NewFactor(box, core.Ordering{Kind: kind, Seed: cfg.Seed}, 0)
-		case c.Method == core.MethodSMC:
-			f, _, err = core.ChooseOrder(ctx, box, core.AutoCandidates, 0, cfg)
+			f, err = core.Prepare(box, core.Candidate{Method: c.Method, Order: kind}, cfg.Seed, 0)
+		case c.Method == core.MethodSMC && c.Order == "auto":
+			var cand core.Candidate
+			f, cand, _, err = core.Choose(ctx, box, core.AutoCandidates, 0, cfg)
+			cfg.Method = cand.Method
 		default:
 			f, err = core.NewFactor(box, core.Ordering{Kind: core.OrderShuffle, Seed: cfg.Seed}, 0)
 		}
@@ -92,7 +95,7 @@ func Experiment1(ctx context.Context, c Exp1Config) (Exp1Result, error) {
 			return res, err
 		}
 		elapsed += time.Since(start)
-		res.Orders[f.Order.String()]++
+		res.Orders[core.Candidate{Method: cfg.Method, Order: f.Order}.String()]++
 		apes = append(apes, 100*math.Abs(est.LogP-exact)/math.Abs(exact))
 		z := (est.LogP - exact) / est.SE
 		z2 += z * z

@@ -26,6 +26,9 @@ type Box struct {
 	Lower []float64
 	Upper []float64
 	Mean  []float64
+	// Labels optionally give each variable a class (its sign), which
+	// OrderInterleave alternates when Ordering.Labels is nil.
+	Labels []float64
 }
 
 // SymmetryTol is the largest accepted |Cov[i][j] - Cov[j][i]| relative to
@@ -109,12 +112,15 @@ func ParseOrder(name string) (OrderKind, bool) {
 	return 0, false
 }
 
-// Ordering is the variable order and what it needs: the seed of the shuffle
-// and, for OrderInterleave, one label per variable whose sign is its class.
+// Ordering is the variable order and what it needs: the seed of the shuffle,
+// for OrderInterleave one label per variable whose sign is its class, and
+// for OrderGiven an optional explicit permutation (Perm[k] is the input index
+// of the k-th variable), which rebuilds a Factor saved with its order.
 type Ordering struct {
 	Kind   OrderKind
 	Seed   uint64
 	Labels []float64
+	Perm   []int
 }
 
 // Factor is a Box prepared for the sequential estimator: the variables
@@ -142,6 +148,11 @@ type Factor struct {
 	// MinPivot is the smallest conditional variance ratio L[k][k]^2 /
 	// Cov[k][k] met: a measure of how close to singular the matrix is.
 	MinPivot float64
+	// Mu holds the proposal's shifts (Tilt), nil for none: MethodMET draws
+	// z_k from N(Mu[k], 1) truncated to its interval and corrects the
+	// weight by exp(Mu[k]^2/2 - Mu[k] z_k). TiltStats describes the solve.
+	Mu        []float64
+	TiltStats TiltStats
 }
 
 // NewFactor checks box, orders its variables as asked and factorises its
@@ -180,16 +191,27 @@ func NewFactor(box Box, ord Ordering, jitter float64) (*Factor, error) {
 	}
 	fixed := 0 // positions before fixed are not pivoted
 	switch ord.Kind {
-	case OrderGiven, OrderGreedy, OrderVariance:
+	case OrderGiven:
+		if ord.Perm != nil {
+			if err := checkPerm(ord.Perm, n); err != nil {
+				return nil, err
+			}
+			copy(perm, ord.Perm)
+		}
+	case OrderGreedy, OrderVariance:
 	case OrderSharp:
 		perm, fixed = sharpFirst(cov, n)
 	case OrderShuffle:
 		shuffle(perm, NewStream(ord.Seed, domainShuffle, 0))
 	case OrderInterleave:
-		if len(ord.Labels) != n {
-			return nil, inputErrorf(-1, "the interleave order needs one class label per variable (have %d for %d variables)", len(ord.Labels), n)
+		labels := ord.Labels
+		if labels == nil {
+			labels = box.Labels
 		}
-		perm = interleave(ord.Labels, ord.Seed)
+		if len(labels) != n {
+			return nil, inputErrorf(-1, "the interleave order needs one class label per variable (have %d for %d variables)", len(labels), n)
+		}
+		perm = interleave(labels, ord.Seed)
 	default:
 		panic("core: unknown order")
 	}
@@ -199,6 +221,21 @@ func NewFactor(box Box, ord Ordering, jitter float64) (*Factor, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// checkPerm reports a p that is not a permutation of 0..n-1.
+func checkPerm(p []int, n int) error {
+	if len(p) != n {
+		return inputErrorf(-1, "the order has %d entries for %d variables", len(p), n)
+	}
+	seen := make([]bool, n)
+	for k, v := range p {
+		if v < 0 || v >= n || seen[v] {
+			return inputErrorf(-1, "the order is not a permutation of 0..%d (entry %d is %d)", n-1, k, v)
+		}
+		seen[v] = true
+	}
+	return nil
 }
 
 // symmetrize checks that cov is finite and symmetric with a positive

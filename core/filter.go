@@ -63,9 +63,13 @@ type filter struct {
 
 func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 	bs := min(cfg.BlockSize, f.N)
+	var z []float64
+	if !cfg.Keep { // else each group brings its own, to keep
+		z = make([]float64, maxM*f.N)
+	}
 	return &filter{
+		z: z,
 		f: f, method: cfg.Method, ess: cfg.ESSThreshold, bs: bs,
-		z:     make([]float64, maxM*f.N),
 		logw:  make([]float64, maxM),
 		anc:   make([]int, maxM),
 		part:  make([]float64, maxM*bs),
@@ -149,7 +153,9 @@ func (fl *filter) step(i, i0 int) {
 	fl.condition(i, i0)
 	switch fl.method {
 	case MethodSMC:
-		fl.stepSMC(i-i0, i == 0)
+		fl.stepSMC(i-i0, i == 0, 0)
+	case MethodMET:
+		fl.stepSMC(i-i0, i == 0, fl.f.Mu[i])
 	default:
 		fl.stepPaper(i - i0)
 	}
@@ -162,10 +168,18 @@ func (fl *filter) step(i, i0 int) {
 // size fell below the threshold, and only then draws each particle's z from
 // its conditional normal truncated to [lo_p, hi_p]: no draw is wasted.
 // The normalizing-constant estimate grows by log sum_p W_p g_p.
-func (fl *filter) stepSMC(k int, first bool) {
+func (fl *filter) stepSMC(k int, first bool, mu float64) {
 	m, bs := fl.m, fl.bs
 	logw, lg, lo, hi := fl.logw[:m], fl.lg[:m], fl.lo[:m], fl.hi[:m]
 	oneSided := math.IsInf(hi[0], 1) // the orthant case: every particle shares B[i] = +Inf
+	if mu != 0 {
+		// The tilted proposal draws z - mu from the standard normal
+		// truncated to the shifted interval.
+		for p := range m {
+			lo[p] -= mu
+			hi[p] -= mu
+		}
+	}
 	for p := range m {
 		if oneSided {
 			lg[p] = LogPhi(-lo[p])
@@ -175,7 +189,7 @@ func (fl *filter) stepSMC(k int, first bool) {
 		logw[p] += lg[p]
 	}
 	inc := LogSumExp(logw)
-	fl.logZ += inc
+	fl.logZ += inc + mu*mu/2
 	if math.IsInf(inc, -1) {
 		return
 	}
@@ -196,9 +210,21 @@ func (fl *filter) stepSMC(k int, first bool) {
 	drawUniforms(u, func(p int) bool { return first || resampled && idx[p] == idx[p-1] }, fl.rng, fl.perm)
 	for p := range m {
 		if oneSided {
-			fl.zb[p*bs+k] = upperTailQuantile(lo[p], lg[p], u[p])
+			fl.zb[p*bs+k] = mu + upperTailQuantile(lo[p], lg[p], u[p])
 		} else {
-			fl.zb[p*bs+k] = TruncNormQuantile(lo[p], hi[p], u[p])
+			fl.zb[p*bs+k] = mu + TruncNormQuantile(lo[p], hi[p], u[p])
+		}
+	}
+	if mu != 0 {
+		// The rest of the tilted weight, phi(z)/phi(z - mu) = exp(mu^2/2 - mu z),
+		// depends on the draw (its mu^2/2 went into logZ above).
+		for p := range m {
+			logw[p] -= mu * fl.zb[p*bs+k]
+		}
+		inc := LogSumExp(logw)
+		fl.logZ += inc
+		for p := range logw {
+			logw[p] -= inc
 		}
 	}
 }

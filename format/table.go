@@ -28,7 +28,8 @@ const (
 	KeySeed    = "gpc:seed"    // the random seed used
 	KeyJitter  = "gpc:jitter"  // the value added to the covariance diagonal
 	KeyOrder   = "gpc:order"   // the variable order: input indices, comma-separated
-	KeyPilots  = "gpc:pilots"  // the pilot runs that chose the order
+	KeyPilots  = "gpc:pilots"  // the pilot runs that chose the method and order
+	KeyTilt    = "gpc:tilt"    // the minimax tilting solve
 )
 
 // Format is an output encoding.

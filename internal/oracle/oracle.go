@@ -7,6 +7,7 @@ package oracle
 
 import (
 	"math"
+	"slices"
 
 	"gpc/core"
 )
@@ -63,6 +64,18 @@ func OneFactorLogP(d []float64) float64 {
 }
 
 func oneFactor(c []float64, perWidth float64) float64 {
+	g := newGrid(c, perWidth)
+	return core.LogSumExp(g.logf) + math.Log(g.h)
+}
+
+// grid is the trapezoid grid of the log integrand
+// f(u) = log phi(u) + sum_i log Phi(c_i u) around its maximum.
+type grid struct {
+	u, logf []float64
+	h       float64
+}
+
+func newGrid(c []float64, perWidth float64) *grid {
 	f := func(u float64) float64 {
 		s := core.LogPhiDensity(u)
 		for _, ci := range c {
@@ -96,19 +109,55 @@ func oneFactor(c []float64, perWidth float64) float64 {
 		l := lambda(x)
 		curv += ci * ci * l * (x + l)
 	}
-	h := 1 / math.Sqrt(curv) / perWidth
+	g := &grid{h: 1 / math.Sqrt(curv) / perWidth}
 	f0 := f(u0)
-	terms := []float64{f0}
+	g.u, g.logf = append(g.u, u0), append(g.logf, f0)
 	for _, dir := range []float64{-1, 1} {
 		for k := 1; ; k++ {
-			v := f(u0 + dir*float64(k)*h)
-			terms = append(terms, v)
+			u := u0 + dir*float64(k)*g.h
+			v := f(u)
+			g.u, g.logf = append(g.u, u), append(g.logf, v)
 			if v < f0-80 {
 				break
 			}
 		}
 	}
-	return core.LogSumExp(terms) + math.Log(h)
+	return g
+}
+
+// LinearClassifier returns the exact log marginal likelihood and test
+// posteriors of the probit GP classifier with the linear kernel
+// k(x, x') = beta x x' on one feature (the paper's Experiment 2, eq. ONE-D):
+// the latent function is f(x) = sqrt(beta) x u with u ~ N(0, 1), so
+//
+//	L  = integral phi(u) prod_i Phi(y_i sqrt(beta) x_i u) du,
+//	J* = integral phi(u) Phi(sqrt(beta) x* u) prod_i Phi(...) du / L,
+//
+// both on the grid of OneFactorLogP.
+func LinearClassifier(x, y []float64, beta float64, xs []float64) (logML float64, post []float64) {
+	sb := math.Sqrt(beta)
+	c := make([]float64, len(x))
+	for i := range x {
+		c[i] = y[i] * sb * x[i]
+	}
+	g := newGrid(c, 64)
+	logML = core.LogSumExp(g.logf) + math.Log(g.h)
+	mx := slices.Max(g.logf)
+	w := make([]float64, len(g.logf))
+	sw := 0.0
+	for k, l := range g.logf {
+		w[k] = math.Exp(l - mx)
+		sw += w[k]
+	}
+	post = make([]float64, len(xs))
+	for j, x := range xs {
+		s := 0.0
+		for k, u := range g.u {
+			s += w[k] * core.Phi(sb*x*u)
+		}
+		post[j] = s / sw
+	}
+	return logML, post
 }
 
 // LogBox2 returns log P(a <= v <= b) for a bivariate normal with mean mu and

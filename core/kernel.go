@@ -1,0 +1,171 @@
+package core
+
+import (
+	"fmt"
+	"math"
+)
+
+// KernelKind names a covariance function of the latent process.
+type KernelKind int
+
+const (
+	// KernelRBF is the paper's squared exponential (eq. RBF):
+	//
+	//	k(x, x') = beta exp(-||x - x'||^2 / alpha^2)
+	//
+	// Note: alpha^2, not 2 alpha^2.
+	KernelRBF KernelKind = iota
+	// KernelLinear is the dot product, scaled: k(x, x') = beta x'x'.
+	KernelLinear
+	// KernelARD is the RBF with one length scale per feature:
+	//
+	//	k(x, x') = beta exp(-sum_d (x_d - x'_d)^2 / alpha_d^2)
+	KernelARD
+	// KernelMatern32 is the Matern kernel with nu = 3/2, r = ||x - x'||:
+	//
+	//	k = beta (1 + sqrt(3) r / alpha) exp(-sqrt(3) r / alpha)
+	KernelMatern32
+	// KernelMatern52 is the Matern kernel with nu = 5/2:
+	//
+	//	k = beta (1 + sqrt(5) r / alpha + 5 r^2 / (3 alpha^2)) exp(-sqrt(5) r / alpha)
+	KernelMatern52
+)
+
+var kernelNames = [...]string{"rbf", "linear", "ard", "matern32", "matern52"}
+
+func (k KernelKind) String() string {
+	if k >= 0 && int(k) < len(kernelNames) {
+		return kernelNames[k]
+	}
+	return fmt.Sprintf("KernelKind(%d)", int(k))
+}
+
+// ParseKernel returns the KernelKind called name.
+func ParseKernel(name string) (KernelKind, bool) {
+	for i, s := range kernelNames {
+		if s == name {
+			return KernelKind(i), true
+		}
+	}
+	return 0, false
+}
+
+// Kernel is a covariance function with its hyperparameters. Alpha holds the
+// length scale (one value; KernelARD: one per feature; unused by
+// KernelLinear); Beta is the latent scale; Bias is a constant added to
+// every covariance (an additive bias term, 0 for none).
+type Kernel struct {
+	Kind  KernelKind
+	Alpha []float64
+	Beta  float64
+	Bias  float64
+}
+
+// Validate reports hyperparameters that do not define a covariance for
+// features of dimension d.
+func (k *Kernel) Validate(d int) error {
+	switch {
+	case !(k.Beta >= 0) || math.IsInf(k.Beta, 1):
+		return fmt.Errorf("core: beta %v: the latent scale must be a finite number >= 0", k.Beta)
+	case !(k.Bias >= 0) || math.IsInf(k.Bias, 1):
+		return fmt.Errorf("core: bias %v must be a finite number >= 0", k.Bias)
+	}
+	want := 1
+	switch k.Kind {
+	case KernelLinear:
+		want = 0
+	case KernelARD:
+		want = d
+	}
+	if want == 0 {
+		if len(k.Alpha) > 0 {
+			return fmt.Errorf("core: the %v kernel has no length scale", k.Kind)
+		}
+		return nil
+	}
+	if len(k.Alpha) != want {
+		return fmt.Errorf("core: the %v kernel needs %d length scale(s) alpha, got %d", k.Kind, want, len(k.Alpha))
+	}
+	for _, a := range k.Alpha {
+		if !(a > 0) || math.IsInf(a, 1) {
+			return fmt.Errorf("core: length scale alpha %v must be a finite number > 0", a)
+		}
+	}
+	return nil
+}
+
+// Eval returns k(x, y). It panics if the lengths differ.
+func (k *Kernel) Eval(x, y []float64) float64 {
+	if len(x) != len(y) {
+		panic("core: kernel arguments differ in length")
+	}
+	var v float64
+	switch k.Kind {
+	case KernelLinear:
+		s := 0.0
+		for i := range x {
+			s += x[i] * y[i]
+		}
+		v = k.Beta * s
+	case KernelARD:
+		s := 0.0
+		for i := range x {
+			d := (x[i] - y[i]) / k.Alpha[i]
+			s += d * d
+		}
+		v = k.Beta * math.Exp(-s)
+	default:
+		s := 0.0
+		for i := range x {
+			d := x[i] - y[i]
+			s += d * d
+		}
+		a := k.Alpha[0]
+		switch k.Kind {
+		case KernelRBF:
+			v = k.Beta * math.Exp(-s/(a*a))
+		case KernelMatern32:
+			t := math.Sqrt(3*s) / a
+			v = k.Beta * (1 + t) * math.Exp(-t)
+		case KernelMatern52:
+			t := math.Sqrt(5*s) / a
+			v = k.Beta * (1 + t + t*t/3) * math.Exp(-t)
+		}
+	}
+	return v + k.Bias
+}
+
+// ClassifierCov returns the covariance of the GP classifier's orthant
+// problem (the paper's eq. MARG-LIK-FIN2 and R-NEW): for training features
+// x (n rows of d, row-major) with labels y in {-1, +1},
+//
+//	R = C (I + K) C,   C = diag(y),   K[i][j] = k(x_i, x_j),
+//
+// row-major n x n, so that the marginal likelihood is P(v >= 0),
+// v ~ N(0, R). It panics if the shapes disagree.
+func ClassifierCov(k *Kernel, x []float64, d int, y []float64) []float64 {
+	n := len(y)
+	if len(x) != n*d {
+		panic("core: features and labels disagree in length")
+	}
+	r := make([]float64, n*n)
+	for i := range n {
+		xi := x[i*d : i*d+d]
+		for j := range i + 1 {
+			v := y[i] * y[j] * k.Eval(xi, x[j*d:j*d+d])
+			r[i*n+j], r[j*n+i] = v, v
+		}
+		r[i*n+i]++
+	}
+	return r
+}
+
+// ClassifierTestRow fills dst (length n) with the covariance of a test
+// pattern's variable v* = f* + noise with the training variables,
+// dst[j] = y_j k(x_j, xs), and returns its variance 1 + k(xs, xs).
+func ClassifierTestRow(dst []float64, k *Kernel, x []float64, d int, y []float64, xs []float64) float64 {
+	for j := range y {
+		dst[j] = y[j] * k.Eval(x[j*d:j*d+d], xs)
+	}
+	return 1 + k.Eval(xs, xs)
+}

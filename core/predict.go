@@ -1,0 +1,117 @@
+package core
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Posterior is the probability that a test variable is positive given the
+// box, with its Monte Carlo standard error.
+type Posterior struct {
+	P, SE float64
+}
+
+// Predict computes, for T test variables v* with covariances r (T x N,
+// row-major, columns in the box's input order) with the box variables and
+// variances vars, the posterior probability
+//
+//	P(v* > 0 | lower <= v <= upper) = E[ Phi(mu*(v) / sigma*) | box ],
+//	mu*(v) = r' R^-1 (v - Mean) = w' z,   w = L^-1 r,   sigma*^2 = s - w'w,
+//
+// as the weighted mean of Phi(w' z_p / sigma*) over the particles of c (the
+// paper's soft count, eq. RATIO-MS-2, eq. J-FIN for the classifier). Each
+// group's weighted mean p_g is combined with weights a_g = n_g I_g (I_g the
+// group's estimate of P), as a ratio estimator:
+//
+//	p = sum_g a_g p_g / sum_g a_g,
+//	SE^2 = G/(G-1) sum_g a_g^2 (p_g - p)^2 / (sum_g a_g)^2,
+//
+// so that particle groups of any size and weight combine exactly, and the
+// standard error comes from independent groups (NaN for one group).
+//
+// dst must have length T. Predict returns an *InputError if a test
+// variable's conditional variance sigma*^2 is not positive (its row does not
+// belong with the box's covariance). It panics if the shapes disagree.
+func Predict(dst []Posterior, f *Factor, c *Cloud, r, vars []float64) error {
+	n, t := f.N, len(vars)
+	if len(dst) != t || len(r) != t*n || c.N != n {
+		panic("core: Predict shapes disagree")
+	}
+	if t == 0 {
+		return nil
+	}
+	// B = L^-1 Rp' (n x t): column j is w for test j.
+	b := make([]float64, n*t)
+	for j := range t {
+		for k, v := range f.Perm {
+			b[k*t+j] = r[j*n+v]
+		}
+	}
+	impl := blas64.Implementation()
+	impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, t, 1, f.L, n, b, t)
+	sigma := make([]float64, t)
+	for j := range t {
+		s2 := vars[j]
+		for k := range n {
+			s2 -= b[k*t+j] * b[k*t+j]
+		}
+		if !(s2 > 0) {
+			return inputErrorf(j, "test row %d: its variance %v given the train variables is %v, not positive: the row does not belong with this covariance", j, vars[j], s2)
+		}
+		sigma[j] = math.Sqrt(s2)
+	}
+	g := len(c.Groups)
+	pg := make([]float64, g*t) // group means
+	maxLogZ := math.Inf(-1)
+	for _, grp := range c.Groups {
+		maxLogZ = math.Max(maxLogZ, grp.LogZ)
+	}
+	if math.IsInf(maxLogZ, -1) {
+		return inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
+	}
+	var mu []float64
+	for gi := range c.Groups {
+		grp := &c.Groups[gi]
+		m := grp.Len()
+		mu = slicesGrow(mu, m*t)
+		// mu (m x t) = Z (m x n) B (n x t): the particles' conditional means.
+		impl.Dgemm(blas.NoTrans, blas.NoTrans, m, t, n, 1, grp.Z, n, b, t, 0, mu, t)
+		row := pg[gi*t : gi*t+t]
+		for p := range m {
+			w := math.Exp(grp.LogW[p])
+			for j := range t {
+				row[j] += w * Phi(mu[p*t+j]/sigma[j])
+			}
+		}
+	}
+	for j := range t {
+		var sa, sap, sa2d float64
+		for gi, grp := range c.Groups {
+			a := float64(grp.Len()) * math.Exp(grp.LogZ-maxLogZ)
+			sa += a
+			sap += a * pg[gi*t+j]
+		}
+		p := sap / sa
+		for gi, grp := range c.Groups {
+			a := float64(grp.Len()) * math.Exp(grp.LogZ-maxLogZ)
+			d := pg[gi*t+j] - p
+			sa2d += a * a * d * d
+		}
+		se := math.NaN()
+		if g > 1 {
+			se = math.Sqrt(float64(g)/float64(g-1)*sa2d) / sa
+		}
+		dst[j] = Posterior{P: p, SE: se}
+	}
+	return nil
+}
+
+// slicesGrow returns s resliced to length n, reallocating if needed.
+func slicesGrow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
