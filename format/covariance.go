@@ -1,8 +1,6 @@
 package format
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
@@ -92,57 +89,206 @@ var (
 	parquetMagic     = []byte("PAR1")
 )
 
-// ReadCovariance reads a covariance from r, detecting its form from the
-// content, not the name: an Arrow IPC stream or file holding either a `cov`
-// list column (the covariance stream) or N numeric columns (a square matrix,
-// as a dataframe writes it), or CSV text, with or without a header, whose N
-// numeric columns form a square matrix. name identifies the input in
-// messages. A malformed, truncated or inconsistent input is a *DataError
-// saying where; a failing reader is an *IOError.
-func ReadCovariance(r io.Reader, name string, mem memory.Allocator) (cov *Covariance, err error) {
-	w := &ioWatch{r: r}
-	br := bufio.NewReaderSize(w, 64<<10)
-	head, _ := br.Peek(8)
-	if len(head) == 0 {
-		if w.err != nil {
-			return nil, &IOError{Op: "read " + name, Err: w.err}
-		}
-		return nil, dataErrorf(name, "empty input")
+// ReadCovariance reads a whole covariance from r (train block and test
+// rows), detecting its form from the content, not the name: an Arrow IPC
+// stream or file holding either a `cov` list column (the covariance stream)
+// or N numeric columns (a square matrix, as a dataframe writes it), or CSV
+// text, with or without a header, whose N numeric columns form a square
+// matrix. name identifies the input in messages. A malformed, truncated or
+// inconsistent input is a *DataError saying where; a failing reader is an
+// *IOError. NewCovReader reads the test rows as a stream instead.
+func ReadCovariance(r io.Reader, name string, mem memory.Allocator) (*Covariance, error) {
+	cr, err := NewCovReader(r, name, mem)
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		// The Arrow decoder trusts buffer lengths it has not checked; a
-		// corrupt message can make it, or us, index out of range.
-		if p := recover(); p != nil {
-			cov, err = nil, dataErrorf(name, "malformed Arrow data (%v)", p)
-		}
-	}()
-	switch {
-	case bytes.HasPrefix(head, arrowFileMagic):
-		// A file is read whole: its footer, at the end, holds the schema.
-		data, err := io.ReadAll(br)
+	defer cr.Close()
+	c := cr.Train()
+	for {
+		t, err := cr.NextTest(4096)
 		if err != nil {
-			return nil, w.classify(name, err)
+			return nil, err
 		}
-		if err := checkFile(data); err != nil {
-			return nil, dataErrorf(name, "%v", err)
+		if t == nil {
+			return c, nil
 		}
-		fr, err := ipc.NewFileReader(bytes.NewReader(data), ipc.WithAllocator(mem))
-		if err != nil {
-			return nil, dataErrorf(name, "not a valid Arrow IPC file: %v", err)
-		}
-		defer fr.Close()
-		return readArrowCov(&fileSource{fr: fr}, fr.Schema(), name, w)
-	case bytes.HasPrefix(head, arrowStreamMagic):
-		sr, err := ipc.NewReader(newIPCGuard(br), ipc.WithAllocator(mem))
-		if err != nil {
-			return nil, w.classify(name, fmt.Errorf("not a valid Arrow IPC stream: %w", err))
-		}
-		defer sr.Release()
-		return readArrowCov(&streamSource{sr: sr}, sr.Schema(), name, w)
-	case bytes.HasPrefix(head, parquetMagic):
+		c.Test.Cov = append(c.Test.Cov, t.Cov...)
+		c.Test.Var = append(c.Test.Var, t.Var...)
+		c.Test.ID = append(c.Test.ID, t.ID...)
+		c.Test.Y = append(c.Test.Y, t.Y...)
+	}
+}
+
+// CovReader reads a covariance stream: the train block when it is opened,
+// then the test rows a batch at a time, so that they need not all be in
+// memory.
+type CovReader struct {
+	name   string
+	w      *ioWatch
+	src    recordSource
+	l      *covLayout
+	b      *covBuilder
+	rec    arrow.Record // the current record batch, rows from recRow on unread
+	recRow int
+	batch  int
+	done   bool
+	train  *Covariance
+}
+
+// NewCovReader opens a covariance input (forms as ReadCovariance) and reads
+// its train block.
+func NewCovReader(r io.Reader, name string, mem memory.Allocator) (cr *CovReader, err error) {
+	in, err := openInput(r, name)
+	if err != nil {
+		return nil, err
+	}
+	switch in.kind {
+	case kindParquet:
 		return nil, dataErrorf(name, "Parquet is not read as a covariance; give an Arrow IPC stream or file, or CSV")
+	case kindText:
+		c, err := readCSVCov(in.br, name, in.w)
+		if err != nil {
+			return nil, err
+		}
+		return &CovReader{name: name, done: true, train: c}, nil
 	}
-	return readCSVCov(br, name, w)
+	defer recoverArrow(name, &err)
+	src, schema, err := in.arrowSource(mem)
+	if err != nil {
+		return nil, err
+	}
+	cr = &CovReader{name: name, w: in.w, src: src}
+	if err := cr.start(schema); err != nil {
+		src.release()
+		return nil, err
+	}
+	return cr, nil
+}
+
+// start reads the schema's layout and the train rows.
+func (cr *CovReader) start(schema *arrow.Schema) error {
+	l, err := newCovLayout(schema, cr.name)
+	if err != nil {
+		return err
+	}
+	cr.l = l
+	meta := schema.Metadata().ToMap()
+	layout := "cov column"
+	if l.cov < 0 {
+		layout = "N numeric columns"
+	}
+	for cr.b == nil || cr.b.rows < cr.b.c.N {
+		ok, err := cr.load()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if cr.b == nil {
+			n := l.n
+			if n < 0 { // a variable-size list column: N is the first row's length
+				if n, err = firstListLen(cr.rec.Column(l.cov), cr.name); err != nil {
+					return err
+				}
+				l.n = n
+			}
+			cr.b = newCovBuilder(n, cr.name, layout, meta, l.attr)
+		}
+		for cr.recRow < int(cr.rec.NumRows()) && cr.b.rows < cr.b.c.N {
+			if err := cr.b.addRow(cr.rec, l, cr.recRow, cr.batch); err != nil {
+				return err
+			}
+			cr.recRow++
+		}
+	}
+	if cr.b == nil || cr.b.rows == 0 {
+		return dataErrorf(cr.name, "no rows: a covariance needs at least one variable")
+	}
+	if cr.b.rows < cr.b.c.N {
+		return cr.b.short()
+	}
+	cr.train = cr.b.c
+	if l.cov < 0 { // a square matrix has no test rows
+		if ok, err := cr.load(); err != nil {
+			return err
+		} else if ok {
+			return dataErrorf(fmt.Sprintf("%s: batch %d", cr.name, cr.batch), "the matrix is not square: %d numeric columns but more rows", cr.b.c.N)
+		}
+		return cr.b.finish()
+	}
+	return nil
+}
+
+// load makes cr.rec a record with unread rows, reading the next batch if
+// needed; it reports false at the end of the input.
+func (cr *CovReader) load() (bool, error) {
+	for cr.rec == nil || cr.recRow >= int(cr.rec.NumRows()) {
+		if cr.done {
+			return false, nil
+		}
+		if cr.rec != nil {
+			cr.batch++
+		}
+		rec, err := cr.src.next()
+		if err != nil {
+			return false, cr.w.classify(fmt.Sprintf("%s: batch %d", cr.name, cr.batch), err)
+		}
+		if rec == nil {
+			cr.done = true
+			cr.rec = nil
+			return false, nil
+		}
+		cr.rec, cr.recRow = rec, 0
+	}
+	return true, nil
+}
+
+// Train returns the train block and its attributes (Test is empty).
+func (cr *CovReader) Train() *Covariance { return cr.train }
+
+// NextTest returns up to max further test rows, or nil at the end of the
+// input, after checking the row count against gpc:rows.
+func (cr *CovReader) NextTest(max int) (t *TestRows, err error) {
+	if cr.src == nil || cr.b == nil {
+		return nil, nil
+	}
+	defer recoverArrow(cr.name, &err)
+	b := cr.b
+	out := &TestRows{}
+	b.test = out
+	for out.Len() < max {
+		ok, err := cr.load()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if err := b.addRow(cr.rec, cr.l, cr.recRow, cr.batch); err != nil {
+			return nil, err
+		}
+		cr.recRow++
+	}
+	b.test = nil
+	if out.Len() == 0 {
+		if err := b.finish(); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	return out, nil
+}
+
+// Meta returns the input's schema metadata.
+func (cr *CovReader) Meta() map[string]string { return cr.train.Meta }
+
+// Close releases the reader.
+func (cr *CovReader) Close() {
+	if cr.src != nil {
+		cr.src.release()
+		cr.src = nil
+	}
 }
 
 // covLayout maps a schema's fields to the covariance stream's columns.
@@ -295,6 +441,7 @@ func strAt(a arrow.Array, i int) (string, bool) {
 // covBuilder accumulates rows into a Covariance, checking each value.
 type covBuilder struct {
 	c     *Covariance
+	test  *TestRows // where test rows go (NextTest's batch)
 	name  string
 	rows  int // rows seen so far
 	roles bool
@@ -331,83 +478,6 @@ func finite(v float64, where string) error {
 	return nil
 }
 
-// recordSource abstracts the Arrow stream and file readers.
-type recordSource interface {
-	// next returns the next record (owned by the source until the next
-	// call), nil at the end.
-	next() (arrow.Record, error)
-}
-
-type streamSource struct{ sr *ipc.Reader }
-
-func (s *streamSource) next() (arrow.Record, error) {
-	if s.sr.Next() {
-		return s.sr.Record(), nil
-	}
-	return nil, s.sr.Err()
-}
-
-type fileSource struct {
-	fr *ipc.FileReader
-	i  int
-}
-
-func (s *fileSource) next() (arrow.Record, error) {
-	if s.i >= s.fr.NumRecords() {
-		return nil, nil
-	}
-	s.i++
-	return s.fr.Record(s.i - 1) // released by the reader at the next call or Close
-}
-
-// readArrowCov reads every record of src into a Covariance.
-func readArrowCov(src recordSource, schema *arrow.Schema, name string, w *ioWatch) (*Covariance, error) {
-	l, err := newCovLayout(schema, name)
-	if err != nil {
-		return nil, err
-	}
-	meta := schema.Metadata().ToMap()
-	layout := "cov column"
-	if l.cov < 0 {
-		layout = "N numeric columns"
-	}
-	b := (*covBuilder)(nil)
-	if l.n > 0 {
-		b = newCovBuilder(l.n, name, layout, meta, l.attr)
-	}
-	for batch := 0; ; batch++ {
-		rec, err := src.next()
-		if err != nil {
-			return nil, w.classify(fmt.Sprintf("%s: batch %d", name, batch), err)
-		}
-		if rec == nil {
-			break
-		}
-		if b == nil {
-			// A variable-size list column: N is the first row's length.
-			if rec.NumRows() == 0 {
-				continue
-			}
-			n, err := firstListLen(rec.Column(l.cov), name)
-			if err != nil {
-				return nil, err
-			}
-			l.n = n
-			b = newCovBuilder(n, name, layout, meta, l.attr)
-		}
-		if err := b.addRecord(rec, l, batch); err != nil {
-			return nil, err
-		}
-	}
-	if b == nil || b.rows == 0 {
-		return nil, dataErrorf(name, "no rows: a covariance needs at least one variable")
-	}
-	if err := b.finish(meta); err != nil {
-		return nil, err
-	}
-	return b.c, nil
-}
-
 func firstListLen(col arrow.Array, name string) (int, error) {
 	lst := col.(interface{ ValueOffsets(int) (int64, int64) })
 	if col.IsNull(0) {
@@ -420,39 +490,34 @@ func firstListLen(col arrow.Array, name string) (int, error) {
 	return int(e - s), nil
 }
 
-// addRecord appends the rows of one record batch.
-func (b *covBuilder) addRecord(rec arrow.Record, l *covLayout, batch int) error {
+// addRow appends row i of rec, the stream's next row, to the train block or
+// the test rows.
+func (b *covBuilder) addRow(rec arrow.Record, l *covLayout, i, batch int) error {
 	n := b.c.N
-	rows := int(rec.NumRows())
-	for i := range rows {
-		row := b.rows
-		where := fmt.Sprintf("%s: batch %d, row %d", b.name, batch, row)
-		train := row < n
-		if l.cov < 0 && !train {
-			return dataErrorf(where, "the matrix is not square: %d numeric columns but more rows", n)
-		}
-		if b.roles {
-			role, ok := strAt(rec.Column(l.attr[ColRole]), i)
-			want := "train"
-			if !train {
-				want = "test"
-			}
-			if !ok || role != want {
-				return dataErrorf(where, "role %q: rows 0..%d are the train block (role train) and later rows are test rows (role test)", role, n-1)
-			}
-		}
-		dst := &b.c.Cov
+	row := b.rows
+	where := fmt.Sprintf("%s: batch %d, row %d", b.name, batch, row)
+	train := row < n
+	if b.roles {
+		role, ok := strAt(rec.Column(l.attr[ColRole]), i)
+		want := "train"
 		if !train {
-			dst = &b.c.Test.Cov
+			want = "test"
 		}
-		if err := b.matrixRow(dst, rec, l, i, where); err != nil {
-			return err
+		if !ok || role != want {
+			return dataErrorf(where, "role %q: rows 0..%d are the train block (role train) and later rows are test rows (role test)", role, n-1)
 		}
-		if err := b.attributes(rec, l, i, train, where); err != nil {
-			return err
-		}
-		b.rows++
 	}
+	dst := &b.c.Cov
+	if !train {
+		dst = &b.test.Cov
+	}
+	if err := b.matrixRow(dst, rec, l, i, where); err != nil {
+		return err
+	}
+	if err := b.attributes(rec, l, i, train, where); err != nil {
+		return err
+	}
+	b.rows++
 	return nil
 }
 
@@ -530,17 +595,17 @@ func (b *covBuilder) attributes(rec arrow.Record, l *covLayout, i int, train boo
 		if !ok || !(v > 0) || math.IsInf(v, 0) {
 			return dataErrorf(fmt.Sprintf("%s, column %q", where, ColVar), "%v: a test row's variance must be a positive finite number", v)
 		}
-		b.c.Test.Var = append(b.c.Test.Var, v)
+		b.test.Var = append(b.test.Var, v)
 		if c, ok := l.attr[ColID]; ok {
 			s, _ := strAt(rec.Column(c), i)
-			b.c.Test.ID = append(b.c.Test.ID, s)
+			b.test.ID = append(b.test.ID, s)
 		}
 		if _, ok := l.attr[ColY]; ok {
 			y, _, err := num(ColY)
 			if err != nil {
 				return err
 			}
-			b.c.Test.Y = append(b.c.Test.Y, y)
+			b.test.Y = append(b.test.Y, y)
 		}
 		return nil
 	}
@@ -566,17 +631,18 @@ func (b *covBuilder) attributes(rec arrow.Record, l *covLayout, i int, train boo
 	return nil
 }
 
-// finish checks the row count against N and gpc:rows.
-func (b *covBuilder) finish(meta map[string]string) error {
-	n := b.c.N
-	if b.rows < n {
-		what := "numeric columns"
-		if b.c.Layout == "cov column" {
-			what = "entries per cov row"
-		}
-		return dataErrorf(b.name, "only %d rows for %d %s: the matrix is not square, or the input was cut short", b.rows, n, what)
+// short is the error for a stream that ended inside the train block.
+func (b *covBuilder) short() error {
+	what := "numeric columns"
+	if b.c.Layout == "cov column" {
+		what = "entries per cov row"
 	}
-	if v, ok := meta[KeyRows]; ok {
+	return dataErrorf(b.name, "only %d rows for %d %s: the matrix is not square, or the input was cut short", b.rows, b.c.N, what)
+}
+
+// finish checks the row count at the end of the input against gpc:rows.
+func (b *covBuilder) finish() error {
+	if v, ok := b.c.Meta[KeyRows]; ok {
 		want, err := strconv.Atoi(v)
 		if err != nil {
 			return dataErrorf(b.name, "metadata %s = %q is not a row count", KeyRows, v)

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -118,68 +119,152 @@ func (t *Table) Rows() int {
 // WriteTable writes t to w in format f, batchRows rows per Arrow record
 // batch. The Arrow schema carries t.Meta plus gpc:rows.
 func WriteTable(w io.Writer, t *Table, f Format, batchRows int, mem memory.Allocator) error {
+	tw := NewTableWriter(w, f, t, t.Rows(), batchRows, mem)
+	if err := tw.Write(t); err != nil {
+		return err
+	}
+	return tw.Close()
+}
+
+// TableWriter writes a table in batches: Arrow and CSV as they come, the
+// text form (for a terminal) at Close.
+type TableWriter struct {
+	f     Format
+	w     io.Writer
+	bw    *bufio.Writer
+	iw    *ipc.Writer
+	rb    *array.RecordBuilder
+	cw    *csv.Writer
+	text  *Table
+	batch int
+	err   error
+}
+
+// NewTableWriter starts a table whose columns have the names and types of
+// proto's (its values are not written) and whose schema metadata is
+// proto.Meta, plus gpc:rows = rows when rows >= 0.
+func NewTableWriter(w io.Writer, f Format, proto *Table, rows, batchRows int, mem memory.Allocator) *TableWriter {
+	tw := &TableWriter{f: f, w: w, batch: max(1, batchRows)}
+	switch f {
+	case Arrow:
+		fields := make([]arrow.Field, len(proto.Cols))
+		for i := range proto.Cols {
+			fields[i] = arrow.Field{Name: proto.Cols[i].Name, Type: proto.Cols[i].arrowType()}
+		}
+		meta := maps.Clone(proto.Meta)
+		if meta == nil {
+			meta = map[string]string{}
+		}
+		if rows >= 0 {
+			meta[KeyRows] = strconv.Itoa(rows)
+		}
+		md := arrow.MetadataFrom(meta)
+		schema := arrow.NewSchema(fields, &md)
+		tw.bw = bufio.NewWriter(w)
+		tw.iw = ipc.NewWriter(tw.bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+		tw.rb = array.NewRecordBuilder(mem, schema)
+	case CSV:
+		tw.cw = csv.NewWriter(w)
+		rec := make([]string, len(proto.Cols))
+		for i := range proto.Cols {
+			rec[i] = proto.Cols[i].Name
+		}
+		tw.err = tw.cw.Write(rec)
+	default:
+		tw.text = &Table{Meta: proto.Meta}
+		for _, c := range proto.Cols {
+			tw.text.Cols = append(tw.text.Cols, Column{Name: c.Name, Float: emptyIf(c.Float != nil, []float64{}), Int: emptyIf(c.Int != nil, []int64{}), Str: emptyIf(c.Str != nil, []string{})})
+		}
+	}
+	return tw
+}
+
+func emptyIf[T any](cond bool, v []T) []T {
+	if cond {
+		return v
+	}
+	return nil
+}
+
+// Write appends t's rows; its columns must match the prototype's.
+func (tw *TableWriter) Write(t *Table) error {
+	if tw.err != nil {
+		return tw.err
+	}
 	for i := range t.Cols {
 		if t.Cols[i].len() != t.Rows() {
 			panic("format: table columns differ in length")
 		}
 	}
-	var err error
-	switch f {
+	switch tw.f {
 	case Arrow:
-		err = writeTableArrow(w, t, batchRows, mem)
+		for lo := 0; lo < t.Rows(); lo += tw.batch {
+			hi := min(lo+tw.batch, t.Rows())
+			for i := range t.Cols {
+				c := &t.Cols[i]
+				switch b := tw.rb.Field(i).(type) {
+				case *array.Float64Builder:
+					b.AppendValues(c.Float[lo:hi], nil)
+				case *array.Int64Builder:
+					b.AppendValues(c.Int[lo:hi], nil)
+				case *array.StringBuilder:
+					b.AppendValues(c.Str[lo:hi], nil)
+				}
+			}
+			rec := tw.rb.NewRecord()
+			err := tw.iw.Write(rec)
+			rec.Release()
+			if err != nil {
+				tw.err = &IOError{Op: "write output", Err: err}
+				return tw.err
+			}
+		}
 	case CSV:
-		err = writeTableCSV(w, t)
+		rec := make([]string, len(t.Cols))
+		for r := range t.Rows() {
+			for i := range t.Cols {
+				rec[i] = t.Cols[i].text(r, true)
+			}
+			if err := tw.cw.Write(rec); err != nil {
+				tw.err = &IOError{Op: "write output", Err: err}
+				return tw.err
+			}
+		}
 	default:
-		err = writeTableText(w, t)
+		for i := range t.Cols {
+			d, c := &tw.text.Cols[i], &t.Cols[i]
+			d.Float = append(d.Float, c.Float...)
+			d.Int = append(d.Int, c.Int...)
+			d.Str = append(d.Str, c.Str...)
+		}
+	}
+	return nil
+}
+
+// Close finishes the table (the end-of-stream marker for Arrow) and flushes.
+func (tw *TableWriter) Close() error {
+	if tw.rb != nil {
+		defer tw.rb.Release()
+	}
+	if tw.err != nil {
+		return tw.err
+	}
+	var err error
+	switch tw.f {
+	case Arrow:
+		if err = tw.iw.Close(); err == nil {
+			err = tw.bw.Flush()
+		}
+	case CSV:
+		tw.cw.Flush()
+		err = tw.cw.Error()
+	default:
+		err = writeTableText(tw.w, tw.text)
 	}
 	if err != nil {
 		return &IOError{Op: "write output", Err: err}
 	}
 	return nil
-}
-
-func writeTableArrow(w io.Writer, t *Table, batchRows int, mem memory.Allocator) (err error) {
-	fields := make([]arrow.Field, len(t.Cols))
-	for i := range t.Cols {
-		fields[i] = arrow.Field{Name: t.Cols[i].Name, Type: t.Cols[i].arrowType()}
-	}
-	meta := map[string]string{KeyRows: strconv.Itoa(t.Rows())}
-	for k, v := range t.Meta {
-		meta[k] = v
-	}
-	md := arrow.MetadataFrom(meta)
-	schema := arrow.NewSchema(fields, &md)
-	bw := bufio.NewWriter(w)
-	iw := ipc.NewWriter(bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	rb := array.NewRecordBuilder(mem, schema)
-	defer rb.Release()
-	if batchRows < 1 {
-		batchRows = 4096
-	}
-	for lo := 0; lo < t.Rows(); lo += batchRows {
-		hi := min(lo+batchRows, t.Rows())
-		for i := range t.Cols {
-			c := &t.Cols[i]
-			switch b := rb.Field(i).(type) {
-			case *array.Float64Builder:
-				b.AppendValues(c.Float[lo:hi], nil)
-			case *array.Int64Builder:
-				b.AppendValues(c.Int[lo:hi], nil)
-			case *array.StringBuilder:
-				b.AppendValues(c.Str[lo:hi], nil)
-			}
-		}
-		rec := rb.NewRecord()
-		err := iw.Write(rec)
-		rec.Release()
-		if err != nil {
-			return err
-		}
-	}
-	if err := iw.Close(); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 func writeTableCSV(w io.Writer, t *Table) error {

@@ -200,3 +200,18 @@ func openInput(path string, stdin io.Reader) (r io.Reader, name string, closer f
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
+
+// passMeta copies into dst the gpc: keys of an input's metadata that
+// describe its content (kernel, hyperparameters, labels, fingerprint), not
+// those that describe the stream itself, and none that dst already has.
+func passMeta(dst, src map[string]string) {
+	for k, v := range src {
+		switch k {
+		case format.KeySchema, format.KeyTool, format.KeyVersion, format.KeyRows, format.KeyN:
+			continue
+		}
+		if _, set := dst[k]; !set && strings.HasPrefix(k, "gpc:") {
+			dst[k] = v
+		}
+	}
+}

@@ -102,11 +102,7 @@ func (c *orthantCmd) run(e *env) error {
 	}
 	t := orthantTable(&res, f, cfg, pilots)
 	t.Meta[format.KeyJitter] = strconv.FormatFloat(c.Jitter, 'g', -1, 64)
-	for k, v := range cov.Meta {
-		if _, set := t.Meta[k]; !set && strings.HasPrefix(k, "gpc:") && k != format.KeyN {
-			t.Meta[k] = v // the input's kernel, hyperparameters and fingerprint
-		}
-	}
+	passMeta(t.Meta, cov.Meta)
 	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, mem)
 }
 
