@@ -111,7 +111,8 @@ func (r Exp2Result) String() string {
 // data set (seed), fresh estimator seeds per run. method "auto" is
 // gpc-train's default (core.Choose over core.AutoCandidates); otherwise
 // "method/order" (an order of "auto" is the paper's shuffle), with groups as
-// given (0: the method's default).
+// given (0: the method's default). paper-hard predicts with the paper's
+// hard count, the others with the soft count.
 func Experiment2(ctx context.Context, p, runs, m int, method string, groups int, seed uint64) (Exp2Result, error) {
 	prob := Exp2Problems[p]
 	d := prob.Generate(seed)
@@ -148,7 +149,8 @@ func Experiment2(ctx context.Context, p, runs, m int, method string, groups int,
 			return res, err
 		}
 		post := make([]core.Posterior, prob.NTest)
-		if err := core.Predict(post, f, est.Cloud, d.TestCov, d.TestVar); err != nil {
+		hard := cfg.Method == core.MethodPaperHard // the paper's own count
+		if err := core.PredictWith(post, f, est.Cloud, d.TestCov, d.TestVar, core.PredictOptions{Hard: hard, Seed: cfg.Seed}); err != nil {
 			return res, err
 		}
 		mae := 0.0

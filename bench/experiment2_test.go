@@ -26,4 +26,17 @@ func TestExperiment2(t *testing.T) {
 			t.Errorf("problem %d: MAE %.2e (max 3e-4), |log ML error| %.4f (max 0.01)", p+1, r.MAE, r.AbsLogML)
 		}
 	}
+	// paper-hard, with the paper's hard count, is the paper's algorithm: at
+	// M = 10^4 it lands within a factor 3 of the paper's Tables 2a and 2b.
+	for p := range Exp2Problems {
+		r, err := Experiment2(context.Background(), p, 3, 10000, "paper-hard/shuffle", 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log(r)
+		mae, mape := PaperTable2a[p][10000], PaperTable2b[p][10000]
+		if r.MAE < mae/3 || r.MAE > 3*mae || r.MAPE < mape/3 || r.MAPE > 3*mape {
+			t.Errorf("paper-hard problem %d: MAE %.2e and MAPE %.4f%%, the paper's %.2e and %.4f%% times [1/3, 3]", p+1, r.MAE, r.MAPE, mae, mape)
+		}
+	}
 }

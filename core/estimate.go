@@ -75,16 +75,18 @@ const (
 // DefaultGroups returns the number of independent particle groups used when
 // Config.Groups is 0: for MethodSMC and MethodMET, 32 groups (so that the
 // standard error has 31 degrees of freedom) as long as each keeps at least
-// MinGroupSamples particles; for the paper's methods, 1, since the paper
+// MinGroupSamples particles, and for smaller runs 8 groups of at least 16
+// particles (or as many as fit); for the paper's methods, 1, since the paper
 // runs one population.
 func DefaultGroups(method Method, samples int) int {
 	if method == MethodPaperHard || method == MethodPaperSoft {
 		return 1
 	}
-	return max(1, min(32, samples/MinGroupSamples))
+	return max(1, min(32, max(samples/MinGroupSamples, min(8, samples/16))))
 }
 
-// MinGroupSamples is the fewest particles DefaultGroups puts in a group.
+// MinGroupSamples is the fewest particles DefaultGroups puts in each of 32
+// groups.
 const MinGroupSamples = 250
 
 // Config holds the tunables of Estimate. The zero value of every field but
@@ -229,8 +231,8 @@ func (r *Result) Trust() (ok bool, why string) {
 		return false, fmt.Sprintf("%d of %d groups estimated P = 0 (all their particles failed variable %d): the estimate rests on rare successes", r.DeadGroups, r.Groups, r.DeadAt)
 	case r.EffectiveGroups < float64(r.Groups)/2:
 		return false, fmt.Sprintf("the group estimates are heavy-tailed (effectively %.1f of %d groups carry the mean)", r.EffectiveGroups, r.Groups)
-	case r.MinESSParticles < 10:
-		return false, fmt.Sprintf("the effective sample size fell to %.1f particles in a group (weight degeneracy)", r.MinESSParticles)
+	case r.MinESSParticles < 2:
+		return false, fmt.Sprintf("the effective sample size fell to %.2g particles in a group (weight degeneracy)", r.MinESSParticles)
 	}
 	return true, ""
 }

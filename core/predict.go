@@ -35,6 +35,25 @@ type Posterior struct {
 // variable's conditional variance sigma*^2 is not positive (its row does not
 // belong with the box's covariance). It panics if the shapes disagree.
 func Predict(dst []Posterior, f *Factor, c *Cloud, r, vars []float64) error {
+	return PredictWith(dst, f, c, r, vars, PredictOptions{})
+}
+
+// PredictOptions selects how Predict counts.
+type PredictOptions struct {
+	// Hard selects the paper's hard count (Algorithm GPC-MC, eq. FRAC-VI-2)
+	// instead of the soft count: each particle draws v* from
+	// N(mu*, sigma*^2) and the posterior is the weighted fraction of draws
+	// above 0. Its variance is larger; it is there to reproduce the paper.
+	Hard bool
+	// Seed and First derive the hard count's random streams: test row j of
+	// the call draws from the stream of (Seed, First + j), so the result
+	// does not depend on how the test rows are batched.
+	Seed  uint64
+	First int
+}
+
+// PredictWith is Predict with options.
+func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt PredictOptions) error {
 	n, t := f.N, len(vars)
 	if len(dst) != t || len(r) != t*n || c.N != n {
 		panic("core: Predict shapes disagree")
@@ -79,6 +98,17 @@ func Predict(dst []Posterior, f *Factor, c *Cloud, r, vars []float64) error {
 		// mu (m x t) = Z (m x n) B (n x t): the particles' conditional means.
 		impl.Dgemm(blas.NoTrans, blas.NoTrans, m, t, n, 1, grp.Z, n, b, t, 0, mu, t)
 		row := pg[gi*t : gi*t+t]
+		if opt.Hard {
+			for j := range t {
+				rng := NewStream(opt.Seed, domainPredict, uint64(opt.First+j)<<20|uint64(gi))
+				for p := range m {
+					if mu[p*t+j]+sigma[j]*rng.NormFloat64() > 0 {
+						row[j] += math.Exp(grp.LogW[p])
+					}
+				}
+			}
+			continue
+		}
 		for p := range m {
 			w := math.Exp(grp.LogW[p])
 			for j := range t {

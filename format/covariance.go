@@ -600,10 +600,11 @@ func (b *covBuilder) attributes(rec arrow.Record, l *covLayout, i int, train boo
 			s, _ := strAt(rec.Column(c), i)
 			b.test.ID = append(b.test.ID, s)
 		}
-		if _, ok := l.attr[ColY]; ok {
-			y, _, err := num(ColY)
-			if err != nil {
-				return err
+		if c, ok := l.attr[ColY]; ok {
+			// A test row's label may be unknown (null): NaN.
+			y, ok := numAt(rec.Column(c), i)
+			if !ok {
+				y = math.NaN()
 			}
 			b.test.Y = append(b.test.Y, y)
 		}

@@ -5,9 +5,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"gpc/core"
 )
 
 // FuzzReadCovariance feeds arbitrary bytes to the covariance reader (Arrow
@@ -71,5 +75,104 @@ func FuzzDump(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = Dump(io.Discard, bytes.NewReader(data))
+	})
+}
+
+// FuzzReadFrame: any bytes read as a features table either fail with an
+// error or give a consistent frame.
+func FuzzReadFrame(f *testing.F) {
+	for _, s := range []string{"a,b,y\n1,2,1\n3,4,-1\n", "x\ty\n1\tM\n", "1,2\n3,4\n", "a,b\n,\n", "\"q\",b\n1,2\n"} {
+		f.Add([]byte(s))
+	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "interop", "*.arrow*"))
+	for _, name := range files {
+		if data, err := os.ReadFile(name); err == nil {
+			f.Add(data)
+		}
+	}
+	mem := memory.NewGoAllocator()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<20 {
+			return
+		}
+		fr, err := ReadFrame(bytes.NewReader(data), "fuzz", mem)
+		if err != nil {
+			return
+		}
+		if len(fr.Names) != len(fr.Cols) {
+			t.Fatalf("%d names for %d columns", len(fr.Names), len(fr.Cols))
+		}
+		for _, c := range fr.Cols {
+			if len(c.Text) != fr.Rows || len(c.Null) != fr.Rows || (c.Num != nil && len(c.Num) != fr.Rows) {
+				t.Fatalf("a column of %d values in %d rows", len(c.Text), fr.Rows)
+			}
+		}
+	})
+}
+
+// FuzzOpenCloud: any bytes read as a cloud either fail with an error or
+// give a cloud whose parts agree.
+func FuzzOpenCloud(f *testing.F) {
+	mem := memory.NewGoAllocator()
+	c := sampleCov()
+	cloud := &core.Cloud{N: c.N, Groups: []core.CloudGroup{
+		{Z: []float64{0.1, 0.2, 0.3, -1, 0, 1}, LogW: []float64{-0.5, -0.9}, LogZ: -2},
+		{Z: []float64{0.4, 0.5, 0.6}, LogW: []float64{0}, LogZ: -2.5},
+	}}
+	var buf bytes.Buffer
+	cw, err := NewCloudWriter(&buf, c, map[string]string{KeyGroupSizes: "2,1", KeyGroupLogP: "-2,-2.5", KeyOrder: "2,0,1", KeyFingerprint: Fingerprint(c.Cov)}, 2, mem)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for g := range cloud.Groups {
+		if err := cw.WriteParticles(g, &cloud.Groups[g]); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := cw.WriteTest(&c.Test); err != nil {
+		f.Fatal(err)
+	}
+	if err := cw.Close(); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<20 {
+			return
+		}
+		done := make(chan bool)
+		defer close(done)
+		go func() {
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				buf := make([]byte, 1<<20)
+				n := runtime.Stack(buf, true)
+				panic("hang:\n" + string(buf[:n]))
+			}
+		}()
+		cr, err := OpenCloud(bytes.NewReader(data), "fuzz", mem)
+		if err != nil {
+			return
+		}
+		defer cr.Close()
+		n := cr.Train.N
+		if len(cr.Train.Cov) != n*n || len(cr.Perm) != n {
+			t.Fatalf("train block of %d values, order of %d, for N = %d", len(cr.Train.Cov), len(cr.Perm), n)
+		}
+		for _, g := range cr.Cloud.Groups {
+			if len(g.Z) != g.Len()*n {
+				t.Fatalf("group of %d particles with %d values", g.Len(), len(g.Z))
+			}
+		}
+		for {
+			tr, err := cr.NextTest(2)
+			if err != nil || tr == nil {
+				return
+			}
+			if len(tr.Cov) != tr.Len()*n {
+				t.Fatalf("%d test values for %d rows", len(tr.Cov), tr.Len())
+			}
+		}
 	})
 }

@@ -234,8 +234,11 @@ var readableTypes = map[byte]struct{ buffers, children int }{
 
 // shape is how many field nodes and buffers every record batch of a schema
 // must describe. Arrow's reader indexes both vectors without checking their
-// lengths, so a batch that lists fewer would make it read garbage.
-type shape struct{ nodes, buffers int }
+// lengths, so a batch that lists fewer would make it read garbage. limit
+// bounds the fields visited: flatbuffer offsets may share a table, so a
+// few bytes can describe a tree of exponential size, which Arrow's reader
+// would expand.
+type shape struct{ nodes, buffers, limit int }
 
 // message is what checkMessage learned from a message's metadata.
 type message struct {
@@ -318,7 +321,7 @@ func checkSchema(b fb, s int) (*shape, error) {
 	if _, _, err := b.vector(s, schemaFeatures, 8); err != nil {
 		return nil, err
 	}
-	sh := &shape{}
+	sh := &shape{limit: len(b) / 8} // a field table takes at least 8 bytes
 	_, err := checkFields(b, s, schemaFields, 0, sh)
 	return sh, err
 }
@@ -359,6 +362,9 @@ func checkFields(b fb, t, slot, depth int, sh *shape) (int, error) {
 		}
 		sh.nodes++
 		sh.buffers += rt.buffers
+		if sh.nodes > sh.limit {
+			return 0, fmt.Errorf("the schema describes more fields than its %d bytes can hold (shared tables)", len(b))
+		}
 		kids, err := checkFields(b, f, fieldChildren, depth+1, sh)
 		if err != nil {
 			return 0, err

@@ -1,0 +1,10 @@
+// Command gpc-predict reads a particle cloud and writes test posteriors. Run gpc-predict --help for its usage.
+package main
+
+import (
+	"os"
+
+	"gpc/internal/cli"
+)
+
+func main() { os.Exit(cli.Predict(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"gpc/core"
+	"gpc/format"
+)
+
+// estimatorFlags are the flags of the tools that run the estimator
+// (gpc-orthant, gpc-train).
+type estimatorFlags struct {
+	Samples int     `default:"10000" help:"Number of particles M (split into --groups groups)."`
+	Seed    int64   `default:"1" help:"Random seed. The same input, flags and seed give byte-identical output."`
+	Method  string  `enum:"auto,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator: smc (draws from the truncated conditionals, probability weights, systematic resampling when the ESS halves), met (the same with Botev's minimax exponentially tilted proposal), paper-hard (the paper's Algorithm GPC-MC: rejection and refill, product of acceptance fractions), paper-soft (the same with the paper's soft count), or auto: chosen with the order by pilot runs."`
+	Order   string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order: given (the input order), shuffle (random, from the seed), interleave (alternate the classes of the y column), greedy (Genz-Bretz: smallest conditional probability first), variance (least predictable variable first), sharp (variables nearly determined by all the others first, then as variance), or auto: with --method auto, met/sharp or met/greedy, chosen by pilot runs of samples/16 particles each; with smc or met, sharp or greedy; with the paper's methods, shuffle."`
+	Groups  int     `default:"0" help:"Independent particle groups; the estimate is their mean and the standard error comes from their spread (0: up to 32, at least 250 particles each; 1 for the paper's methods, which then report no standard error)."`
+	ESS     float64 `name:"ess" default:"0" help:"Resample when the effective sample size falls below this fraction of the particles, in (0, 1] (0: 0.5 for smc, 0.001 for met)."`
+	Jitter  float64 `default:"0" help:"Add this to the covariance diagonal before factorising; recorded in the output metadata (gpc:jitter)."`
+}
+
+func (c *estimatorFlags) validateEstimator() error {
+	switch {
+	case c.Samples < 2:
+		return usagef("--samples %d: at least 2 particles are needed", c.Samples)
+	case c.Seed < 0:
+		return usagef("--seed %d: must be 0 or more", c.Seed)
+	case c.Groups < 0:
+		return usagef("--groups %d: must be 0 (default) or more", c.Groups)
+	case !(c.ESS >= 0 && c.ESS <= 1):
+		return usagef("--ess %v: must be in (0, 1], or 0 for the method's default", c.ESS)
+	case !(c.Jitter >= 0) || math.IsInf(c.Jitter, 1):
+		return usagef("--jitter %v: must be a finite number >= 0", c.Jitter)
+	}
+	if g := c.Groups; g > 0 && c.Samples/g < 2 {
+		return usagef("--samples %d in --groups %d leaves fewer than 2 particles per group", c.Samples, g)
+	}
+	return nil
+}
+
+// config returns the estimator's configuration; an auto method is settled
+// by prepare.
+func (c *estimatorFlags) config(threads int) core.Config {
+	method, _ := core.ParseMethod(c.Method)
+	return core.Config{
+		Method: method, Samples: c.Samples, Groups: c.Groups, Seed: uint64(c.Seed),
+		Threads: threads, ESSThreshold: c.ESS,
+	}
+}
+
+// candidates returns what --method and --order leave to choose: a single
+// candidate when both are given.
+func candidates(method, order string) []core.Candidate {
+	var ms []core.Method
+	if m, ok := core.ParseMethod(method); ok {
+		ms = []core.Method{m}
+	}
+	var os []core.OrderKind
+	if o, ok := core.ParseOrder(order); ok {
+		os = []core.OrderKind{o}
+	}
+	switch {
+	case ms == nil && os == nil:
+		return core.AutoCandidates
+	case ms == nil:
+		ms = []core.Method{core.MethodSMC, core.MethodMET}
+	case os == nil && (ms[0] == core.MethodPaperHard || ms[0] == core.MethodPaperSoft):
+		os = []core.OrderKind{core.OrderShuffle} // the paper's shuffled order
+	case os == nil:
+		os = []core.OrderKind{core.OrderSharp, core.OrderGreedy}
+	}
+	var cs []core.Candidate
+	for _, m := range ms {
+		for _, o := range os {
+			cs = append(cs, core.Candidate{Method: m, Order: o})
+		}
+	}
+	return cs
+}
+
+// prepare orders, factorises (and for met tilts) the box as --method and
+// --order ask, choosing by pilot runs when they leave more than one
+// candidate, and sets cfg.Method.
+func (c *estimatorFlags) prepare(e *env, box core.Box, name string, cfg *core.Config) (*core.Factor, []core.Pilot, error) {
+	cands := candidates(c.Method, c.Order)
+	if cands[0].Order == core.OrderInterleave && box.Labels == nil {
+		return nil, nil, &dataError{fmt.Sprintf("--order interleave alternates the classes of the y column, and %s has none", name)}
+	}
+	if len(cands) > 1 {
+		f, cand, pilots, err := core.Choose(e.ctx, box, cands, c.Jitter, *cfg)
+		cfg.Method = cand.Method
+		return f, pilots, err
+	}
+	cfg.Method = cands[0].Method
+	f, err := core.Prepare(box, cands[0], cfg.Seed, c.Jitter)
+	return f, nil, err
+}
+
+// estimate prepares the box and runs the estimator with progress, warning
+// when the standard error cannot be trusted.
+func (c *estimatorFlags) estimate(e *env, box core.Box, name string, cfg *core.Config, progress bool) (*core.Factor, []core.Pilot, core.Result, error) {
+	f, pilots, err := c.prepare(e, box, name, cfg)
+	if err != nil {
+		return nil, nil, core.Result{}, err
+	}
+	e.rep.startProgress(progress, int64(cfg.Samples)*int64(box.N), "particle-steps")
+	cfg.Progress = e.rep.add
+	res, err := core.Estimate(e.ctx, f, *cfg)
+	cfg.Progress = nil
+	e.rep.stopProgress()
+	if err != nil {
+		return nil, nil, res, err
+	}
+	if ok, why := res.Trust(); !ok {
+		e.rep.warnf("the standard error is not reliable: %s", why)
+	}
+	return f, pilots, res, nil
+}
+
+// estimatorMeta is the metadata that says how an estimate was made.
+func estimatorMeta(f *core.Factor, cfg core.Config, pilots []core.Pilot, jitter float64) map[string]string {
+	perm := make([]int, len(f.Perm))
+	copy(perm, f.Perm)
+	meta := map[string]string{
+		format.KeyVersion:   Version,
+		format.KeySeed:      strconv.FormatUint(cfg.Seed, 10),
+		format.KeyOrder:     format.JoinInts(perm),
+		format.KeyOrderKind: f.Order.String(),
+		format.KeyMethod:    cfg.Method.String(),
+		format.KeyJitter:    strconv.FormatFloat(jitter, 'g', -1, 64),
+	}
+	if f.Mu != nil {
+		meta[format.KeyTilt] = f.TiltStats.String()
+	}
+	if len(pilots) > 0 {
+		var ps []string
+		for _, p := range pilots {
+			ps = append(ps, fmt.Sprintf("%v log_p=%s se_log_p=%s samples=%d", p.Candidate,
+				strconv.FormatFloat(p.Result.LogP, 'g', -1, 64), strconv.FormatFloat(p.Result.SE, 'g', -1, 64), p.Result.Samples))
+		}
+		meta[format.KeyPilots] = strings.Join(ps, "; ")
+	}
+	return meta
+}
+
+// boxOf is the integration problem of a covariance's train block.
+func boxOf(cov *format.Covariance) core.Box {
+	return core.Box{N: cov.N, Cov: cov.Cov, Lower: cov.Lower, Upper: cov.Upper, Mean: cov.Mean, Labels: cov.Y}
+}

@@ -1,0 +1,528 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"gpc/core"
+	"gpc/format"
+)
+
+const kernelDescription = `Build the covariance stream of a probit GP classifier from features: the first step of the pipeline.
+
+For training features X (N rows) with labels y in {-1, +1} and a kernel k, the train rows hold R = C (I + K) C, C = diag(y), K = k(X, X): the marginal likelihood is P(v >= 0), v ~ N(0, R). Each test pattern x* then adds a row with its covariance y_j k(x_j, x*) with the train variables and its variance 1 + k(x*, x*).
+
+Features are read from CSV (a header names the columns), Parquet or Arrow IPC, detected from the content. Every column other than the label (--label) and the identifier (--id) is a feature and must be numeric; the test file must have the same feature columns (its label column is optional).
+
+Kernels, with alpha the length scale and beta the latent scale (the prior variance of the latent function):
+  rbf       beta exp(-||x - x'||^2 / alpha^2)        (the paper's parametrization: no factor 2)
+  ard       beta exp(-sum_d (x_d - x'_d)^2 / alpha_d^2), one --alpha per feature
+  matern32  beta (1 + sqrt(3) r/alpha) exp(-sqrt(3) r/alpha),  r = ||x - x'||
+  matern52  beta (1 + sqrt(5) r/alpha + 5 r^2/(3 alpha^2)) exp(-sqrt(5) r/alpha)
+  linear    beta x'x'
+--bias adds a constant to any of them.
+
+Examples:
+  gpc-kernel --kernel rbf --alpha 3 --beta 2 --standardize --train train.csv --test test.csv | gpc-train | gpc-predict
+  gpc-kernel --train crabs.parquet --label sex --positive M | gpc-orthant
+
+Exit status: 0 success, 65 bad input data, 74 I/O error, 80 bad usage, 100 internal error, 130 interrupted.`
+
+// kernelCmd is gpc-kernel's command line.
+type kernelCmd struct {
+	Train       string    `required:"" help:"Training features with labels: CSV, Parquet or Arrow IPC; - reads standard input."`
+	Test        string    `help:"Test features (the training file's feature columns; labels optional); - reads standard input."`
+	Kernel      string    `enum:"rbf,linear,ard,matern32,matern52" default:"rbf" help:"Covariance function of the latent process (see above)."`
+	Alpha       []float64 `default:"1" sep:"," help:"Length scale alpha (ard: one per feature, comma-separated, in the training file's column order; linear: none)."`
+	Beta        float64   `default:"1" help:"Latent scale beta: the prior variance of the latent function."`
+	Bias        float64   `default:"0" help:"A constant added to the kernel: the prior variance of a bias term."`
+	Label       string    `default:"y" help:"The label column: +1/-1, 1/0, or two values one of which --positive names."`
+	Positive    string    `help:"The label value of the positive class (+1); needed when the labels are not +1/-1 or 1/0."`
+	ID          string    `help:"A column that identifies the rows, passed through to every later output (not a feature)."`
+	Standardize bool      `help:"Center and scale each feature by its training mean and standard deviation (recorded in the metadata)."`
+	BatchSize   int       `default:"4096" help:"Rows per Arrow record batch."`
+	commonFlags
+}
+
+// Kernel runs gpc-kernel.
+func Kernel(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run("gpc-kernel", kernelDescription, &kernelCmd{}, args, stdin, stdout, stderr)
+}
+
+// Validate checks the flags after parsing.
+func (c *kernelCmd) Validate() error {
+	if err := c.validateCommon(); err != nil {
+		return err
+	}
+	switch {
+	case c.Train == "-" && c.Test == "-":
+		return usagef("--train and --test cannot both read standard input")
+	case c.BatchSize < 1:
+		return usagef("--batch-size %d: must be at least 1", c.BatchSize)
+	case c.Label == c.ID:
+		return usagef("--label and --id name the same column %q", c.Label)
+	}
+	kind, _ := core.ParseKernel(c.Kernel)
+	if kind == core.KernelLinear && len(c.Alpha) == 1 && c.Alpha[0] == 1 {
+		c.Alpha = nil // the default does not apply to a kernel without length scale
+	}
+	k := core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
+	d := len(c.Alpha) // ard's count is checked against the features later
+	if err := k.Validate(d); err != nil {
+		return usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
+	}
+	return nil
+}
+
+// features is a feature matrix with its labels and identifiers.
+type features struct {
+	x     []float64 // rows x d, row-major
+	rows  int
+	names []string
+	y     []float64 // nil if there is no label column (test)
+	id    []string  // nil without --id
+}
+
+func (c *kernelCmd) run(e *env) error {
+	mem := format.NewAllocator()
+	trainF, err := c.readFrame(c.Train, e)
+	if err != nil {
+		return err
+	}
+	labels, err := newLabelMap(trainF, c.Label, c.Positive)
+	if err != nil {
+		return err
+	}
+	train, err := c.extract(trainF, nil, labels, true)
+	if err != nil {
+		return err
+	}
+	if train.rows == 0 {
+		return &dataError{fmt.Sprintf("%s: no training rows", trainF.Name)}
+	}
+	if labels.oneClass {
+		e.rep.warnf("every training label is %s: the classifier sees one class", labels.text(train.y[0]))
+	}
+	var test *features
+	if c.Test != "" {
+		testF, err := c.readFrame(c.Test, e)
+		if err != nil {
+			return err
+		}
+		if test, err = c.extract(testF, train.names, labels, false); err != nil {
+			return err
+		}
+	}
+	kind, _ := core.ParseKernel(c.Kernel)
+	k := &core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
+	d := len(train.names)
+	if err := k.Validate(d); err != nil {
+		return usagef("%s (the training file has %d features: %s)", strings.TrimPrefix(err.Error(), "core: "), d, strings.Join(train.names, ", "))
+	}
+	meta := map[string]string{
+		format.KeyTool:          "gpc-kernel",
+		format.KeyVersion:       Version,
+		"gpc:kernel":            c.Kernel,
+		"gpc:beta":              fmtFloat(c.Beta),
+		"gpc:bias":              fmtFloat(c.Bias),
+		"gpc:features":          strings.Join(train.names, ","),
+		"gpc:label":             c.Label,
+		format.KeyLabelPositive: labels.pos,
+		format.KeyLabelNegative: labels.neg,
+	}
+	if k.Alpha != nil {
+		meta["gpc:alpha"] = format.JoinFloats(k.Alpha)
+	}
+	if c.Standardize {
+		mean, sd := standardize(train, test)
+		meta["gpc:standardize"] = "true"
+		meta["gpc:feature_mean"] = format.JoinFloats(mean)
+		meta["gpc:feature_sd"] = format.JoinFloats(sd)
+		for j, s := range sd {
+			if s == 0 {
+				e.rep.warnf("feature %q is constant in the training set", train.names[j])
+			}
+		}
+	}
+	n := train.rows
+	cov := &format.Covariance{N: n, Cov: core.ClassifierCov(k, train.x, d, train.y), Y: train.y, ID: train.id}
+	meta[format.KeyFingerprint] = format.Fingerprint(cov.Cov)
+	tests := 0
+	if test != nil {
+		tests = test.rows
+	}
+	switch c.outputFormat(e.stdout) {
+	case format.Arrow:
+		return c.writeStream(e.stdout, cov, test, k, train, meta, tests, mem)
+	case format.CSV:
+		return c.writeCSV(e.stdout, cov, test, k, train)
+	}
+	t := &format.Table{Cols: []format.Column{
+		{Name: "n", Int: []int64{int64(n)}},
+		{Name: "test_rows", Int: []int64{int64(tests)}},
+		{Name: "features", Int: []int64{int64(d)}},
+		{Name: "kernel", Str: []string{c.Kernel}},
+		{Name: "alpha", Str: []string{meta["gpc:alpha"]}},
+		{Name: "beta", Float: []float64{c.Beta}},
+		{Name: "bias", Float: []float64{c.Bias}},
+		{Name: "positive", Str: []string{labels.pos}},
+		{Name: "fingerprint", Str: []string{meta[format.KeyFingerprint]}},
+	}}
+	return format.WriteTable(e.stdout, t, format.Text, 0, mem)
+}
+
+// testRows computes test rows lo..hi of the covariance stream.
+func testRows(k *core.Kernel, train, test *features, lo, hi int) *format.TestRows {
+	n, d := train.rows, len(train.names)
+	t := &format.TestRows{Cov: make([]float64, (hi-lo)*n), Var: make([]float64, hi-lo)}
+	for j := lo; j < hi; j++ {
+		t.Var[j-lo] = core.ClassifierTestRow(t.Cov[(j-lo)*n:(j-lo+1)*n], k, train.x, d, train.y, test.x[j*d:j*d+d])
+	}
+	if test.id != nil {
+		t.ID = test.id[lo:hi]
+	}
+	if test.y != nil {
+		t.Y = test.y[lo:hi]
+	}
+	return t
+}
+
+func (c *kernelCmd) writeStream(w io.Writer, cov *format.Covariance, test *features, k *core.Kernel, train *features, meta map[string]string, tests int, mem format.Allocator) error {
+	cw := format.NewCovWriter(w, cov, tests, meta, c.BatchSize, mem)
+	for lo := 0; lo < tests; lo += c.BatchSize {
+		if err := cw.WriteTest(testRows(k, train, test, lo, min(lo+c.BatchSize, tests))); err != nil {
+			cw.Close()
+			return err
+		}
+	}
+	return cw.Close()
+}
+
+// writeCSV writes the stream's rows as CSV: role, id, y, var, then the N
+// covariances.
+func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, test *features, k *core.Kernel, train *features) error {
+	n := cov.N
+	cols := []format.Column{{Name: "role"}, {Name: "id"}, {Name: "y"}, {Name: "var"}}
+	for j := range n {
+		cols = append(cols, format.Column{Name: "cov_" + strconv.Itoa(j)})
+	}
+	tab := &format.Table{Cols: cols}
+	add := func(role, id string, y, v float64, row []float64) {
+		vals := []string{role, id, fmtFloat(y), fmtFloat(v)}
+		for _, x := range row {
+			vals = append(vals, fmtFloat(x))
+		}
+		for i := range tab.Cols {
+			tab.Cols[i].Str = append(tab.Cols[i].Str, vals[i])
+		}
+	}
+	for r := range n {
+		id := strconv.Itoa(r)
+		if cov.ID != nil {
+			id = cov.ID[r]
+		}
+		add("train", id, cov.Y[r], math.NaN(), cov.Cov[r*n:r*n+n])
+	}
+	if test != nil {
+		t := testRows(k, train, test, 0, test.rows)
+		for r := range t.Len() {
+			id, y := strconv.Itoa(r), math.NaN()
+			if t.ID != nil {
+				id = t.ID[r]
+			}
+			if t.Y != nil {
+				y = t.Y[r]
+			}
+			add("test", id, y, t.Var[r], t.Cov[r*n:r*n+n])
+		}
+	}
+	return format.WriteTable(w, tab, format.CSV, 0, nil)
+}
+
+func fmtFloat(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+func (c *kernelCmd) readFrame(path string, e *env) (*format.Frame, error) {
+	var r io.Reader = e.stdin
+	name := "stdin"
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, &format.IOError{Op: "open input", Err: err}
+		}
+		defer f.Close()
+		r, name = f, path
+	}
+	return format.ReadFrame(r, name, format.NewAllocator())
+}
+
+// extract picks the features, labels and identifiers out of a frame. With
+// names nil (the training file) every column but the label and id is a
+// feature; otherwise the frame must have exactly those feature columns.
+func (c *kernelCmd) extract(f *format.Frame, names []string, labels *labelMap, train bool) (*features, error) {
+	out := &features{rows: f.Rows}
+	lab, id := f.Column(c.Label), -1
+	if c.ID != "" {
+		if id = f.Column(c.ID); id < 0 {
+			return nil, &dataError{fmt.Sprintf("%s: no column %q (--id); the columns are %s", f.Name, c.ID, strings.Join(f.Names, ", "))}
+		}
+	}
+	if lab < 0 && train {
+		return nil, &dataError{fmt.Sprintf("%s: no label column %q (--label); the columns are %s", f.Name, c.Label, strings.Join(f.Names, ", "))}
+	}
+	var cols []int
+	if names == nil {
+		for i, nm := range f.Names {
+			if i != lab && i != id {
+				cols = append(cols, i)
+				out.names = append(out.names, nm)
+			}
+		}
+		if len(cols) == 0 {
+			return nil, &dataError{fmt.Sprintf("%s: no feature columns besides the label", f.Name)}
+		}
+	} else {
+		for _, nm := range names {
+			i := f.Column(nm)
+			if i < 0 {
+				return nil, &dataError{fmt.Sprintf("%s: no column %q, which the training file has as a feature", f.Name, nm)}
+			}
+			cols = append(cols, i)
+		}
+		for i, nm := range f.Names {
+			if i != lab && i != id && !contains(names, nm) {
+				return nil, &dataError{fmt.Sprintf("%s: column %q is not among the training file's features (%s)", f.Name, nm, strings.Join(names, ", "))}
+			}
+		}
+		out.names = names
+	}
+	d := len(cols)
+	out.x = make([]float64, f.Rows*d)
+	for j, ci := range cols {
+		col := &f.Cols[ci]
+		if col.Num == nil {
+			r := firstNonNumber(col)
+			return nil, &dataError{fmt.Sprintf("%s: value %q is not a number; features must be numeric (use --id for an identifier column)", f.Describe(r, ci), col.Text[r])}
+		}
+		for r, v := range col.Num {
+			if col.Null[r] || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, &dataError{fmt.Sprintf("%s: feature value %q; features must be finite numbers", f.Describe(r, ci), col.Text[r])}
+			}
+			out.x[r*d+j] = v
+		}
+	}
+	if lab >= 0 {
+		y, err := labels.apply(f, lab, !train)
+		if err != nil {
+			return nil, err
+		}
+		out.y = y
+	}
+	if id >= 0 {
+		out.id = f.Cols[id].Text
+	}
+	return out, nil
+}
+
+func firstNonNumber(c *format.FrameColumn) int {
+	for r, s := range c.Text {
+		if _, err := strconv.ParseFloat(s, 64); err != nil && !c.Null[r] {
+			return r
+		}
+	}
+	return 0
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// standardize centres and scales train's and test's features by the
+// training mean and standard deviation (a constant feature is only
+// centred), and returns them.
+func standardize(train, test *features) (mean, sd []float64) {
+	d := len(train.names)
+	mean, sd = make([]float64, d), make([]float64, d)
+	n := float64(train.rows)
+	for j := range d {
+		for r := range train.rows {
+			mean[j] += train.x[r*d+j]
+		}
+		mean[j] /= n
+		for r := range train.rows {
+			dv := train.x[r*d+j] - mean[j]
+			sd[j] += dv * dv
+		}
+		if train.rows > 1 {
+			sd[j] = math.Sqrt(sd[j] / (n - 1))
+		} else {
+			sd[j] = 0
+		}
+	}
+	for _, f := range []*features{train, test} {
+		if f == nil {
+			continue
+		}
+		for r := range f.rows {
+			for j := range d {
+				s := sd[j]
+				if s == 0 {
+					s = 1
+				}
+				f.x[r*d+j] = (f.x[r*d+j] - mean[j]) / s
+			}
+		}
+	}
+	return mean, sd
+}
+
+// labelMap maps label values to +1 and -1.
+type labelMap struct {
+	pos, neg string // the values' text, as the metadata records them
+	numeric  bool   // +-1 or 0/1 numbers, compared as numbers
+	posNum   float64
+	negNum   float64
+	oneClass bool
+}
+
+// newLabelMap works out the label mapping from the training labels:
+// +1/-1 and 1/0 numbers map themselves; otherwise exactly two values, one
+// of which positive names.
+func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
+	ci := f.Column(label)
+	if ci < 0 {
+		return nil, &dataError{fmt.Sprintf("%s: no label column %q (--label); the columns are %s", f.Name, label, strings.Join(f.Names, ", "))}
+	}
+	col := &f.Cols[ci]
+	var distinct []string
+	for r, s := range col.Text {
+		if col.Null[r] {
+			return nil, &dataError{fmt.Sprintf("%s: the label is missing", f.Describe(r, ci))}
+		}
+		if !contains(distinct, s) && (col.Num == nil || !containsNum(distinct, col.Num[r])) {
+			distinct = append(distinct, s)
+		}
+		if len(distinct) > 2 {
+			return nil, &dataError{fmt.Sprintf("%s: a third label value %q (after %q and %q); the classifier needs two classes", f.Describe(r, ci), s, distinct[0], distinct[1])}
+		}
+	}
+	m := &labelMap{oneClass: len(distinct) == 1}
+	if positive == "" && col.Num != nil {
+		set := map[float64]bool{}
+		for _, v := range col.Num {
+			set[v] = true
+		}
+		switch {
+		case subset(set, 1, -1):
+			m.numeric, m.posNum, m.negNum, m.pos, m.neg = true, 1, -1, "1", "-1"
+			return m, nil
+		case subset(set, 1, 0):
+			m.numeric, m.posNum, m.negNum, m.pos, m.neg = true, 1, 0, "1", "0"
+			return m, nil
+		}
+		for r, v := range col.Num {
+			if v != 1 && v != -1 && v != 0 {
+				return nil, &dataError{fmt.Sprintf("%s: label %q: numeric labels must be +1/-1 or 1/0; for other values give --positive", f.Describe(r, ci), col.Text[r])}
+			}
+		}
+		return nil, &dataError{fmt.Sprintf("%s: labels mix -1 and 0; they must be +1/-1 or 1/0", f.Name)}
+	}
+	if positive == "" {
+		return nil, &dataError{fmt.Sprintf("%s: the labels are %s; give --positive to say which is the positive class", f.Name, quoteJoin(distinct))}
+	}
+	if !contains(distinct, positive) && !(col.Num != nil && containsNum(distinct, parseOr(positive))) {
+		return nil, &dataError{fmt.Sprintf("%s: --positive %q is not a label value (the values are %s)", f.Name, positive, quoteJoin(distinct))}
+	}
+	m.pos = positive
+	for _, s := range distinct {
+		if s != positive && !(col.Num != nil && parseOr(s) == parseOr(positive)) {
+			m.neg = s
+		}
+	}
+	if col.Num != nil { // compare numbers as numbers: "1" and "1.0" agree
+		m.numeric, m.posNum = true, parseOr(positive)
+		m.negNum = math.NaN()
+		if m.neg != "" {
+			m.negNum = parseOr(m.neg)
+		}
+	}
+	return m, nil
+}
+
+func subset(set map[float64]bool, a, b float64) bool {
+	for v := range set {
+		if v != a && v != b {
+			return false
+		}
+	}
+	return true
+}
+
+func containsNum(s []string, v float64) bool {
+	for _, x := range s {
+		if parseOr(x) == v {
+			return true
+		}
+	}
+	return false
+}
+
+func parseOr(s string) float64 {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+func quoteJoin(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = strconv.Quote(x)
+	}
+	return strings.Join(q, " and ")
+}
+
+// apply maps column ci of f to +1/-1; a value that is neither class is an
+// error naming it and its row, and so is a missing one unless missing is
+// allowed (test rows), when it becomes NaN.
+func (m *labelMap) apply(f *format.Frame, ci int, missing bool) ([]float64, error) {
+	col := &f.Cols[ci]
+	y := make([]float64, f.Rows)
+	for r, s := range col.Text {
+		switch {
+		case col.Null[r] && missing:
+			y[r] = math.NaN()
+		case col.Null[r]:
+			return nil, &dataError{fmt.Sprintf("%s: the label is missing", f.Describe(r, ci))}
+		case m.numeric && col.Num != nil && col.Num[r] == m.posNum, !m.numeric && s == m.pos:
+			y[r] = 1
+		case m.numeric && col.Num != nil && col.Num[r] == m.negNum, !m.numeric && s == m.neg && m.neg != "":
+			y[r] = -1
+		default:
+			return nil, &dataError{fmt.Sprintf("%s: unknown label %q (the classes are %q and %q)", f.Describe(r, ci), s, m.pos, m.neg)}
+		}
+	}
+	return y, nil
+}
+
+// text returns the label value of class y.
+func (m *labelMap) text(y float64) string {
+	if y > 0 {
+		return m.pos
+	}
+	return m.neg
+}

@@ -1,0 +1,296 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gpc/bench"
+	"gpc/format"
+)
+
+// tiny is the small labelled data set of testdata: string labels, an id
+// column, test columns in another order, test labels partly missing.
+var tiny = []string{"--train", "testdata/tiny-train.csv", "--test", "testdata/tiny-test.csv", "--label", "sex", "--positive", "M", "--id", "name"}
+
+// pipeline runs gpc-kernel | gpc-train | gpc-predict in process and returns
+// the three streams.
+func pipeline(t *testing.T, kernel, train, predict []string) (cov, cloud, post []byte) {
+	t.Helper()
+	cov = runCLI(t, Kernel, cliCase{args: kernel})
+	cloud = runCLI(t, Train, cliCase{args: train, stdin: cov})
+	post = runCLI(t, Predict, cliCase{args: predict, stdin: cloud})
+	return cov, cloud, post
+}
+
+// readPosteriors parses gpc-predict's CSV output.
+func readPosteriors(t *testing.T, out []byte) (p, se []float64, ids, labels, ys []string) {
+	t.Helper()
+	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(recs[0], ",") != "id,p,se,label,y" {
+		t.Fatalf("header %v", recs[0])
+	}
+	for _, r := range recs[1:] {
+		pv, _ := strconv.ParseFloat(r[1], 64)
+		sv, _ := strconv.ParseFloat(r[2], 64)
+		p, se = append(p, pv), append(se, sv)
+		ids, labels, ys = append(ids, r[0]), append(labels, r[3]), append(ys, r[4])
+	}
+	return p, se, ids, labels, ys
+}
+
+// trainSummary returns gpc-train's log_ml and se_log_ml for a covariance.
+func trainSummary(t *testing.T, cov []byte, args ...string) (logML, se float64) {
+	t.Helper()
+	out := runCLI(t, Train, cliCase{args: append([]string{"--format", "csv"}, args...), stdin: cov})
+	rec := strings.Split(strings.Split(string(out), "\n")[1], ",")
+	logML, _ = strconv.ParseFloat(rec[0], 64)
+	se, _ = strconv.ParseFloat(rec[1], 64)
+	return logML, se
+}
+
+// TestPipelineExperiment2 runs the pipeline on the paper's Experiment 2
+// (problem 1: linear kernel, one feature) and checks the log marginal
+// likelihood and every posterior against the exact one-dimensional
+// integrals, within kSE of their standard errors.
+func TestPipelineExperiment2(t *testing.T) {
+	t.Parallel()
+	prob := bench.Exp2Problems[0]
+	d := prob.Generate(3)
+	dir := t.TempDir()
+	write := func(name string, x, y []float64) string {
+		var b strings.Builder
+		b.WriteString("x,y\n")
+		for i := range x {
+			fmt.Fprintf(&b, "%s,%g\n", strconv.FormatFloat(x[i], 'g', -1, 64), y[i])
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	testY := make([]float64, prob.NTest)
+	for i := range testY {
+		testY[i] = 1
+	}
+	trainCSV := write("train.csv", d.X, d.Y)
+	testCSV := write("test.csv", d.XTest, testY)
+	kernel := []string{"--kernel", "linear", "--train", trainCSV, "--test", testCSV}
+	cov, _, post := pipeline(t, kernel, []string{"--samples", "10000", "--seed", "5"}, []string{"--format", "csv"})
+	logML, se := trainSummary(t, cov, "--samples", "10000", "--seed", "5")
+	if math.Abs(logML-d.ExactLogML) > kSE*se {
+		t.Errorf("log ML %v, exact %v, SE %v", logML, d.ExactLogML, se)
+	}
+	p, pse, _, _, _ := readPosteriors(t, post)
+	if len(p) != prob.NTest {
+		t.Fatalf("%d posteriors for %d test rows", len(p), prob.NTest)
+	}
+	for j := range p {
+		if math.Abs(p[j]-d.ExactPosterior[j]) > kSE*pse[j]+1e-12 {
+			t.Errorf("test row %d: p %v, exact %v, SE %v", j, p[j], d.ExactPosterior[j], pse[j])
+		}
+	}
+}
+
+// kSE is how many standard errors an estimate may be from the exact value
+// (the seeds are fixed, so the test cannot flake).
+const kSE = 4
+
+// TestPipelineLimits: as alpha -> 0 (or beta -> 0) the latent values are
+// independent of each other and of the test patterns, so L = 2^-N and
+// every posterior is 1/2 (paper, section 3.3), exactly.
+func TestPipelineLimits(t *testing.T) {
+	t.Parallel()
+	for _, k := range [][]string{{"--alpha", "1e-9"}, {"--beta", "0"}} {
+		kernel := append(append([]string{}, tiny...), k...)
+		cov, _, post := pipeline(t, kernel, []string{"--samples", "400"}, []string{"--format", "csv"})
+		logML, _ := trainSummary(t, cov, "--samples", "400")
+		if want := -8 * math.Ln2; math.Abs(logML-want) > 1e-12 {
+			t.Errorf("%v: log ML %v, want %v", k, logML, want)
+		}
+		p, _, _, _, _ := readPosteriors(t, post)
+		for j, v := range p {
+			if math.Abs(v-0.5) > 1e-12 {
+				t.Errorf("%v: test row %d: p %v, want 1/2", k, j, v)
+			}
+		}
+	}
+}
+
+// TestPipelineGolden pins the three streams of a small run as text dumps,
+// and checks the labels, ids and metadata they carry.
+func TestPipelineGolden(t *testing.T) {
+	t.Parallel()
+	kernel := append(append([]string{}, tiny...), "--alpha", "1.5", "--beta", "2", "--standardize")
+	cov, cloud, post := pipeline(t, kernel, []string{"--samples", "32", "--groups", "4"}, nil)
+	for _, g := range []struct {
+		name string
+		data []byte
+	}{{"pipeline-covariance", cov}, {"pipeline-cloud", cloud}, {"pipeline-posteriors", post}} {
+		checkGolden(t, g.name, g.data)
+	}
+	csvPost := runCLI(t, Predict, cliCase{args: []string{"--format", "csv"}, stdin: cloud})
+	p, _, ids, labels, ys := readPosteriors(t, csvPost)
+	if strings.Join(ids, ",") != "t1,t2,t3,t4" || strings.Join(ys, ",") != "F,M,," {
+		t.Errorf("ids %v, true labels %v", ids, ys)
+	}
+	for j := range p {
+		if want := map[bool]string{true: "M", false: "F"}[p[j] >= 0.5]; labels[j] != want {
+			t.Errorf("row %d: p %v labelled %q", j, p[j], labels[j])
+		}
+	}
+}
+
+func checkGolden(t *testing.T, name string, data []byte) {
+	t.Helper()
+	var dump bytes.Buffer
+	if err := format.Dump(&dump, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, dump.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dump.Bytes(), want) {
+		t.Errorf("%s differs from %s (go test -update, then review the diff)", name, path)
+	}
+}
+
+// TestSavedCloud: a cloud saved and used later with --cloud gives the same
+// posteriors, byte for byte, as the one-pass pipeline; a covariance whose
+// train block differs is refused.
+func TestSavedCloud(t *testing.T) {
+	t.Parallel()
+	kernel := append(append([]string{}, tiny...), "--alpha", "1.5")
+	cov, cloud, onePass := pipeline(t, kernel, []string{"--samples", "2000"}, nil)
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "cloud.arrows")
+	if err := os.WriteFile(saved, cloud, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := runCLI(t, Predict, cliCase{args: []string{"--cloud", saved}, stdin: cov})
+	if !bytes.Equal(later, onePass) {
+		t.Error("posteriors from the saved cloud differ from the one-pass pipeline's")
+	}
+	other := runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "2")})
+	runCLI(t, Predict, cliCase{args: []string{"--cloud", saved}, stdin: other, code: ExitData, stderr: "is not the one"})
+}
+
+// TestPipelineThreads: byte-identical streams for any --threads.
+func TestPipelineThreads(t *testing.T) {
+	kernel := append(append([]string{}, tiny...), "--alpha", "1.5")
+	var first []byte
+	for _, th := range []string{"1", "3"} {
+		_, cloud, post := pipeline(t, append(kernel, "--threads", th), []string{"--samples", "3000", "--threads", th}, []string{"--threads", th})
+		out := append(cloud, post...)
+		if first == nil {
+			first = out
+		} else if !bytes.Equal(first, out) {
+			t.Errorf("--threads %s: output differs from --threads 1", th)
+		}
+	}
+}
+
+// TestPipelinePipes runs the built binaries through real pipes and checks
+// that they produce what the in-process runners produce.
+func TestPipelinePipes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries: skipped under -short")
+	}
+	t.Parallel()
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+string(os.PathSeparator), "gpc/cmd/...")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	kernel := append(append([]string{}, tiny...), "--alpha", "1.5")
+	_, _, want := pipeline(t, kernel, []string{"--samples", "2000"}, nil)
+	k := exec.Command(filepath.Join(bin, "gpc-kernel"), kernel...)
+	tr := exec.Command(filepath.Join(bin, "gpc-train"), "--samples", "2000")
+	pr := exec.Command(filepath.Join(bin, "gpc-predict"))
+	var err error
+	if tr.Stdin, err = k.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if pr.Stdin, err = tr.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	var got, stderr bytes.Buffer
+	pr.Stdout = &got
+	for _, c := range []*exec.Cmd{k, tr, pr} {
+		c.Stderr = &stderr
+		c.Dir = "."
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []*exec.Cmd{k, tr, pr} {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("%s: %v\n%s", c.Path, err, stderr.String())
+		}
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Error("the piped binaries' output differs from the in-process pipeline's")
+	}
+}
+
+// TestPipelineBadInput: each bad input gets one line on stderr naming the
+// problem and the documented exit status.
+func TestPipelineBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := file("good.csv", "a,b,y\n1,2,1\n2,1,-1\n")
+	cov := runCLI(t, Kernel, cliCase{args: []string{"--train", good}})
+	for _, c := range []cliCase{
+		{name: "unknown label", args: []string{"--train", file("l3.csv", "a,y\n1,1\n2,-1\n3,2\n")}, code: ExitData, stderr: `line 4, column "y": a third label value "2"`},
+		{name: "unknown test label", args: []string{"--train", good, "--test", file("tl.csv", "a,b,y\n1,2,7\n")}, code: ExitData, stderr: `unknown label "7"`},
+		{name: "string labels without --positive", args: []string{"--train", file("s.csv", "a,y\n1,cat\n2,dog\n")}, code: ExitData, stderr: "give --positive"},
+		{name: "--positive not a label", args: []string{"--train", file("s2.csv", "a,y\n1,cat\n2,dog\n"), "--positive", "cow"}, code: ExitData, stderr: `--positive "cow"`},
+		{name: "test columns differ", args: []string{"--train", good, "--test", file("tc.csv", "a,c\n1,2\n")}, code: ExitData, stderr: `no column "b"`},
+		{name: "extra test column", args: []string{"--train", good, "--test", file("te.csv", "a,b,c\n1,2,3\n")}, code: ExitData, stderr: `column "c" is not among`},
+		{name: "NaN feature", args: []string{"--train", file("nan.csv", "a,b,y\n1,NaN,1\n2,1,-1\n")}, code: ExitData, stderr: `line 2, column "b"`},
+		{name: "text feature", args: []string{"--train", file("txt.csv", "a,b,y\n1,x,1\n2,1,-1\n")}, code: ExitData, stderr: `"x" is not a number`},
+		{name: "no label column", args: []string{"--train", good, "--label", "class"}, code: ExitData, stderr: `no label column "class"`},
+		{name: "empty training set", args: []string{"--train", file("empty.csv", "a,b,y\n")}, code: ExitData, stderr: "no training rows"},
+		{name: "empty file", args: []string{"--train", file("zero.csv", "")}, code: ExitData, stderr: "empty input"},
+		{name: "ard needs one alpha per feature", args: []string{"--train", good, "--kernel", "ard", "--alpha", "1,2,3"}, code: ExitUsage, stderr: "needs 2 length scale(s) alpha, got 3"},
+		{name: "both on stdin", args: []string{"--train", "-", "--test", "-"}, code: ExitUsage, stderr: "cannot both"},
+		{name: "negative beta", args: []string{"--train", good, "--beta=-1"}, code: ExitUsage, stderr: "beta -1"},
+		{name: "missing train file", args: []string{"--train", filepath.Join(dir, "nope.csv")}, code: ExitIO, stderr: "nope.csv"},
+	} {
+		t.Run("kernel/"+c.name, func(t *testing.T) { runCLI(t, Kernel, c) })
+	}
+	for _, c := range []cliCase{
+		{name: "a covariance is not a cloud", stdin: cov, code: ExitData, stderr: "where a cloud"},
+		{name: "empty cloud", code: ExitData, stderr: "empty input"},
+		{name: "truncated cloud", stdin: runCLI(t, Train, cliCase{args: []string{"--samples", "100"}, stdin: cov})[:300], code: ExitData, stderr: "stdin"},
+		{name: "missing --cloud", args: []string{"--cloud", filepath.Join(dir, "nope.arrows")}, code: ExitIO, stderr: "nope.arrows"},
+	} {
+		t.Run("predict/"+c.name, func(t *testing.T) { runCLI(t, Predict, c) })
+	}
+	runCLI(t, Train, cliCase{name: "train on CSV text", stdin: []byte("x\n"), code: ExitData, stderr: "stdin"})
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"io"
+	"strconv"
+
+	"gpc/core"
+	"gpc/format"
+)
+
+const trainDescription = `Estimate a GP classifier's marginal likelihood and keep the particle cloud for prediction: the second step of the pipeline.
+
+The input is a covariance stream (gpc-kernel's output): its train block is the orthant problem P(v >= 0) whose log probability is the log marginal likelihood. gpc-train runs the estimator on it (as gpc-orthant does) and writes the cloud stream: the train block, every particle with its log weight and group, then the test rows of the input, passed through as they are read.
+
+In the metadata: gpc:log_ml and gpc:se_log_ml, the method, order, seed, samples and groups, the fingerprint of the train block, and the input's kernel and label mapping. With --format table (the default on a terminal) or csv it writes a summary row instead of the cloud.
+
+Examples:
+  gpc-kernel --train train.csv --test test.csv | gpc-train --samples 100000 | gpc-predict
+  gpc-kernel --train train.csv | gpc-train > cloud.arrows
+
+Exit status: 0 success, 65 bad input data, 74 I/O error, 80 bad usage, 100 internal error, 130 interrupted.`
+
+// trainCmd is gpc-train's command line.
+type trainCmd struct {
+	Input string `arg:"" optional:"" default:"-" help:"Covariance stream (gpc-kernel's output); - or nothing reads standard input."`
+	estimatorFlags
+	BatchSize int `default:"4096" help:"Rows per Arrow record batch."`
+	commonFlags
+}
+
+// Train runs gpc-train.
+func Train(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run("gpc-train", trainDescription, &trainCmd{}, args, stdin, stdout, stderr)
+}
+
+// Validate checks the flags after parsing.
+func (c *trainCmd) Validate() error {
+	if err := c.validateCommon(); err != nil {
+		return err
+	}
+	if c.BatchSize < 1 {
+		return usagef("--batch-size %d: must be at least 1", c.BatchSize)
+	}
+	return c.validateEstimator()
+}
+
+func (c *trainCmd) run(e *env) error {
+	r, name, closeIn, err := openInput(c.Input, e.stdin)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	mem := format.NewAllocator()
+	cr, err := format.NewCovReader(r, name, mem)
+	if err != nil {
+		return err
+	}
+	defer cr.Close()
+	train := cr.Train()
+	cfg := c.config(c.Threads)
+	cfg.Keep = true
+	f, pilots, res, err := c.estimate(e, boxOf(train), name, &cfg, c.Progress)
+	if err != nil {
+		return err
+	}
+	meta := estimatorMeta(f, cfg, pilots, c.Jitter)
+	passMeta(meta, train.Meta)
+	sizes := make([]int, res.Groups)
+	for g := range sizes {
+		sizes[g] = res.Cloud.Groups[g].Len()
+	}
+	meta[format.KeyTool] = "gpc-train"
+	meta[format.KeyFingerprint] = format.Fingerprint(train.Cov)
+	meta[format.KeySamples] = strconv.Itoa(res.Samples)
+	meta[format.KeyGroups] = strconv.Itoa(res.Groups)
+	meta[format.KeyGroupSizes] = format.JoinInts(sizes)
+	meta[format.KeyGroupLogP] = format.JoinFloats(res.GroupLogP)
+	meta[format.KeyLogML] = fmtFloat(res.LogP)
+	meta[format.KeySELogML] = fmtFloat(res.SE)
+	if v, ok := train.Meta[format.KeyRows]; ok {
+		if rows, err := strconv.Atoi(v); err == nil {
+			meta[format.KeyRows] = strconv.Itoa(rows + res.Samples)
+		}
+	}
+	out := c.outputFormat(e.stdout)
+	if out != format.Arrow {
+		return c.summary(e, cr, &res, f, cfg, meta, out, mem)
+	}
+	cw, err := format.NewCloudWriter(e.stdout, train, meta, c.BatchSize, mem)
+	if err != nil {
+		return err
+	}
+	for g := range res.Cloud.Groups {
+		if err := cw.WriteParticles(g, &res.Cloud.Groups[g]); err != nil {
+			return err
+		}
+		res.Cloud.Groups[g] = core.CloudGroup{} // written: let it go
+	}
+	for {
+		if err := e.ctx.Err(); err != nil {
+			return err
+		}
+		t, err := cr.NextTest(c.BatchSize)
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			break
+		}
+		if err := cw.WriteTest(t); err != nil {
+			return err
+		}
+	}
+	return cw.Close()
+}
+
+// summary writes one row describing the training run (and counts the test
+// rows, reading them through).
+func (c *trainCmd) summary(e *env, cr *format.CovReader, res *core.Result, f *core.Factor, cfg core.Config, meta map[string]string, out format.Format, mem format.Allocator) error {
+	tests := 0
+	for {
+		t, err := cr.NextTest(c.BatchSize)
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			break
+		}
+		tests += t.Len()
+	}
+	t := orthantTable(res, f, cfg)
+	t.Cols[0].Name, t.Cols[1].Name = "log_ml", "se_log_ml"
+	t.Cols = append(t.Cols[:2], t.Cols[3:]...) // no p: the likelihood's exp adds nothing
+	t.Cols = append(t.Cols, format.Column{Name: "test_rows", Int: []int64{int64(tests)}})
+	t.Meta = meta
+	t.Meta[format.KeySchema] = "gpc.train-summary/1"
+	return format.WriteTable(e.stdout, t, out, 0, mem)
+}
