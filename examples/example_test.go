@@ -4,7 +4,9 @@ package examples
 
 import (
 	"bytes"
+	"encoding/csv"
 	"flag"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"gpc/internal/cli"
 	"gpc/internal/oracle"
 )
 
@@ -71,5 +74,36 @@ func TestOneFactorExample(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), readmeExact) {
 		t.Errorf("README.md does not quote the exact value %s", readmeExact)
+	}
+}
+
+// TestCrabsExample runs the README's first command (in process) and checks
+// what the README says of it: 99 of the 100 test crabs classified right.
+func TestCrabsExample(t *testing.T) {
+	run := func(tool func([]string, io.Reader, io.Writer, io.Writer) int, args []string, in []byte) []byte {
+		var out, errb bytes.Buffer
+		if code := tool(args, bytes.NewReader(in), &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		return out.Bytes()
+	}
+	cov := run(cli.Kernel, []string{"--standardize", "--alpha", "4", "--beta", "10", "--train", "crabs/train.csv", "--test", "crabs/test.csv"}, nil)
+	post := run(cli.Predict, []string{"--format", "csv"}, run(cli.Train, nil, cov))
+	recs, err := csv.NewReader(bytes.NewReader(post)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	right := 0
+	for _, r := range recs[1:] {
+		if r[3] == r[4] {
+			right++
+		}
+	}
+	if len(recs)-1 != 100 || right != 99 {
+		t.Errorf("%d of %d right; README.md says 99 of 100", right, len(recs)-1)
+	}
+	readme, _ := os.ReadFile("../README.md")
+	if !strings.Contains(string(readme), "(99 of the 100 are right)") {
+		t.Error("README.md no longer quotes the crabs result this test checks")
 	}
 }
