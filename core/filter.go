@@ -37,11 +37,13 @@ type filter struct {
 	z    []float64 // m x n, rows are the stored histories
 	logw []float64 // normalized log weights: logsumexp(logw) = 0
 	anc  []int     // anc[p]: the stored row that particle p's history is in
+	orig []int     // orig[p]: the slot of particle p's ancestor at the first variable
 	part []float64 // m x bs partial conditional means
 	zb   []float64 // m x bs in-block draws
 	lo   []float64 // standardized lower bound of the current step, per particle
 	hi   []float64 // standardized upper bound
 	lg   []float64 // log incremental weight of the current step
+	off  []float64 // MethodEP: the draw's offset, per particle
 
 	// scratch
 	idx   []int
@@ -52,13 +54,30 @@ type filter struct {
 	spare []float64 // one history row, for gather's cycles
 	perm  []int     // drawUniforms' scratch
 
-	rng *rand.Rand
+	rng   *rand.Rand
+	alpha []float64
 
 	// results of the last run
 	logZ      float64
 	minESS    float64 // smallest ESS/m of the incremental weights met
 	resamples int
 	deadAt    int // the step at which every particle failed, or -1
+}
+
+// ancestors returns the number of distinct ancestors at the first variable
+// of the particles of the last run: m without resampling, 1 when every
+// history has coalesced onto one (path degeneracy).
+func (fl *filter) ancestors() int {
+	seen := fl.acc[:fl.m]
+	clear(seen)
+	d := 0
+	for _, o := range fl.orig[:fl.m] {
+		if seen[o] == 0 {
+			seen[o] = 1
+			d++
+		}
+	}
+	return d
 }
 
 func newFilter(f *Factor, cfg *Config, maxM int) *filter {
@@ -72,11 +91,13 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 		f: f, method: cfg.Method, ess: cfg.ESSThreshold, bs: bs,
 		logw:  make([]float64, maxM),
 		anc:   make([]int, maxM),
+		orig:  make([]int, maxM),
 		part:  make([]float64, maxM*bs),
 		zb:    make([]float64, maxM*bs),
 		lo:    make([]float64, maxM),
 		hi:    make([]float64, maxM),
 		lg:    make([]float64, maxM),
+		off:   make([]float64, maxM),
 		idx:   make([]int, maxM),
 		acc:   make([]int, maxM),
 		tmpB:  make([]float64, maxM*bs),
@@ -97,6 +118,7 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 	logw := fl.logw[:m]
 	for p := range logw {
 		logw[p] = -math.Log(float64(m))
+		fl.orig[p] = p
 	}
 	for i0 := 0; i0 < n; i0 += bs {
 		if err := ctx.Err(); err != nil {
@@ -150,6 +172,10 @@ func (fl *filter) condition(i, i0 int) {
 
 // step advances every particle by variable i (block start i0).
 func (fl *filter) step(i, i0 int) {
+	if fl.method == MethodEP {
+		fl.stepEP(i, i0)
+		return
+	}
 	fl.condition(i, i0)
 	switch fl.method {
 	case MethodSMC:
@@ -188,22 +214,9 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 		}
 		logw[p] += lg[p]
 	}
-	inc := LogSumExp(logw)
-	fl.logZ += inc + mu*mu/2
-	if math.IsInf(inc, -1) {
+	resampled, dead := fl.reweight(mu * mu / 2)
+	if dead {
 		return
-	}
-	sum2 := 0.0
-	for p := range logw {
-		logw[p] -= inc
-		w := math.Exp(logw[p])
-		sum2 += w * w
-	}
-	ess := 1 / sum2 / float64(m)
-	fl.minESS = math.Min(fl.minESS, ess)
-	resampled := ess < fl.ess
-	if resampled {
-		fl.resample()
 	}
 	u := fl.tmpM[:m]
 	idx := fl.idx[:m]
@@ -227,6 +240,33 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 			logw[p] -= inc
 		}
 	}
+}
+
+// reweight ends the weighting half of a step, after the step's log
+// incremental weights were added to logw: the estimate of log P grows by the
+// log of their weighted mean plus extra, the weights are normalized, the
+// effective sample size is recorded, and the particles are resampled if it
+// fell below the threshold. dead reports that every weight is zero.
+func (fl *filter) reweight(extra float64) (resampled, dead bool) {
+	logw := fl.logw[:fl.m]
+	inc := LogSumExp(logw)
+	fl.logZ += inc + extra
+	if math.IsInf(inc, -1) {
+		return false, true
+	}
+	sum2 := 0.0
+	for p := range logw {
+		logw[p] -= inc
+		w := math.Exp(logw[p])
+		sum2 += w * w
+	}
+	ess := 1 / sum2 / float64(fl.m)
+	fl.minESS = math.Min(fl.minESS, ess)
+	if ess < fl.ess {
+		fl.resample()
+		return true, false
+	}
+	return false, false
 }
 
 // LatinBlock is the size of the blocks of consecutive particles whose
@@ -316,11 +356,13 @@ func (fl *filter) resample() {
 func (fl *filter) reorder(idx []int) {
 	m, bs := fl.m, fl.bs
 	tmpI := fl.tmpI[:m]
-	for p, j := range idx {
-		tmpI[p] = fl.anc[j]
+	for _, a := range [][]int{fl.anc, fl.orig} {
+		for p, j := range idx {
+			tmpI[p] = a[j]
+		}
+		copy(a, tmpI)
 	}
-	copy(fl.anc, tmpI)
-	for _, s := range [][]float64{fl.lo, fl.hi, fl.lg} {
+	for _, s := range [][]float64{fl.lo, fl.hi, fl.lg, fl.off} {
 		t := fl.tmpM[:m]
 		for p, j := range idx {
 			t[p] = s[j]

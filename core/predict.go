@@ -3,6 +3,8 @@ package core
 import (
 	"math"
 
+	"gonum.org/v1/gonum/floats"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -61,26 +63,11 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 	if t == 0 {
 		return nil
 	}
-	// B = L^-1 Rp' (n x t): column j is w for test j.
-	b := make([]float64, n*t)
-	for j := range t {
-		for k, v := range f.Perm {
-			b[k*t+j] = r[j*n+v]
-		}
+	b, offset, sigma, err := f.testBasis(r, vars, t)
+	if err != nil {
+		return err
 	}
 	impl := blas64.Implementation()
-	impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, t, 1, f.L, n, b, t)
-	sigma := make([]float64, t)
-	for j := range t {
-		s2 := vars[j]
-		for k := range n {
-			s2 -= b[k*t+j] * b[k*t+j]
-		}
-		if !(s2 > 0) {
-			return inputErrorf(j, "test row %d: its variance %v given the train variables is %v, not positive: the row does not belong with this covariance", j, vars[j], s2)
-		}
-		sigma[j] = math.Sqrt(s2)
-	}
 	g := len(c.Groups)
 	pg := make([]float64, g*t) // group means
 	maxLogZ := math.Inf(-1)
@@ -97,6 +84,11 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 		mu = slicesGrow(mu, m*t)
 		// mu (m x t) = Z (m x n) B (n x t): the particles' conditional means.
 		impl.Dgemm(blas.NoTrans, blas.NoTrans, m, t, n, 1, grp.Z, n, b, t, 0, mu, t)
+		if offset != nil {
+			for p := range m {
+				floats.Add(mu[p*t:p*t+t], offset)
+			}
+		}
 		row := pg[gi*t : gi*t+t]
 		if opt.Hard {
 			for j := range t {
@@ -144,4 +136,69 @@ func slicesGrow(s []float64, n int) []float64 {
 		return make([]float64, n)
 	}
 	return s[:n]
+}
+
+// testBasis returns, for T test variables with covariances r (T x N, input
+// order) and variances vars, the n x t matrix b, offsets and conditional
+// standard deviations such that a particle's conditional mean of test
+// variable j is offset_j + sum_k z_k b[k][j] (offset nil for zero), its
+// conditional standard deviation sigma_j.
+//
+// For a Factor of R itself, b = L^-1 r (in the Factor's order) and
+// sigma^2 = s - |b|^2. For MethodEP's Factor of Sigma (v = M + L z),
+// b = L' R^-1 r and offset = M'R^-1 r, with R^-1 r from R's Cholesky.
+func (f *Factor) testBasis(r, vars []float64, t int) (b, offset, sigma []float64, err error) {
+	n := f.N
+	b = make([]float64, n*t)
+	sigma = make([]float64, t)
+	impl := blas64.Implementation()
+	if f.ep == nil {
+		// B = L^-1 Rp' (n x t): column j is w for test j.
+		for j := range t {
+			for k, v := range f.Perm {
+				b[k*t+j] = r[j*n+v]
+			}
+		}
+		impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, t, 1, f.L, n, b, t)
+		for j := range t {
+			s2 := vars[j]
+			for k := range n {
+				s2 -= b[k*t+j] * b[k*t+j]
+			}
+			if !(s2 > 0) {
+				return nil, nil, nil, inputErrorf(j, "test row %d: its variance %v given the train variables is %v, not positive: the row does not belong with this covariance", j, vars[j], s2)
+			}
+			sigma[j] = math.Sqrt(s2)
+		}
+		return b, nil, sigma, nil
+	}
+	// X = R^-1 Rp' (n x t) in input order, through R's Cholesky factor
+	// (input order: rl is lower triangular, R = rl rl').
+	x := make([]float64, n*t)
+	for j := range t {
+		for v := range n {
+			x[v*t+j] = r[j*n+v]
+		}
+	}
+	rl := f.ep.rchol
+	impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, t, 1, rl, n, x, t)
+	for j := range t {
+		s2 := vars[j]
+		for v := range n {
+			s2 -= x[v*t+j] * x[v*t+j]
+		}
+		if !(s2 > 0) {
+			return nil, nil, nil, inputErrorf(j, "test row %d: its variance %v given the train variables is %v, not positive: the row does not belong with this covariance", j, vars[j], s2)
+		}
+		sigma[j] = math.Sqrt(s2)
+	}
+	impl.Dtrsm(blas.Left, blas.Lower, blas.Trans, blas.NonUnit, n, t, 1, rl, n, x, t)
+	// b = L' X[Perm]; offset = M[Perm]' X[Perm].
+	offset = make([]float64, t)
+	for k, v := range f.Perm {
+		copy(b[k*t:k*t+t], x[v*t:v*t+t])
+		floats.AddScaled(offset, f.ep.m[k], x[v*t:v*t+t])
+	}
+	impl.Dtrmm(blas.Left, blas.Lower, blas.Trans, blas.NonUnit, n, t, 1, f.L, n, b, t)
+	return b, offset, sigma, nil
 }

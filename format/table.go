@@ -31,6 +31,7 @@ const (
 	KeyOrder   = "gpc:order"   // the variable order: input indices, comma-separated
 	KeyPilots  = "gpc:pilots"  // the pilot runs that chose the method and order
 	KeyTilt    = "gpc:tilt"    // the minimax tilting solve
+	KeyEP      = "gpc:ep"      // the expectation propagation solve
 )
 
 // Format is an output encoding.

@@ -15,10 +15,10 @@ import (
 type estimatorFlags struct {
 	Samples int     `default:"10000" help:"Number of particles M (split into --groups groups)."`
 	Seed    int64   `default:"1" help:"Random seed. The same input, flags and seed give byte-identical output."`
-	Method  string  `enum:"auto,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator: smc (draws from the truncated conditionals, probability weights, systematic resampling when the ESS halves), met (the same with Botev's minimax exponentially tilted proposal), paper-hard (the paper's Algorithm GPC-MC: rejection and refill, product of acceptance fractions), paper-soft (the same with the paper's soft count), or auto: chosen with the order by pilot runs."`
-	Order   string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order: given (the input order), shuffle (random, from the seed), interleave (alternate the classes of the y column), greedy (Genz-Bretz: smallest conditional probability first), variance (least predictable variable first), sharp (variables nearly determined by all the others first, then as variance), or auto: with --method auto, met/sharp or met/greedy, chosen by pilot runs of samples/16 particles each; with smc or met, sharp or greedy; with the paper's methods, shuffle."`
+	Method  string  `enum:"auto,ep,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator: ep (particles propagated under expectation propagation's Gaussian approximation of the truncated normal and weighted step by step by the exact target over it), smc (draws from the truncated conditionals, probability weights, systematic resampling when the ESS halves), met (the same with Botev's minimax exponentially tilted proposal), paper-hard (the paper's Algorithm GPC-MC: rejection and refill, product of acceptance fractions), paper-soft (the same with the paper's soft count), or auto: chosen with the order by pilot runs."`
+	Order   string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order: given (the input order), shuffle (random, from the seed), interleave (alternate the classes of the y column), greedy (Genz-Bretz: smallest conditional probability first), variance (least predictable variable first), sharp (variables nearly determined by all the others first, then as variance), or auto: with --method auto, ep/greedy or met/sharp, chosen by pilot runs of samples/16 particles each; with ep, greedy or variance; with smc or met, sharp or greedy; with the paper's methods, shuffle."`
 	Groups  int     `default:"0" help:"Independent particle groups; the estimate is their mean and the standard error comes from their spread (0: up to 32, at least 250 particles each; 1 for the paper's methods, which then report no standard error)."`
-	ESS     float64 `name:"ess" default:"0" help:"Resample when the effective sample size falls below this fraction of the particles, in (0, 1] (0: 0.5 for smc, 0.001 for met)."`
+	ESS     float64 `name:"ess" default:"0" help:"Resample when the effective sample size falls below this fraction of the particles, in (0, 1] (0: 0.5 for ep and smc, 0.001 for met)."`
 	Jitter  float64 `default:"0" help:"Add this to the covariance diagonal before factorising; recorded in the output metadata (gpc:jitter)."`
 }
 
@@ -66,9 +66,11 @@ func candidates(method, order string) []core.Candidate {
 	case ms == nil && os == nil:
 		return core.AutoCandidates
 	case ms == nil:
-		ms = []core.Method{core.MethodSMC, core.MethodMET}
+		ms = []core.Method{core.MethodEP, core.MethodMET}
 	case os == nil && (ms[0] == core.MethodPaperHard || ms[0] == core.MethodPaperSoft):
 		os = []core.OrderKind{core.OrderShuffle} // the paper's shuffled order
+	case os == nil && ms[0] == core.MethodEP:
+		os = []core.OrderKind{core.OrderGreedy, core.OrderVariance}
 	case os == nil:
 		os = []core.OrderKind{core.OrderSharp, core.OrderGreedy}
 	}
@@ -135,9 +137,16 @@ func estimatorMeta(f *core.Factor, cfg core.Config, pilots []core.Pilot, jitter 
 	if f.Mu != nil {
 		meta[format.KeyTilt] = f.TiltStats.String()
 	}
+	if cfg.Method == core.MethodEP {
+		meta[format.KeyEP] = f.EPStats.String()
+	}
 	if len(pilots) > 0 {
 		var ps []string
 		for _, p := range pilots {
+			if p.Err != nil {
+				ps = append(ps, fmt.Sprintf("%v failed: %v", p.Candidate, oneLine(p.Err.Error())))
+				continue
+			}
 			ps = append(ps, fmt.Sprintf("%v log_p=%s se_log_p=%s samples=%d", p.Candidate,
 				strconv.FormatFloat(p.Result.LogP, 'g', -1, 64), strconv.FormatFloat(p.Result.SE, 'g', -1, 64), p.Result.Samples))
 		}

@@ -12,7 +12,7 @@ const orthantDescription = `Estimate a Gaussian box probability P(lower <= v <= 
 
 The input is a covariance stream (an Arrow IPC stream or file with a "cov" list column and optional lower, upper and mean columns; by default the orthant v >= 0), a square matrix as N numeric Arrow columns, or a CSV matrix with or without a header (columns named lower, upper, mean are then per-variable bounds and mean). The form is detected from the content. Rows after the N x N train block (test rows from gpc-kernel) are ignored: for a GP-classification covariance the result is the log marginal likelihood.
 
-The output is one row: log_p, se_log_p, p, n, samples, groups, method, order, seed, min_ess, resamples.
+The output is one row: log_p, se_log_p, p, n, samples, groups, method, order, seed, and the diagnostics min_ess (the smallest effective sample size met, as a fraction of a group), resamples (resampling steps), ancestors (distinct ancestors of the final particles at the first variable) and solve_iterations (EP sweeps for ep, Newton iterations for met).
 
 Examples:
   gpc-orthant cov.csv
@@ -83,5 +83,19 @@ func orthantTable(res *core.Result, f *core.Factor, cfg core.Config) *format.Tab
 		{Name: "seed", Int: []int64{int64(cfg.Seed)}},
 		{Name: "min_ess", Float: []float64{res.MinESS}},
 		{Name: "resamples", Int: []int64{int64(res.Resamples)}},
+		{Name: "ancestors", Int: []int64{int64(res.Ancestors)}},
+		{Name: "solve_iterations", Int: []int64{int64(solveIterations(f, cfg.Method))}},
 	}}
+}
+
+// solveIterations is the iteration count of the method's preparation: EP's
+// sweeps, the tilting solve's Newton steps, or 0.
+func solveIterations(f *core.Factor, m core.Method) int {
+	switch m {
+	case core.MethodEP:
+		return f.EPStats.Sweeps
+	case core.MethodMET:
+		return f.TiltStats.Iterations
+	}
+	return 0
 }

@@ -103,8 +103,17 @@ func (c *predictCmd) run(e *env) error {
 	}
 	meta := cloud.Meta()
 	jitter, _ := strconv.ParseFloat(meta[format.KeyJitter], 64)
-	box := core.Box{N: cloud.Train.N, Cov: cloud.Train.Cov}
-	f, err := core.NewFactor(box, core.Ordering{Kind: core.OrderGiven, Perm: cloud.Perm}, jitter)
+	// The factor the particles were drawn with, rebuilt in their order:
+	// for ep, EP is deterministic and gives the same Gaussian again.
+	box := boxOf(cloud.Train)
+	box.Labels = nil
+	ord := core.Ordering{Kind: core.OrderGiven, Perm: cloud.Perm}
+	var f *core.Factor
+	if meta[format.KeyMethod] == core.MethodEP.String() {
+		f, err = core.PrepareEP(box, ord, jitter)
+	} else {
+		f, err = core.NewFactor(box, ord, jitter)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,299 @@
+package core
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// EP is expectation propagation's Gaussian approximation of a box problem,
+// the truncated normal N(0, R) 1[a <= u <= b] with u = v - Mean and the
+// bounds a, b shifted likewise: each indicator 1[a_i <= u_i <= b_i] is
+// replaced by a Gaussian site exp(-Tau_i u_i^2/2 + Nu_i u_i), so that
+//
+//	N(u; 0, R) prod_i exp(-Tau_i u_i^2/2 + Nu_i u_i) = Z N(u; M, Sigma),
+//	Sigma = (R^-1 + T)^-1,   M = Sigma Nu,   T = diag(Tau),
+//	log Z = M'Nu/2 - log det(I + T^1/2 R T^1/2)/2.
+//
+// Any sites with Tau >= 0 make this an identity, so MethodEP is exact
+// whatever EP's convergence; the better the sites, the flatter the weights.
+// Tau is never negative: a truncation only shrinks a variance.
+//
+// References: T. Minka (2001), "Expectation propagation for approximate
+// Bayesian inference", UAI; J. P. Cunningham, P. Hennig and S. Lacoste-Julien
+// (2011), "Gaussian probabilities and expectation propagation",
+// arXiv 1111.6832; C. E. Rasmussen and C. K. I. Williams (2006), Gaussian
+// Processes for Machine Learning, Algorithm 3.5.
+type EP struct {
+	N       int
+	Tau, Nu []float64
+	// Sigma (row-major) and M are the Gaussian approximation; LogZ is the
+	// log of its normalising constant Z.
+	Sigma, M []float64
+	LogZ     float64
+	Stats    EPStats
+
+	a, b  []float64 // the bounds of u
+	rchol *Factor   // R's Cholesky factor in the input order
+}
+
+// EPStats describes an EP solve.
+type EPStats struct {
+	// Sweeps is the number of passes over the sites; Change is the largest
+	// change of a site's natural parameters in the last one, relative to
+	// its cavity precision (below EPTol: converged).
+	Sweeps int
+	Change float64
+}
+
+func (s EPStats) String() string {
+	return fmt.Sprintf("sweeps=%d change=%.3g", s.Sweeps, s.Change)
+}
+
+// EPTol is the relative change of the sites at which EP stops.
+const EPTol = 1e-8
+
+// MaxEPSweeps bounds EP's passes over the sites. EP on a truncated normal
+// usually converges in 5-10; more only sharpen the proposal.
+const MaxEPSweeps = 50
+
+// NewEP checks box and runs sequential expectation propagation on it, with
+// rank-one updates of Sigma within a sweep and a fresh factorisation at the
+// end. jitter >= 0 is added to the diagonal first. It returns the errors of
+// NewFactor for a box that is not valid, and an error if the updates break
+// down numerically (a site's cavity precision is not positive).
+func NewEP(box Box, jitter float64) (*EP, error) {
+	n := box.N
+	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, jitter)
+	if err != nil {
+		return nil, err
+	}
+	cov, _ := symmetrize(box.Cov, n, jitter)
+	a, b, _ := shiftedBounds(box)
+	e := &EP{N: n, Tau: make([]float64, n), Nu: make([]float64, n), M: make([]float64, n),
+		Sigma: cov, a: a, b: b, rchol: rf}
+	if err := e.sweep(); err != nil {
+		return nil, err
+	}
+	// The rank-one updates accumulate rounding: rebuild Sigma, M and Z from
+	// the sites and R.
+	cov, _ = symmetrize(box.Cov, n, jitter)
+	if err := e.recompute(cov); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// sweep runs EP's passes over the sites, updating only the lower triangle of
+// Sigma (recompute rebuilds all of it).
+func (e *EP) sweep() error {
+	n, sg := e.N, e.Sigma
+	col := make([]float64, n)
+	for e.Stats.Sweeps = 1; e.Stats.Sweeps <= MaxEPSweeps; e.Stats.Sweeps++ {
+		e.Stats.Change = 0
+		for i := range n {
+			sii := sg[i*n+i]
+			tc := 1/sii - e.Tau[i]
+			nc := e.M[i]/sii - e.Nu[i]
+			if !(tc > 0) || math.IsInf(tc, 1) {
+				return fmt.Errorf("core: EP broke down: the cavity precision of variable %d is %v", i, tc)
+			}
+			// The cavity N(mc, sc^2) times the indicator: its moments give the
+			// new site, (1/vh - tc, mh/vh - nc).
+			mc, sc := nc/tc, 1/math.Sqrt(tc)
+			tm, tv := truncMoments((e.a[i]-mc)/sc, (e.b[i]-mc)/sc)
+			if !(tv > 1e-12) {
+				// The interval is far in the cavity's tail or very narrow
+				// relative to it: a site this sharp would make the updates
+				// ill-conditioned, and any site is valid. Cap its precision.
+				tv = 1e-12
+			}
+			mh, vh := mc+sc*tm, sc*sc*tv
+			tau := math.Max(1/vh-tc, 0)
+			nu := mh/vh - nc
+			if tau == 0 {
+				nu = 0
+			}
+			e.Stats.Change = math.Max(e.Stats.Change, math.Max(math.Abs(tau-e.Tau[i]), math.Abs(nu-e.Nu[i])*sc)/tc)
+			dt, dn := tau-e.Tau[i], nu-e.Nu[i]
+			e.Tau[i], e.Nu[i] = tau, nu
+			// Sigma -= c col col' with c = dt/(1 + dt Sigma_ii), col = Sigma_i;
+			// M = Sigma Nu moves along col (col'Nu is the old M_i).
+			for r := range n {
+				if r < i {
+					col[r] = sg[i*n+r]
+				} else {
+					col[r] = sg[r*n+i]
+				}
+			}
+			c := dt / (1 + dt*sii)
+			floats.AddScaled(e.M, dn*(1-c*sii)-c*e.M[i], col)
+			for r := range n {
+				floats.AddScaled(sg[r*n:r*n+r+1], -c*col[r], col[:r+1])
+			}
+		}
+		if e.Stats.Change < EPTol {
+			return nil
+		}
+	}
+	e.Stats.Sweeps = MaxEPSweeps
+	return nil
+}
+
+// recompute sets Sigma, M and LogZ from the sites: with B = I + T^1/2 R
+// T^1/2 = L_B L_B' and V = L_B^-1 T^1/2 R, Sigma = R - V'V (Rasmussen and
+// Williams, Algorithm 3.5). cov is R and is overwritten by Sigma.
+func (e *EP) recompute(cov []float64) error {
+	n := e.N
+	sq := make([]float64, n)
+	for i, t := range e.Tau {
+		sq[i] = math.Sqrt(t)
+	}
+	bm := mat.NewSymDense(n, nil)
+	for i := range n {
+		for j := i; j < n; j++ {
+			v := sq[i] * cov[i*n+j] * sq[j]
+			if i == j {
+				v++
+			}
+			bm.SetSym(i, j, v)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(bm) {
+		return fmt.Errorf("core: EP broke down: I + T^1/2 R T^1/2 is not positive definite")
+	}
+	var lb mat.TriDense
+	ch.LTo(&lb)
+	v := mat.NewDense(n, n, nil)
+	for i := range n {
+		for j := range n {
+			v.Set(i, j, sq[i]*cov[i*n+j])
+		}
+	}
+	if err := v.Solve(&lb, v); err != nil {
+		return fmt.Errorf("core: EP broke down: %v", err)
+	}
+	var vtv mat.SymDense
+	vtv.SymOuterK(1, v.T())
+	for i := range n {
+		for j := range n {
+			cov[i*n+j] -= vtv.At(i, j)
+		}
+	}
+	e.Sigma = cov
+	for r := range n {
+		e.M[r] = floats.Dot(cov[r*n:r*n+n], e.Nu)
+	}
+	e.LogZ = 0.5*floats.Dot(e.M, e.Nu) - 0.5*ch.LogDet()
+	return nil
+}
+
+// Factor orders and factorises EP's Gaussian for MethodEP: Sigma[Perm][Perm]
+// = L L', the bounds shifted by M, and the sites in the same order. It
+// returns an error if the twisted steps would be numerically degenerate
+// (see epSteps).
+func (e *EP) Factor(ord Ordering) (*Factor, error) {
+	n := e.N
+	f, err := NewFactor(Box{N: n, Cov: e.Sigma, Lower: e.a, Upper: e.b, Mean: e.M}, ord, 0)
+	if err != nil {
+		// Not an InputError: R itself was fine.
+		return nil, fmt.Errorf("core: EP's covariance: %v", err)
+	}
+	f.Jitter = e.rchol.Jitter
+	f.EPStats = e.Stats
+	st := &epSteps{tau: make([]float64, n), kappa: make([]float64, n), m: make([]float64, n),
+		logZ: e.LogZ, rchol: e.rchol.L}
+	for k, v := range f.Perm {
+		t, nu, m := e.Tau[v], e.Nu[v], e.M[v]
+		st.tau[k], st.kappa[k], st.m[k] = t, nu-t*m, m
+		st.logZ -= -t*m*m/2 + nu*m
+		l := f.L[k*n+k]
+		if lambda := 1/(l*l) - t; !(lambda*l*l > PivotTol) {
+			return nil, fmt.Errorf("core: EP's twisting is degenerate at variable %d (site precision %v against conditional precision %v)", v, t, 1/(l*l))
+		}
+	}
+	f.ep = st
+	return f, nil
+}
+
+// PrepareEP is NewEP followed by EP.Factor.
+func PrepareEP(box Box, ord Ordering, jitter float64) (*Factor, error) {
+	e, err := NewEP(box, jitter)
+	if err != nil {
+		return nil, err
+	}
+	if ord.Labels == nil {
+		ord.Labels = box.Labels
+	}
+	return e.Factor(ord)
+}
+
+// epSteps holds what MethodEP's steps need, in the Factor's order: the
+// sites' precisions tau and linear coefficients kappa in terms of the
+// filter's variable u - M (whose prior is N(0, Sigma)), the log of the
+// constant the site corrections multiply the estimate by, and, for
+// prediction, M and R's Cholesky factor (input order, lower, row-major).
+//
+// Each step's conditional precision without its own site, 1/L[k][k]^2 -
+// tau[k], is positive in exact arithmetic (it is at least R's conditional
+// precision); EP.Factor refuses a factor where rounding has eaten it.
+type epSteps struct {
+	tau, kappa, m []float64
+	logZ          float64
+	rchol         []float64
+}
+
+// stepEP is one step of the fully adapted filter on the EP-twisted model.
+// The filter's variable u_k - M_k has, under the proposal N(0, Sigma), the
+// conditional N(mu, l^2) given the earlier ones, l = L[k][k]; the target
+// divides by the site exp(-tau u^2/2 + kappa u + const). Their product is
+// the Gaussian N(c, 1/lambda) times a weight:
+//
+//	lambda = 1/l^2 - tau,   c = (mu/l^2 - kappa)/lambda,
+//	log g = -log(lambda l^2)/2 + lambda c^2/2 - mu^2/(2 l^2) + log P(A <= N(c, 1/lambda) <= B),
+//
+// so, as in MethodSMC, each particle is weighted by g before its draw,
+// resampled if the effective sample size fell, and draws its variable from
+// N(c, 1/lambda) truncated to [A_k, B_k]; z_k = (u_k - mu)/l is stored.
+func (fl *filter) stepEP(i, i0 int) {
+	n, bs, m := fl.f.N, fl.bs, fl.m
+	k := i - i0
+	st := fl.f.ep
+	l := fl.f.L[i*n+i]
+	l2 := l * l
+	lambda := 1/l2 - st.tau[i]
+	s := 1 / math.Sqrt(lambda)
+	kappa := st.kappa[i]
+	lrow := fl.f.L[i*n+i0 : i*n+i]
+	a, b := fl.f.A[i], fl.f.B[i]
+	logw, lg, lo, hi, off := fl.logw[:m], fl.lg[:m], fl.lo[:m], fl.hi[:m], fl.off[:m]
+	base := -0.5 * math.Log(lambda*l2)
+	for p := range m {
+		mu := fl.part[p*bs+k]
+		if k > 0 {
+			mu += floats.Dot(lrow, fl.zb[p*bs:p*bs+k])
+		}
+		c := (mu/l2 - kappa) / lambda
+		lo[p], hi[p] = (a-c)/s, (b-c)/s
+		off[p] = (c - mu) / l
+		lg[p] = base + 0.5*lambda*c*c - 0.5*mu*mu/l2 + LogPhiDiff(lo[p], hi[p])
+		logw[p] += lg[p]
+	}
+	if i == 0 {
+		fl.logZ += st.logZ
+	}
+	resampled, dead := fl.reweight(0)
+	if dead {
+		return
+	}
+	u := fl.tmpM[:m]
+	idx := fl.idx[:m]
+	drawUniforms(u, func(p int) bool { return i == 0 || resampled && idx[p] == idx[p-1] }, fl.rng, fl.perm)
+	sl := s / l
+	for p := range m {
+		fl.zb[p*bs+k] = off[p] + sl*TruncNormQuantile(lo[p], hi[p], u[p])
+	}
+}
