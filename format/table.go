@@ -91,6 +91,10 @@ func (c *Column) text(i int, full bool) string {
 	return c.Str[i]
 }
 
+// humanDigits is the significant digits of a number in the text table, as
+// R prints them; CSV and Arrow keep every digit.
+const humanDigits = 7
+
 func formatHuman(v float64) string {
 	switch {
 	case math.IsNaN(v):
@@ -100,7 +104,7 @@ func formatHuman(v float64) string {
 	case math.IsInf(v, -1):
 		return "-Inf"
 	}
-	return strconv.FormatFloat(v, 'g', 10, 64)
+	return strconv.FormatFloat(v, 'g', humanDigits, 64)
 }
 
 // Table is a small result: named columns of equal length and schema

@@ -100,7 +100,7 @@ func TestOrthantCLI(t *testing.T) {
 		{name: "js fixed-size list", args: []string{interop + "js-fixedlist.arrows", "--samples", "2000"}},
 		{name: "js columns file", args: []string{interop + "js-columns.arrow", "--samples", "2000"}},
 		{name: "help", args: []string{"--help"}, stderr: ""},
-		{name: "progress", args: []string{"testdata/equicorr3.csv", "--progress", "--samples", "2000"}, stderr: "100.0% (6e+03 of 6e+03 particle-steps)"},
+		{name: "progress", args: []string{"testdata/equicorr3.csv", "--progress", "--samples", "2000"}, stderr: "100.0%: 3 of 3 variables, 2000 particles"},
 		{name: "version", args: []string{"--version"}},
 
 		{name: "not square", args: []string{}, stdin: []byte("1,0\n0,1\n0,0\n"), code: ExitData, stderr: "not square"},
