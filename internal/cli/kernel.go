@@ -110,7 +110,7 @@ func (c *kernelCmd) run(e *env) error {
 	}
 	if avail, ok := availableMemory(); ok {
 		if need := 8 * float64(train.rows) * float64(train.rows); need > float64(avail) {
-			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and %s of memory is available", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
+			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
 		}
 	}
 	if labels.oneClass {

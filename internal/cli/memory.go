@@ -146,9 +146,9 @@ func checkEstimateMemory(name string, n int, cfg core.Config, cands []core.Candi
 	a := float64(avail)
 	switch {
 	case factor > a:
-		return &dataError{fmt.Sprintf("%s: %d variables: factorising the %d x %d covariance needs about %s of memory, and %s is available", name, n, n, n, format.Bytes(factor), format.Bytes(a))}
+		return &dataError{fmt.Sprintf("%s: %d variables: factorising the %d x %d covariance needs about %s, and only %s of memory is available", name, n, n, n, format.Bytes(factor), format.Bytes(a))}
 	case factor+particles > a:
-		return usagef("--samples %d: %d particles of %d variables need about %s of memory, and %s is available: use fewer samples", cfg.Samples, cfg.Samples, n, format.Bytes(factor+particles), format.Bytes(a))
+		return usagef("--samples %d: %d particles of %d variables need about %s, and only %s of memory is available: use fewer samples", cfg.Samples, cfg.Samples, n, format.Bytes(factor+particles), format.Bytes(a))
 	}
 	return nil
 }
