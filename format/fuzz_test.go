@@ -259,7 +259,9 @@ func FuzzWriteTable(f *testing.F) {
 			t.Fatalf("csv: %d records for %d rows, header %q", len(recs), n, recs[0])
 		}
 		for r := range n {
-			if recs[r+1][0] != tab.Cols[0].Str[r] {
+			// encoding/csv's reader turns \r\n inside a quoted field into
+			// \n (its documentation says so); the bytes written hold \r\n.
+			if recs[r+1][0] != strings.ReplaceAll(tab.Cols[0].Str[r], "\r\n", "\n") {
 				t.Fatalf("csv row %d: %q, wrote %q", r, recs[r+1][0], tab.Cols[0].Str[r])
 			}
 		}
