@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -131,10 +132,14 @@ func TestHelpExamples(t *testing.T) {
 	}
 }
 
-// onlyWarnings reports whether every line of stderr is a warning.
+// progressLine matches a --progress line.
+var progressLine = regexp.MustCompile(`^gpc-[a-z]+: +[0-9.]+%: `)
+
+// onlyWarnings reports whether every line of stderr is a warning or a
+// progress report.
 func onlyWarnings(stderr string) bool {
 	for _, l := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
-		if l != "" && !strings.Contains(l, ": warning: ") {
+		if l != "" && !strings.Contains(l, ": warning: ") && !progressLine.MatchString(l) {
 			return false
 		}
 	}
@@ -278,5 +283,52 @@ func TestInterrupt(t *testing.T) {
 			}
 			t.Logf("stopped %v after SIGINT; %d bytes on stdout", took.Round(time.Millisecond), stdout.Len())
 		})
+	}
+}
+
+// TestREADMECookbook runs the commands of the README's cookbook (its
+// indented lines that start with a tool's name or a shell loop), in order,
+// as a new user would paste them after the README's first command.
+func TestREADMECookbook(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "\n## Cookbook\n")
+	if start < 0 {
+		t.Fatal("README.md has no Cookbook section")
+	}
+	section := text[start+1:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	dir := workDir(t)
+	n := 0
+	for _, l := range strings.Split(section, "\n") {
+		line, ok := strings.CutPrefix(l, "    ")
+		if !ok || !(strings.HasPrefix(line, "gpc-") || strings.HasPrefix(line, "for ")) {
+			continue
+		}
+		n++
+		var stdout, stderr bytes.Buffer
+		cmd := shell(t, dir, line)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil || !onlyWarnings(stderr.String()) {
+			t.Errorf("README command %q: %v\n%s", line, err, stderr.String())
+		}
+	}
+	if n < 6 {
+		t.Errorf("only %d commands in the README's cookbook", n)
+	}
+	// What the cookbook wrote is whole.
+	for _, name := range []string{"cloud.arrows", "posteriors.arrows", "logp.arrows"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := format.Dump(io.Discard, bytes.NewReader(data)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
