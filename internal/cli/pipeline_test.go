@@ -211,15 +211,8 @@ func TestPipelineThreads(t *testing.T) {
 // TestPipelinePipes runs the built binaries through real pipes and checks
 // that they produce what the in-process runners produce.
 func TestPipelinePipes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binaries: skipped under -short")
-	}
+	bin := tools(t)
 	t.Parallel()
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+string(os.PathSeparator), "gpc/cmd/...")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	kernel := append(append([]string{}, tiny...), "--alpha", "1.5")
 	_, _, want := pipeline(t, kernel, []string{"--samples", "2000"}, nil)
 	k := exec.Command(filepath.Join(bin, "gpc-kernel"), kernel...)
