@@ -172,6 +172,7 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 	})
 	rep.stopProgress()
 	if err == nil {
+		rep.flushWarnings()
 		return ExitOK
 	}
 	code = classify(err, ctx)

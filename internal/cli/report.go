@@ -13,10 +13,15 @@ import (
 // reporter writes a tool's messages to standard error: errors (always),
 // warnings (unless --quiet) and progress (with --progress). It is safe for
 // concurrent use, since the estimator reports progress from its workers.
+//
+// Warnings are held until the run ends and printed only if it succeeds: a
+// warning is about a result (its standard error, its labels), and a run
+// that fails has none, so that a failure is always exactly one line.
 type reporter struct {
-	name  string
-	w     io.Writer
-	quiet bool
+	name    string
+	w       io.Writer
+	quiet   bool
+	pending []string // warnings not yet printed
 
 	mu       sync.Mutex
 	tty      bool // redraw the progress line in place
@@ -66,15 +71,25 @@ func (r *reporter) errorf(format string, args ...any) {
 	fmt.Fprintf(r.w, "%s: %s\n", r.name, oneLine(fmt.Sprintf(format, args...)))
 }
 
-// warnf prints a warning unless --quiet.
+// warnf records a warning, printed by flushWarnings unless --quiet.
 func (r *reporter) warnf(format string, args ...any) {
 	if r.quiet {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.pending = append(r.pending, fmt.Sprintf("%s: warning: %s\n", r.name, oneLine(fmt.Sprintf(format, args...))))
+}
+
+// flushWarnings prints the warnings recorded, once the run has succeeded.
+func (r *reporter) flushWarnings() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.clearLine()
-	fmt.Fprintf(r.w, "%s: warning: %s\n", r.name, oneLine(fmt.Sprintf(format, args...)))
+	for _, w := range r.pending {
+		io.WriteString(r.w, w)
+	}
+	r.pending = nil
 }
 
 // startProgress begins a progress report of p. It does nothing unless
