@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"gpc/format"
@@ -32,6 +33,7 @@ type badInput struct {
 	stdin string            // the name of the standard input in the document ("" for none)
 	input func() []byte     // standard input
 	files map[string][]byte // files the args name as @name
+	full  bool              // standard output is a full disk
 	code  int
 	want  string // a part of the message that must be there
 }
@@ -176,7 +178,6 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-orthant", what: "two inputs", args: []string{"a.csv", "b.csv"}, code: ExitUsage, want: "unexpected argument"},
 		{tool: "gpc-orthant", what: "an input file that does not exist", args: []string{"no-such-file.csv"}, code: ExitIO, want: "no such file"},
 		{tool: "gpc-orthant", what: "an input that cannot be read (a directory)", args: []string{"testdata"}, code: ExitIO, want: "is a directory"},
-
 		// gpc-kernel: features and labels.
 		{tool: "gpc-kernel", what: "no label column", args: []string{"--train", "-", "--label", "class"}, stdin: "train.csv", input: text(trainCSV), code: ExitData, want: `no label column "class"`},
 		{tool: "gpc-kernel", what: "a third label value", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,-1\n3,2\n"), code: ExitData, want: `line 4, column "y": a third label value "2"`},
@@ -238,6 +239,13 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "an unknown --count", args: []string{"--count", "exact"}, code: ExitUsage, want: "--count"},
 		{tool: "gpc-predict", what: "a --cloud file that does not exist", args: []string{"--cloud", "@no-such-cloud.arrows"}, code: ExitIO, want: "no such file"},
 		{tool: "gpc-predict", what: "an input file that does not exist", args: []string{"no-such-file.arrows"}, code: ExitIO, want: "no such file"},
+
+		// Every tool: an output that cannot be written.
+		{tool: "gpc-orthant", what: "an output that cannot be written (a full disk)", args: []string{"testdata/equicorr3.csv", "--samples", "100"}, stdin: "", full: true, code: ExitIO, want: "write output: no space left on device"},
+		{tool: "gpc-kernel", what: "an output that cannot be written (a full disk)", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name"}, full: true, code: ExitIO, want: "write covariance: no space left on device"},
+		{tool: "gpc-train", what: "an output that cannot be written (a full disk)", args: []string{"--samples", "100"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, full: true, code: ExitIO, want: "write cloud: arrow/ipc: could not write payload message body: no space left on device"},
+		{tool: "gpc-predict", what: "an output that cannot be written (a full disk)", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, full: true, code: ExitIO, want: "write output: no space left on device"},
+
 	}
 }
 
@@ -334,7 +342,11 @@ func runBad(t *testing.T, c badInput) string {
 		in = c.input()
 	}
 	var out, errb bytes.Buffer
-	code := runners[c.tool](args, bytes.NewReader(in), &out, &errb)
+	var stdout io.Writer = &out
+	if c.full {
+		stdout = fullDisk{}
+	}
+	code := runners[c.tool](args, bytes.NewReader(in), stdout, &errb)
 	msg := errb.String()
 	if code != c.code {
 		t.Fatalf("exit %d, want %d; stderr %q", code, c.code, msg)
@@ -352,6 +364,11 @@ func runBad(t *testing.T, c badInput) string {
 	return availRE.ReplaceAllString(msg, "only N GiB of memory is available")
 }
 
+// fullDisk is an output on a full disk, as /dev/full is.
+type fullDisk struct{}
+
+func (fullDisk) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
 // command is how the document shows a row's command line.
 func command(c badInput) string {
 	parts := []string{c.tool}
@@ -364,6 +381,9 @@ func command(c badInput) string {
 	}
 	if c.stdin != "" {
 		parts = append(parts, "<", c.stdin)
+	}
+	if c.full {
+		parts = append(parts, ">", "/dev/full")
 	}
 	return strings.Join(parts, " ")
 }

@@ -245,7 +245,7 @@ func TestInterrupt(t *testing.T) {
 	}
 	for _, c := range []interruptCase{
 		{"gpc-orthant estimating", []string{"gpc-orthant", "--samples", "4000000", filepath.Join(ex, "onefactor-100.csv")}, nil, time.Second},
-		{"gpc-train estimating", []string{"gpc-train", "--samples", "1000000"}, cov, time.Second},
+		{"gpc-train estimating", []string{"gpc-train", "--samples", "400000"}, cov, time.Second},
 		{"gpc-predict writing", []string{"gpc-predict", "--batch-size", "64", cloud}, nil, 1500 * time.Millisecond},
 		{"gpc-predict reading a stalled pipe", []string{"gpc-predict"}, stalled, 500 * time.Millisecond},
 	} {
@@ -330,5 +330,23 @@ func TestREADMECookbook(t *testing.T) {
 		if err := format.Dump(io.Discard, bytes.NewReader(data)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestFullDisk: a tool whose output cannot be written (/dev/full, a full
+// disk) fails with exit status 74 and one line, never 0.
+func TestFullDisk(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	var stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(tools(t), "gpc-orthant"), "--samples", "1000", filepath.Join(examplesDir(t), "onefactor-100.csv"))
+	cmd.Stdout, cmd.Stderr = full, &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitIO || stderr.String() != "gpc-orthant: format: write output: write /dev/stdout: no space left on device\n" {
+		t.Errorf("gpc-orthant > /dev/full: %v, stderr %q", err, stderr.String())
 	}
 }
