@@ -245,7 +245,6 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-kernel", what: "an output that cannot be written (a full disk)", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name"}, full: true, code: ExitIO, want: "write covariance: no space left on device"},
 		{tool: "gpc-train", what: "an output that cannot be written (a full disk)", args: []string{"--samples", "100"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, full: true, code: ExitIO, want: "write cloud: arrow/ipc: could not write payload message body: no space left on device"},
 		{tool: "gpc-predict", what: "an output that cannot be written (a full disk)", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, full: true, code: ExitIO, want: "write output: no space left on device"},
-
 	}
 }
 
