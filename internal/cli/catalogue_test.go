@@ -397,3 +397,33 @@ func code(s string) string {
 }
 
 func cellMD(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// TestStreamsDoNotLie: every kind of stream the tools write (covariance,
+// cloud, posteriors, orthant result), cut after any of its messages, with
+// or without the end-of-stream marker put back, is refused by gpc's
+// readers (format.Dump reads any of them): by the missing marker, or by
+// gpc:rows.
+func TestStreamsDoNotLie(t *testing.T) {
+	fx := getFixtures(t)
+	orthant := runCLI(t, Orthant, cliCase{args: []string{"--samples", "200"}, stdin: fx.cov})
+	for _, s := range []struct {
+		name string
+		data []byte
+	}{{"covariance", fx.cov}, {"cloud", fx.cloud}, {"posteriors", fx.post}, {"orthant result", orthant}} {
+		var meta bytes.Buffer
+		if err := format.Dump(&meta, bytes.NewReader(s.data)); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if !strings.Contains(meta.String(), "gpc:rows = ") {
+			t.Errorf("%s: no gpc:rows", s.name)
+		}
+		ends := messageEnds(t, s.data)
+		for k := 1; k < len(ends); k++ {
+			for _, marker := range []bool{false, true} {
+				if err := format.Dump(io.Discard, bytes.NewReader(cut(t, s.data, k, marker))); err == nil {
+					t.Errorf("%s cut after %d of %d messages (end marker %v) reads as complete", s.name, k, len(ends), marker)
+				}
+			}
+		}
+	}
+}
