@@ -187,10 +187,12 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 }
 
 // interruptGrace is how long an interrupted tool waits for its work to
-// reach the next batch. The computation checks for an interrupt after every
-// block of variables and every batch of rows, within milliseconds; only a
-// read or a write that blocks (a terminal, a stalled pipe) takes longer,
-// and then the tool leaves it behind.
+// reach the next batch. The work checks for an interrupt after every batch
+// of rows and every block of variables (core checks once per block of 64
+// variables in each particle group: milliseconds, but seconds for groups of
+// a hundred thousand particles); a read or a write that blocks (a terminal,
+// a stalled pipe) may never return. Past the grace the tool leaves the work
+// behind and exits; its output has no end-of-stream marker either way.
 const interruptGrace = 2 * time.Second
 
 // runInterruptible runs work in a goroutine. When ctx is cancelled (SIGINT
