@@ -42,7 +42,7 @@ const (
 const pipelineHelp = `The gpc pipeline (Arrow IPC streams on the pipes; a table on a terminal):
 
   features --gpc-kernel--> covariance --gpc-train--> cloud --gpc-predict--> posteriors
-                           covariance --gpc-orthant--> log P (for gpc-kernel's: the log marginal likelihood)`
+                           covariance --gpc-orthant--> log P (of gpc-kernel's covariance: the log marginal likelihood)`
 
 // examplesHelp introduces the examples of every tool's --help, which run as
 // they are in the gpc source tree (a test runs them).
