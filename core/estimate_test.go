@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -370,12 +371,30 @@ func TestConfigValidate(t *testing.T) {
 // equicorrelated one; so those two pairs are not held to the band, and the
 // default must be (its pilots prefer met/sharp on d = 3, where met is also 20
 // times more accurate).
+//
+// The runs use M = 9600 particles in 32 groups of 300, about the tools'
+// default. With groups of 100 (M = 3200) EP's standard errors are about 20 %
+// too small on the one-factor case (87 % within 2 SE, rms z 1.21 over 100
+// seeds): a group must be large enough to sample the weights' tail.
+//
+// The default run uses 100 seeds, enough to catch a standard error off by a
+// third, and the default candidates; -long runs the full study, 300 seeds
+// and smc too (go test ./core -run Calibration -v -long).
+var long = flag.Bool("long", false, "run the long studies in full")
+
 func TestCalibration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("calibration study: skipped under -short")
 	}
 	t.Parallel()
-	const runs = 300
+	runs, calSamples := 100, 9600
+	if *long {
+		runs = 300
+	}
+	// The band is 3 binomial standard deviations either side of 94.6 %:
+	// [0.907, 0.985] at 300 runs, [0.878, 1] at 100.
+	sd := math.Sqrt(0.946 * 0.054 / float64(runs))
+	lo, hi := 0.946-3*sd, math.Min(1, 0.946+3*sd)
 	lin := linearClassifierBox(60, 4)
 	for _, c := range []exactCase{
 		{"one-factor/n=100", orthant(100, oracle.OneFactor(uniformLoadings(100, 77))), oracle.OneFactorLogP(uniformLoadings(100, 77))},
@@ -385,6 +404,9 @@ func TestCalibration(t *testing.T) {
 	} {
 		for _, cand := range []*core.Candidate{{Method: core.MethodSMC, Order: core.OrderVariance}, {Method: core.MethodMET, Order: core.OrderSharp}, {Method: core.MethodEP, Order: core.OrderGreedy}, nil} {
 			name := "auto"
+			if cand != nil && cand.Method == core.MethodSMC && !*long {
+				continue // not a default candidate: -long only
+			}
 			if cand != nil {
 				name = cand.String()
 				if cand.Method == core.MethodEP && (c.name == "d=3" || c.name == "equicorrelated/n=30") {
@@ -405,7 +427,7 @@ func TestCalibration(t *testing.T) {
 				var z2 float64
 				chosen := map[string]int{}
 				for s := range runs {
-					cfg := core.Config{Samples: 3200, Groups: 32, Seed: uint64(1000 + s), Threads: 1}
+					cfg := core.Config{Samples: calSamples, Groups: 32, Seed: uint64(1000 + s), Threads: 1}
 					if cand == nil {
 						var ch core.Candidate
 						if f, ch, _, err = core.Choose(context.Background(), c.box, core.AutoCandidates, 0, cfg); err != nil {
@@ -426,12 +448,17 @@ func TestCalibration(t *testing.T) {
 						inside++
 					}
 				}
-				cover := float64(inside) / runs
-				t.Logf("%s %s: %.1f %% within 2 SE, rms z %.3f %v", c.name, name, 100*cover, math.Sqrt(z2/runs), chosen)
-				// Binomial sd of the coverage at 300 runs is 1.3 %: [91, 98] is
-				// about 3 sd either side of 94.6 %.
-				if cover < 0.91 || cover > 0.98 {
-					t.Errorf("coverage %.3f outside [0.91, 0.98]", cover)
+				cover := float64(inside) / float64(runs)
+				rmsZ := math.Sqrt(z2 / float64(runs))
+				t.Logf("%s %s: %.1f %% within 2 SE, rms z %.3f %v", c.name, name, 100*cover, rmsZ, chosen)
+				if cover < lo || cover > hi {
+					t.Errorf("coverage %.3f outside [%.3f, %.3f]", cover, lo, hi)
+				}
+				// Standard errors a quarter too large show as an rms z near
+				// 0.8, which the coverage band alone cannot see at 100 runs
+				// (measured: 0.97 to 1.13).
+				if rmsZ < 0.85 {
+					t.Errorf("rms z %.3f: the standard errors are too large", rmsZ)
 				}
 			})
 		}
