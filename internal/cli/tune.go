@@ -227,24 +227,24 @@ func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
 	return out, nil
 }
 
-// readTraining reads, labels and (with --standardize) standardizes the
-// training features as gpc-kernel does.
-func readTraining(e *env, path, label, positive, id string, std bool) (*features, map[string]string, error) {
+// readTraining reads and labels the training features as gpc-kernel does,
+// and returns their label mapping and metadata.
+func readTraining(e *env, path, label, positive, id string) (*features, *labelMap, map[string]string, error) {
 	kc := &kernelCmd{Train: path, Label: label, Positive: positive, ID: id}
 	frame, err := kc.readFrame(path, e)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	labels, err := newLabelMap(frame, label, positive)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	train, err := kc.extract(frame, nil, labels, true)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if train.rows == 0 {
-		return nil, nil, &dataError{fmt.Sprintf("%s: no training rows", frame.Name)}
+		return nil, nil, nil, &dataError{fmt.Sprintf("%s: no training rows", frame.Name)}
 	}
 	if labels.oneClass {
 		e.rep.warnf("every training label is %s: the classifier sees one class", labels.text(train.y[0]))
@@ -255,13 +255,16 @@ func readTraining(e *env, path, label, positive, id string, std bool) (*features
 		format.KeyLabelPositive: labels.pos,
 		format.KeyLabelNegative: labels.neg,
 	}
-	if std {
-		mean, sd := standardize(train, nil)
-		meta["gpc:standardize"] = "true"
-		meta["gpc:feature_mean"] = format.JoinFloats(mean)
-		meta["gpc:feature_sd"] = format.JoinFloats(sd)
-	}
-	return train, meta, nil
+	return train, labels, meta, nil
+}
+
+// standardizeMeta standardizes train and test (if not nil) by the
+// training means and standard deviations, recorded in meta.
+func standardizeMeta(train, test *features, meta map[string]string) {
+	mean, sd := standardize(train, test)
+	meta["gpc:standardize"] = "true"
+	meta["gpc:feature_mean"] = format.JoinFloats(mean)
+	meta["gpc:feature_sd"] = format.JoinFloats(sd)
 }
 
 // grid enumerates the points of the axes (last axis fastest).
@@ -305,9 +308,12 @@ func evalError(e *env, err error) bool {
 }
 
 func (c *tuneCmd) run(e *env) error {
-	train, dataMeta, err := readTraining(e, c.Train, c.Label, c.Positive, c.ID, c.Standardize)
+	train, _, dataMeta, err := readTraining(e, c.Train, c.Label, c.Positive, c.ID)
 	if err != nil {
 		return err
+	}
+	if c.Standardize {
+		standardizeMeta(train, nil, dataMeta)
 	}
 	d := len(train.names)
 	specs, err := c.specs(d, train.names...)
