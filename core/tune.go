@@ -301,7 +301,7 @@ type OptimizeConfig struct {
 	Samples int
 	Seed    uint64
 	// Step is the initial simplex's edge in each coordinate (log units;
-	// default 0.5), and the fit's half-width is Step/2.
+	// default 0.5), and the fit's half-width is Step/4 (FitFraction).
 	Step []float64
 	// XTol ends the simplex search when every vertex is within XTol of the
 	// best in every coordinate (default 0.01: 1 % in each hyperparameter);
@@ -372,7 +372,7 @@ func (s *Surface) Maximize(ctx context.Context, theta0 []float64, cfg OptimizeCo
 	}
 	h := make([]float64, k)
 	for j := range h {
-		h[j] = step[j] / 2
+		h[j] = step[j] * FitFraction
 	}
 	opt, err := s.fit(ctx, best, h, cfg)
 	if err != nil {
@@ -381,6 +381,15 @@ func (s *Surface) Maximize(ctx context.Context, theta0 []float64, cfg OptimizeCo
 	opt.Evals += evals
 	return opt, nil
 }
+
+// FitFraction is the half-width of Maximize's quadratic fit as a fraction
+// of the simplex's initial step. The fitted stationary point is biased by
+// the cubic term, about h^2 f'''/(6 |f''|) in one dimension, and its noise
+// grows as h shrinks only through the Hessian (the gradient's
+// common-random-numbers noise does not depend on h): on the linear kernel
+// of the tests a step of 0.5 gives a bias of 0.008 at h = step/2 and 0.002
+// at step/4.
+const FitFraction = 0.25
 
 // fit estimates the surface on the central-difference stencil around
 // theta0 (half-widths h) and returns the Optimum of the fitted quadratic.
