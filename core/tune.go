@@ -317,7 +317,8 @@ type OptimizeConfig struct {
 
 // Maximize finds the maximum of the surface's estimate for cfg.Seed,
 // starting from theta0: the Nelder-Mead simplex search on the common-random-
-// numbers surface (which is smooth in theta for a fixed seed), then a
+// numbers surface (which is smooth in theta for a fixed seed), restarted
+// from its optimum with the initial step until it stays put, then a
 // quadratic fitted on the central-difference stencil around its optimum
 // (2k^2 + 1 estimates) for the refined point, its Monte Carlo error and the
 // likelihood's width (Optimum). An evaluation that fails (EP breaking down
@@ -366,7 +367,27 @@ func (s *Surface) Maximize(ctx context.Context, theta0 []float64, cfg OptimizeCo
 		}
 		return -res.LogP
 	}
-	best, _ := NelderMead(neg, theta0, step, xtol, maxEvals)
+	// Restart the simplex from its optimum with the initial step until it
+	// stays put: on a long, flat ridge the simplex can collapse across the
+	// ridge and stall before reaching the maximum along it (Lagarias et
+	// al. 1998; the usual remedy).
+	best, fbest := NelderMead(neg, theta0, step, xtol, maxEvals)
+	for range MaxRestarts {
+		if ctxErr != nil || evals >= maxEvals {
+			break
+		}
+		x, fx := NelderMead(neg, best, step, xtol, maxEvals-evals)
+		moved := false
+		for j := range x {
+			moved = moved || math.Abs(x[j]-best[j]) > xtol
+		}
+		if fx < fbest {
+			best, fbest = x, fx
+		}
+		if !moved {
+			break
+		}
+	}
 	if ctxErr != nil {
 		return nil, ctxErr
 	}
@@ -382,9 +403,13 @@ func (s *Surface) Maximize(ctx context.Context, theta0 []float64, cfg OptimizeCo
 	return opt, nil
 }
 
+// MaxRestarts bounds Maximize's restarts of the simplex search.
+const MaxRestarts = 5
+
 // FitFraction is the half-width of Maximize's quadratic fit as a fraction
 // of the simplex's initial step. The fitted stationary point is biased by
-// the cubic term, about h^2 f'''/(6 |f''|) in one dimension, and its noise
+// the cubic term, about h^2 f3/(6 |f2|) in one dimension (f2, f3 the
+// second and third derivatives), and its noise
 // grows as h shrinks only through the Hessian (the gradient's
 // common-random-numbers noise does not depend on h): on the linear kernel
 // of the tests a step of 0.5 gives a bias of 0.008 at h = step/2 and 0.002
