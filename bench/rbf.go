@@ -46,13 +46,14 @@ type Spread struct {
 	MeanSE            float64 // the mean reported standard error
 	Seconds           float64 // mean wall time per estimate, preparation included
 	Runs              int
+	Chosen            map[string]int // the default's choices
 }
 
-// LogPSpread estimates log P of box `runs` times with candidate c (or, for
-// a zero-value Candidate with auto, the default choice) and M particles,
-// seeds seed0, seed0+1, ...
+// LogPSpread estimates log P of box `runs` times with candidate c (nil: the
+// default choice among core.AutoCandidates) and M particles, seeds seed0,
+// seed0+1, ...
 func LogPSpread(ctx context.Context, box core.Box, c *core.Candidate, m, runs int, seed0 uint64) (Spread, error) {
-	var s Spread
+	s := Spread{Chosen: map[string]int{}}
 	var xs []float64
 	s.MinLogP = math.Inf(1)
 	start := time.Now()
@@ -64,6 +65,7 @@ func LogPSpread(ctx context.Context, box core.Box, c *core.Candidate, m, runs in
 			var cand core.Candidate
 			f, cand, _, err = core.Choose(ctx, box, core.AutoCandidates, 0, cfg)
 			cfg.Method = cand.Method
+			s.Chosen[cand.String()]++
 		} else {
 			cfg.Method = c.Method
 			f, err = core.Prepare(box, *c, cfg.Seed, 0)

@@ -52,8 +52,12 @@ func (s EPStats) String() string {
 	return fmt.Sprintf("sweeps=%d change=%.3g", s.Sweeps, s.Change)
 }
 
-// EPTol is the relative change of the sites at which EP stops.
-const EPTol = 1e-8
+// EPTol is the relative change of the sites at which EP stops. The proposal
+// needs the sites to a few digits only: on the RBF classification
+// covariance of N = 500 (beta = 10) the standard deviation of log P at
+// M = 10^4 is the same (0.0039 nats) whether EP stops at 1e-8 (12 sweeps),
+// 1e-4 (7) or 1e-2 (5).
+const EPTol = 1e-3
 
 // MaxEPSweeps bounds EP's passes over the sites. EP on a truncated normal
 // usually converges in 5-10; more only sharpen the proposal.

@@ -454,8 +454,8 @@ func (cr *CloudReader) NextTest(max int) (t *TestRows, err error) {
 		cr.rows++
 	}
 	if t.Len() == 0 {
-		if v, ok := cr.meta[KeyRows]; ok && v != strconv.Itoa(cr.rows) {
-			return nil, dataErrorf(cr.name, "%d rows but the metadata (%s) announces %s: the stream was cut short", cr.rows, KeyRows, v)
+		if err := checkRows(cr.meta, cr.rows); err != nil {
+			return nil, dataErrorf(cr.name, "%v", err)
 		}
 		return nil, nil
 	}

@@ -104,11 +104,14 @@ func (c *estimatorFlags) prepare(e *env, box core.Box, name string, cfg *core.Co
 // estimate prepares the box and runs the estimator with progress, warning
 // when the standard error cannot be trusted.
 func (c *estimatorFlags) estimate(e *env, box core.Box, name string, cfg *core.Config, progress bool) (*core.Factor, []core.Pilot, core.Result, error) {
+	if err := checkEstimateMemory(name, box.N, *cfg, candidates(c.Method, c.Order), cfg.Keep); err != nil {
+		return nil, nil, core.Result{}, err
+	}
 	f, pilots, err := c.prepare(e, box, name, cfg)
 	if err != nil {
 		return nil, nil, core.Result{}, err
 	}
-	e.rep.startProgress(progress, int64(cfg.Samples)*int64(box.N), "particle-steps")
+	e.rep.startProgress(progress, estimateProgress(cfg.Samples, box.N))
 	cfg.Progress = e.rep.add
 	res, err := core.Estimate(e.ctx, f, *cfg)
 	cfg.Progress = nil

@@ -186,7 +186,7 @@ func (c *mcmcCmd) run(e *env) error {
 		acc = &postAccumulator{t: test.rows}
 	}
 	var rows []mcmcRow
-	e.rep.startProgress(c.Progress, int64(c.Burn+c.Iterations), "iterations")
+	e.rep.startProgress(c.Progress, countProgress(c.Burn+c.Iterations, "iterations"))
 	lastIt := -1
 	mc := core.MCMCConfig{Iterations: c.Iterations, Burn: c.Burn, Thin: c.Thin, Samples: c.Samples, Groups: c.groups(),
 		Refresh: c.Refresh, Step: c.Step, Seed: uint64(c.Seed), Keep: test != nil,

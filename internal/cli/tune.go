@@ -381,7 +381,7 @@ func (c *tuneCmd) run(e *env) error {
 
 	// Explore.
 	n := g.len()
-	e.rep.startProgress(c.Progress, int64(n+min(c.Exploit, n)), "estimates")
+	e.rep.startProgress(c.Progress, countProgress(n+min(c.Exploit, n), "estimates"))
 	results := make([]*core.Result, n)
 	for i := range n {
 		th := thetaOf(i)
@@ -455,7 +455,7 @@ func (c *tuneCmd) run(e *env) error {
 		}
 		ocfg := core.OptimizeConfig{Samples: c.ExploitSamples, Seed: seed, Step: step, Lower: lo, Upper: hi,
 			Eval: func([]float64, *core.Result) { e.rep.add(1) }}
-		e.rep.startProgress(c.Progress, int64(200*k+2*k*k+2), "estimates")
+		e.rep.startProgress(c.Progress, countProgress(200*k+2*k*k+2, "estimates"))
 		opt, err := surf.Maximize(e.ctx, bestTheta, ocfg)
 		e.rep.stopProgress()
 		if err != nil {
