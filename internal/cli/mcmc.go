@@ -18,11 +18,11 @@ The marginal likelihood in the Metropolis acceptance ratio is replaced by gpc's 
 
 The output is one row per kept iteration: the hyperparameters, the log marginal likelihood estimate the chain holds and its standard error, whether the iteration's proposal was accepted. The metadata give the acceptance rate (gpc:acceptance) and the variance of the log marginal likelihood estimator along the chain (gpc:var_log_ml). With --test and --posteriors, the test patterns' posteriors averaged over the kept iterations (each from the particles of the estimate the chain holds there) are written to that file: id, p, se (batch means over the chain), label, y, and sd_hyper, their spread over the hyperparameter samples.
 
-Examples:
-  gpc-mcmc --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --format csv > samples.csv
-  gpc-mcmc --standardize --train train.csv --test test.csv --posteriors posteriors.arrows > samples.arrows
+` + examplesHelp + `
+  gpc-mcmc --standardize --alpha 16 --beta 1e5 --samples 200 --iterations 300 --burn 100 --train examples/crabs/train.csv --format csv > samples.csv
+  gpc-mcmc --standardize --alpha 16 --beta 1e5 --samples 200 --iterations 300 --burn 100 --train examples/crabs/train.csv --test examples/crabs/test.csv --posteriors posteriors.csv > samples.arrows
 
-Exit status: 0 success, 65 bad input data, 74 I/O error, 80 bad usage, 100 internal error, 130 interrupted.`
+` + exitHelp
 
 // mcmcCmd is gpc-mcmc's command line.
 type mcmcCmd struct {
@@ -175,7 +175,14 @@ func (c *mcmcCmd) run(e *env) error {
 	data := &core.Classifier{X: train.x, D: d, Y: train.y}
 	ef := c.estimator()
 	cfg := ef.config(c.Threads)
-	surf, pilots, refOrder, err := core.NewSurface(e.ctx, data, base, params, theta0, candidates(c.Method, c.Order), c.Jitter, cfg)
+	cands := candidates(c.Method, c.Order)
+	// With --test the chain keeps the cloud of the estimate it holds.
+	mcfg := cfg
+	mcfg.Groups = c.groups()
+	if err := checkEstimateMemory(c.Train, train.rows, mcfg, cands, test != nil); err != nil {
+		return err
+	}
+	surf, pilots, refOrder, err := core.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
 	if err != nil {
 		return err
 	}

@@ -24,11 +24,12 @@ Three stages, one row per estimate:
 
 Every estimate uses common random numbers: the same method and variable order (chosen once, by pilot runs at the grid's middle point) and the same random streams, so that the difference between two nearby points is far more precise than either value. se_diff_<axis> is the standard error of the difference of log_ml to the next grid point along that axis.
 
-Examples:
-  gpc-tune --standardize --alpha 1:64:13 --beta 1:1e6:13 --train examples/crabs/train.csv
-  gpc-tune --kernel linear --beta 0.1:100:16 --no-optimize --train train.csv --format csv > surface.csv
+` + examplesHelp + `
+  gpc-tune --standardize --alpha 8:64:4 --beta 1e4:1e7:4 --samples 500 --exploit-samples 2000 --train examples/crabs/train.csv
+  gpc-tune --standardize --kernel linear --beta 0.01:10:7 --no-optimize --train examples/crabs/train.csv --format csv > surface.csv   # a grid, no optimum
+  gpc-tune --standardize --alpha 4,8 --beta 1e3,1e4 --samples 500 --exploit 0 --no-optimize --train examples/crabs/train.csv --format table
 
-Exit status: 0 success, 65 bad input data, 74 I/O error, 80 bad usage, 100 internal error, 130 interrupted.`
+` + exitHelp
 
 // tuneCmd is gpc-tune's command line.
 type tuneCmd struct {
@@ -348,6 +349,17 @@ func (c *tuneCmd) run(e *env) error {
 	ef := c.estimator()
 	cands := candidates(c.Method, c.Order)
 	cfg := ef.config(c.Threads)
+	// The grid's estimates, then the exploit stage's and the optimizer's.
+	if err := checkEstimateMemory(c.Train, train.rows, cfg, cands, false); err != nil {
+		return err
+	}
+	if c.Exploit > 0 || c.Optimize {
+		big := cfg
+		big.Samples = c.ExploitSamples
+		if err := checkMemoryFlag("--exploit-samples", c.Train, train.rows, big, cands, false); err != nil {
+			return err
+		}
+	}
 	surf, pilots, refOrder, err := core.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
 	if err != nil {
 		return err
