@@ -442,17 +442,23 @@ func code(s string) string {
 func cellMD(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // TestStreamsDoNotLie: every kind of stream the tools write (covariance,
-// cloud, posteriors, orthant result), cut after any of its messages, with
+// cloud, posteriors, orthant result, tuning table, MCMC samples and
+// posteriors), cut after any of its messages, with
 // or without the end-of-stream marker put back, is refused by gpc's
 // readers (format.Dump reads any of them): by the missing marker, or by
 // gpc:rows.
 func TestStreamsDoNotLie(t *testing.T) {
 	fx := getFixtures(t)
 	orthant := runCLI(t, Orthant, cliCase{args: []string{"--samples", "200"}, stdin: fx.cov})
+	tune := runCLI(t, Tune, cliCase{args: tinyTrain("--beta", "1,2,4", "--samples", "64", "--exploit-samples", "64", "--no-optimize")})
+	dir := t.TempDir()
+	mcmc := runCLI(t, MCMC, cliCase{args: tinyTrain("--samples", "64", "--iterations", "5", "--burn", "0", "--test", "testdata/tiny-test.csv", "--posteriors", dir+"/post.arrows")})
+	mcmcPost := mustRead(t, dir+"/post.arrows")
 	for _, s := range []struct {
 		name string
 		data []byte
-	}{{"covariance", fx.cov}, {"cloud", fx.cloud}, {"posteriors", fx.post}, {"orthant result", orthant}} {
+	}{{"covariance", fx.cov}, {"cloud", fx.cloud}, {"posteriors", fx.post}, {"orthant result", orthant},
+		{"tuning table", tune}, {"MCMC samples", mcmc}, {"MCMC posteriors", mcmcPost}} {
 		var meta bytes.Buffer
 		if err := format.Dump(&meta, bytes.NewReader(s.data)); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
