@@ -12,6 +12,15 @@ import (
 	"gpc/core"
 )
 
+// studyCost sizes a tuning study: the fine grid (fineK x fineK points
+// at fineM particles), the exploit stage's and the optimizer's particles,
+// how many more seeds the optimizer runs with, and the particle counts of
+// the local grid around the optimum.
+type studyCost struct {
+	fineK, fineM, exploitM, seeds int
+	localM                        []int
+}
+
 // studyGate skips the tuning studies unless GPC_TUNE_STUDY names the one
 // to run (or "all"): they take minutes each on 2 cores.
 func studyGate(t *testing.T, name string) {
@@ -28,10 +37,11 @@ func studyGate(t *testing.T, name string) {
 // the fine grid's maximum within the fine grid's spacing. It logs the
 // figures of docs/tuning.md and, if plot is not empty, draws the fine
 // surface with the optimum to that PNG.
-func tuneStudy(t *testing.T, name string, data *core.Classifier, aLo, aHi, bLo, bHi float64, plot string) {
+func tuneStudy(t *testing.T, name string, data *core.Classifier, aLo, aHi, bLo, bHi float64, sc studyCost, plot string) {
 	ctx := context.Background()
 	params := []core.Hyper{{Kind: core.HyperAlpha}, {Kind: core.HyperBeta}}
-	const coarseK, fineK = 8, 21
+	const coarseK = 8
+	fineK := sc.fineK
 	xs, ys := LogSpace(aLo, aHi, coarseK), LogSpace(bLo, bHi, coarseK)
 	ref := []float64{xs[(coarseK-1)/2], ys[(coarseK-1)/2]}
 	s, _, order, err := core.NewSurface(ctx, data, core.Kernel{Kind: core.KernelRBF, Alpha: []float64{1}, Beta: 1}, params, ref, core.AutoCandidates, 0, core.Config{Samples: 2000, Seed: 1})
@@ -67,7 +77,7 @@ func tuneStudy(t *testing.T, name string, data *core.Classifier, aLo, aHi, bLo, 
 	}
 	start, startV := []float64{xs[best[0].i], ys[best[0].j]}, math.Inf(-1)
 	for _, b := range best {
-		r, _, err := s.Eval(ctx, []float64{xs[b.i], ys[b.j]}, 20000, 1, false)
+		r, _, err := s.Eval(ctx, []float64{xs[b.i], ys[b.j]}, sc.exploitM, 1, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +86,7 @@ func tuneStudy(t *testing.T, name string, data *core.Classifier, aLo, aHi, bLo, 
 			start, startV = []float64{xs[b.i], ys[b.j]}, r.LogP
 		}
 	}
-	ocfg := core.OptimizeConfig{Samples: 20000, Seed: 1, Step: []float64{xs[1] - xs[0], ys[1] - ys[0]},
+	ocfg := core.OptimizeConfig{Samples: sc.exploitM, Seed: 1, Step: []float64{xs[1] - xs[0], ys[1] - ys[0]},
 		Lower: []float64{xs[0], ys[0]}, Upper: []float64{xs[coarseK-1], ys[coarseK-1]}}
 	opt, err := s.Maximize(ctx, start, ocfg)
 	if err != nil {
@@ -86,7 +96,7 @@ func tuneStudy(t *testing.T, name string, data *core.Classifier, aLo, aHi, bLo, 
 		name, math.Exp(opt.Theta[0]), math.Exp(opt.Theta[1]), opt.Result.LogP, opt.Result.SE, opt.MCSE[0], opt.MCSE[1], opt.Width[0], opt.Width[1], opt.Evals)
 	// Independent seeds: the spread of the optimum.
 	var ta, tb []float64
-	for seed := uint64(2); seed <= 5; seed++ {
+	for seed := uint64(2); seed <= uint64(1+sc.seeds); seed++ {
 		oc := ocfg
 		oc.Seed = seed
 		o, err := s.Maximize(ctx, start, oc)
@@ -95,20 +105,22 @@ func tuneStudy(t *testing.T, name string, data *core.Classifier, aLo, aHi, bLo, 
 		}
 		ta, tb = append(ta, o.Theta[0]), append(tb, o.Theta[1])
 	}
-	_, sa := meanSD(append(ta, opt.Theta[0]))
-	_, sb := meanSD(append(tb, opt.Theta[1]))
-	t.Logf("%s: over 5 seeds the optimum's log alpha has sd %.3g, log beta %.3g (the fit's Monte Carlo SE: %.3g, %.3g)", name, sa, sb, opt.MCSE[0], opt.MCSE[1])
+	if sc.seeds > 0 {
+		_, sa := meanSD(append(ta, opt.Theta[0]))
+		_, sb := meanSD(append(tb, opt.Theta[1]))
+		t.Logf("%s: over %d seeds the optimum's log alpha has sd %.3g, log beta %.3g (the fit's Monte Carlo SE: %.3g, %.3g)", name, sc.seeds+1, sa, sb, opt.MCSE[0], opt.MCSE[1])
+	}
 
 	// The fine, high-M grid.
 	fxs, fys := LogSpace(aLo, aHi, fineK), LogSpace(bLo, bHi, fineK)
-	fine, err := EvalSurface2(ctx, s, fxs, fys, 20000, 11)
+	fine, err := EvalSurface2(ctx, s, fxs, fys, sc.fineM, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fi, fj := fine.Argmax()
 	da, db := fxs[1]-fxs[0], fys[1]-fys[0]
-	t.Logf("%s: fine grid %dx%d at M=20000 (spacing %.3f, %.3f in log): maximum %.4f ± %.4f at alpha=%.4g beta=%.4g; the optimum is %.2f, %.2f spacings away",
-		name, fineK, fineK, da, db, fine.LogML[fi][fj], fine.SE[fi][fj], math.Exp(fxs[fi]), math.Exp(fys[fj]),
+	t.Logf("%s: fine grid %dx%d at M=%d (spacing %.3f, %.3f in log): maximum %.4f ± %.4f at alpha=%.4g beta=%.4g; the optimum is %.2f, %.2f spacings away",
+		name, fineK, fineK, sc.fineM, da, db, fine.LogML[fi][fj], fine.SE[fi][fj], math.Exp(fxs[fi]), math.Exp(fys[fj]),
 		math.Abs(opt.Theta[0]-fxs[fi])/da, math.Abs(opt.Theta[1]-fys[fj])/db)
 	if math.Abs(opt.Theta[0]-fxs[fi]) > da || math.Abs(opt.Theta[1]-fys[fj]) > db {
 		t.Errorf("%s: the optimum is more than one fine-grid spacing from the fine grid's maximum", name)
@@ -120,7 +132,7 @@ func tuneStudy(t *testing.T, name string, data *core.Classifier, aLo, aHi, bLo, 
 	for i := range lxs {
 		lxs[i], lys[i] = opt.Theta[0]+0.1*float64(i-3), opt.Theta[1]+0.1*float64(i-3)
 	}
-	for _, m := range []int{2000, 20000} {
+	for _, m := range sc.localM {
 		loc, err := EvalSurface2(ctx, s, lxs, lys, m, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -148,7 +160,7 @@ func TestTuneCrabs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tuneStudy(t, "crabs", data, 1, 128, 1, 1e7, os.Getenv("GPC_TUNE_PLOT"))
+	tuneStudy(t, "crabs", data, 1, 128, 1, 1e7, studyCost{fineK: 21, fineM: 20000, exploitM: 20000, seeds: 4, localM: []int{2000, 20000}}, os.Getenv("GPC_TUNE_PLOT"))
 }
 
 // TestTuneExperiment4 is the study of the paper's Experiment 4 synthetic
@@ -160,11 +172,11 @@ func TestTuneExperiment4(t *testing.T) {
 	p := Exp4Problems[1]
 	d := p.Generate(1)
 	data := &core.Classifier{X: d.X, D: p.D, Y: d.Y}
-	tuneStudy(t, "Experiment 4, problem 2", data, 0.1, 30, 0.1, 1000, os.Getenv("GPC_TUNE_PLOT"))
+	tuneStudy(t, "Experiment 4, problem 2", data, 0.1, 30, 0.1, 1000, studyCost{fineK: 17, fineM: 5000, exploitM: 5000, seeds: 0, localM: []int{2000}}, os.Getenv("GPC_TUNE_PLOT"))
 }
 
 // TestMCMCCrabs runs two independent pseudo-marginal chains on crabs (prior
-// log-normal, median 1, sd 3 in log; M = 1000 in 8 groups, one renewed per
+// log-normal, median 1, sd 3 in log; M = 500 in 8 groups, one renewed per
 // iteration) from different starts and compares their posteriors of log
 // alpha and log beta: the means must agree within 4 combined batch-means
 // standard errors and the standard deviations within 30 %.
@@ -179,7 +191,7 @@ func TestMCMCCrabs(t *testing.T) {
 	ctx := context.Background()
 	params := []core.Hyper{{Kind: core.HyperAlpha}, {Kind: core.HyperBeta}}
 	start := []float64{math.Log(4), math.Log(10)}
-	s, _, _, err := core.NewSurface(ctx, data, core.Kernel{Kind: core.KernelRBF, Alpha: []float64{4}, Beta: 10}, params, start, core.AutoCandidates, 0, core.Config{Samples: 1000, Seed: 1})
+	s, _, _, err := core.NewSurface(ctx, data, core.Kernel{Kind: core.KernelRBF, Alpha: []float64{4}, Beta: 10}, params, start, core.AutoCandidates, 0, core.Config{Samples: 500, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +200,7 @@ func TestMCMCCrabs(t *testing.T) {
 	var chains []chain
 	for c, st := range [][]float64{start, {math.Log(40), math.Log(1e5)}} {
 		var xs [2][]float64
-		stats, err := s.PseudoMarginal(ctx, st, prior, core.MCMCConfig{Iterations: 4000, Burn: 1000, Samples: 1000, Groups: 8, Refresh: 1, Seed: uint64(c + 1),
+		stats, err := s.PseudoMarginal(ctx, st, prior, core.MCMCConfig{Iterations: 3000, Burn: 1000, Samples: 500, Groups: 8, Refresh: 1, Seed: uint64(c + 1),
 			Visit: func(m *core.MCMCState) error {
 				xs[0] = append(xs[0], m.Theta[0])
 				xs[1] = append(xs[1], m.Theta[1])
