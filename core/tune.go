@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // HyperKind names a kernel hyperparameter.
@@ -126,14 +127,26 @@ func NewSurface(ctx context.Context, data *Classifier, kernel Kernel, params []H
 	return s, pilots, f.Order, nil
 }
 
-// kernel returns the kernel at theta.
+// kernel returns the kernel at theta: each hyperparameter exp(theta_j)
+// rounded to 15 significant digits, so that a value the user gave (8, whose
+// log's exp is 7.999999999999998) is the value used, as gpc-kernel would
+// use it, and the estimate there is gpc-train's to the last bit.
 func (s *Surface) kernel(theta []float64) *Kernel {
 	k := s.Kernel
 	k.Alpha = append([]float64(nil), s.Kernel.Alpha...)
 	for j, h := range s.Params {
-		h.Set(&k, math.Exp(theta[j]))
+		h.Set(&k, round15(math.Exp(theta[j])))
 	}
 	return &k
+}
+
+// round15 rounds x to 15 significant digits.
+func round15(x float64) float64 {
+	v, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 15, 64), 64)
+	if err != nil {
+		return x
+	}
+	return v
 }
 
 // KernelAt returns the kernel at theta.

@@ -158,3 +158,30 @@ func TestMCMCOutput(t *testing.T) {
 		t.Errorf("%d sample rows, header %v", len(samples)-1, samples[0])
 	}
 }
+
+// TestTuneMatchesTrain: gpc-tune estimates each point as gpc-train does
+// (the same method chosen by the same pilots, the same preparation, EP's
+// included, and the same random numbers): at the grid's middle point, where
+// the method and the order are chosen, its log_ml is gpc-train's to the
+// last digit, for the default (ep) and for met.
+func TestTuneMatchesTrain(t *testing.T) {
+	t.Parallel()
+	for _, method := range []string{"auto", "met"} {
+		tune := runCLI(t, Tune, cliCase{args: []string{"--train", crabsTrain, "--standardize", "--alpha", "4,8,16", "--beta", "10",
+			"--samples", "400", "--exploit", "0", "--no-optimize", "--method", method, "--format", "csv"}})
+		cov := runCLI(t, Kernel, cliCase{args: []string{"--train", crabsTrain, "--standardize", "--alpha", "8", "--beta", "10"}})
+		train := runCLI(t, Train, cliCase{args: []string{"--samples", "400", "--method", method, "--format", "csv"}, stdin: cov})
+		tr, err := csv.NewReader(bytes.NewReader(tune)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr, err := csv.NewReader(bytes.NewReader(train)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// tune: stage,point,alpha,beta,log_ml,...; train: log_ml,se_log_ml,...,method
+		if tr[2][2] != "8" || tr[2][4] != rr[1][0] || tr[2][5] != rr[1][1] {
+			t.Errorf("--method %s: gpc-tune at alpha %s: log_ml %s ± %s, gpc-train %s ± %s", method, tr[2][2], tr[2][4], tr[2][5], rr[1][0], rr[1][1])
+		}
+	}
+}
