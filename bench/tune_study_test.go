@@ -243,3 +243,72 @@ func batchMeansSE(x []float64, nb int) float64 {
 	_, sd := meanSD(bm)
 	return sd / math.Sqrt(float64(nb))
 }
+
+// TestTuneCRNSpacing measures what common random numbers buy as a function
+// of the grid's spacing d (in log units, along each axis), on crabs and on
+// Experiment 4 problem 2 at M = 2000 (gpc-tune's --samples): at every point
+// of a 5 x 5 grid spanning the region of the maximum, the ratio
+// min(SE_a, SE_b) / SE_diff of each of the two values' standard errors to
+// that of their difference with the neighbour at distance d, both axes. It
+// logs the median and the minimum per d, and fails if at d = 0.05 the
+// minimum is below 5.
+//
+//	GPC_TUNE_STUDY=crn go test ./bench -run TuneCRNSpacing -v -timeout 60m
+func TestTuneCRNSpacing(t *testing.T) {
+	studyGate(t, "crn")
+	crabs, _, err := LoadClassifier("../examples/crabs/train.csv", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Exp4Problems[1]
+	d := p.Generate(1)
+	exp4 := &core.Classifier{X: d.X, D: p.D, Y: d.Y}
+	ctx := context.Background()
+	params := []core.Hyper{{Kind: core.HyperAlpha}, {Kind: core.HyperBeta}}
+	for _, c := range []struct {
+		name           string
+		data           *core.Classifier
+		aLo, aHi       float64 // the coarse grid's range, as in the tuning study
+		bLo, bHi       float64
+		a0, a1, b0, b1 float64 // the region of the maximum
+	}{
+		{"crabs", crabs, 1, 128, 1, 1e7, 8, 128, 1e3, 1e7},
+		{"Experiment 4, problem 2", exp4, 0.1, 30, 0.1, 1000, 1, 25, 0.5, 50},
+	} {
+		xs, ys := LogSpace(c.aLo, c.aHi, 8), LogSpace(c.bLo, c.bHi, 8)
+		s, _, _, err := core.NewSurface(ctx, c.data, core.Kernel{Kind: core.KernelRBF, Alpha: []float64{1}, Beta: 1}, params,
+			[]float64{xs[3], ys[3]}, core.AutoCandidates, 0, core.Config{Samples: 2000, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const m = 2000
+		spacings := []float64{0.025, 0.05, 0.1, 0.2, 0.4, 0.8}
+		ratios := make([][]float64, len(spacings))
+		for _, a := range LogSpace(c.a0, c.a1, 5) {
+			for _, b := range LogSpace(c.b0, c.b1, 5) {
+				r0, _, err := s.Eval(ctx, []float64{a, b}, m, 1, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, sp := range spacings {
+					for _, th := range [][]float64{{a + sp, b}, {a, b + sp}} {
+						r1, _, err := s.Eval(ctx, th, m, 1, false)
+						if err != nil {
+							t.Fatal(err)
+						}
+						ratios[k] = append(ratios[k], math.Min(r0.SE, r1.SE)/core.DiffSE(&r0, &r1))
+					}
+				}
+			}
+		}
+		for k, sp := range spacings {
+			v := append([]float64(nil), ratios[k]...)
+			sortFloats(v)
+			t.Logf("%s (%v): spacing %.3f in log (x%.3f): min(SE_a, SE_b)/SE_diff median %.1f, min %.1f over %d neighbour pairs",
+				c.name, s.Method, sp, math.Exp(sp), v[len(v)/2], v[0], len(v))
+			if sp == 0.05 && v[0] < 5 {
+				t.Errorf("%s: at spacing 0.05 the ratio falls to %.2f", c.name, v[0])
+			}
+		}
+	}
+}
