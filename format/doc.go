@@ -36,6 +36,39 @@
 // order used, as input indices), gpc:pilots (the pilot runs that chose it),
 // and the input's gpc: keys.
 //
+// # Tuning table (gpc.tune/1)
+//
+// gpc-tune's output, one row per estimate of the log marginal likelihood
+// (TuneTable): stage (grid, exploit, optimum), point (the grid point, last
+// axis fastest; -1 for the optimum), one float64 column per hyperparameter
+// (alpha or alpha_<feature> for ard, beta, bias when given), log_ml,
+// se_log_ml, se_diff_<axis> (the standard error of the difference to the
+// next grid point along the axis, with common random numbers), samples,
+// mc_se_log_<axis> and width_log_<axis> (the optimum's Monte Carlo standard
+// error and the likelihood's width, in the log of the hyperparameter).
+// Metadata: gpc:method, gpc:order and gpc:order_kind (fixed for every
+// estimate, chosen at gpc:reference), gpc:seed, gpc:samples,
+// gpc:exploit_samples, gpc:optimizer_estimates, gpc:pilots, the kernel and
+// the features' labels and standardization.
+//
+// # MCMC samples (gpc.mcmc/1)
+//
+// gpc-mcmc's output, one row per kept iteration: iteration (from 0 after
+// the burn-in), one float64 column per hyperparameter, log_ml and
+// se_log_ml (the estimate the chain holds), accepted (1 if the iteration's
+// proposal was accepted). Metadata: gpc:acceptance, gpc:var_log_ml (the
+// mean variance of the log marginal likelihood estimates after burn-in),
+// gpc:var_log_ratio (the variance of the random numbers' noise in the
+// acceptance ratio's log difference), gpc:prior, gpc:refresh, gpc:samples,
+// gpc:groups, gpc:burn, gpc:thin, gpc:proposal_step, gpc:proposal_shape,
+// gpc:method, gpc:order, gpc:seed.
+//
+// # Posteriors (gpc.posteriors/1)
+//
+// gpc-predict's output and gpc-mcmc's --posteriors file: id, p, se, label,
+// y; gpc-mcmc adds sd_hyper, the posteriors' spread over the hyperparameter
+// samples, and gpc:states, how many it averaged.
+//
 // # Streams that do not lie
 //
 // A stream cut at a batch boundary is a valid Arrow stream: Arrow's reader

@@ -27,7 +27,7 @@ import (
 
 // badInput is one row of the catalogue.
 type badInput struct {
-	tool  string // gpc-kernel, gpc-orthant, gpc-train or gpc-predict
+	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune or gpc-mcmc
 	what  string // the bad input, in words
 	args  []string
 	stdin string            // the name of the standard input in the document ("" for none)
@@ -40,6 +40,7 @@ type badInput struct {
 
 var runners = map[string]func([]string, io.Reader, io.Writer, io.Writer) int{
 	"gpc-kernel": Kernel, "gpc-orthant": Orthant, "gpc-train": Train, "gpc-predict": Predict,
+	"gpc-tune": Tune, "gpc-mcmc": MCMC,
 }
 
 // fixtures are the streams the catalogue spoils, made once by the tools.
@@ -111,6 +112,11 @@ func cut(t *testing.T, data []byte, k int, marker bool) []byte {
 		out = append(out, ipcEOS...)
 	}
 	return out
+}
+
+// tinyTrain is args after the tiny training set's flags.
+func tinyTrain(args ...string) []string {
+	return append([]string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name"}, args...)
 }
 
 func text(s string) func() []byte { return func() []byte { return []byte(s) } }
@@ -242,9 +248,46 @@ func catalogue(t *testing.T) []badInput {
 
 		// Every tool: an output that cannot be written.
 		{tool: "gpc-orthant", what: "an output that cannot be written (a full disk)", args: []string{"testdata/equicorr3.csv", "--samples", "100"}, stdin: "", full: true, code: ExitIO, want: "write output: no space left on device"},
+		// gpc-tune: the grid, the stages' flags, the features.
+		{tool: "gpc-tune", what: "nothing to tune: no hyperparameter with several values", args: tinyTrain("--beta", "2"), code: ExitUsage, want: "nothing to tune"},
+		{tool: "gpc-tune", what: "a range that is not LO:HI:K", args: tinyTrain("--beta", "1:10"), code: ExitUsage, want: `--beta "1:10": a range is LO:HI:K`},
+		{tool: "gpc-tune", what: "a range with LO above HI", args: tinyTrain("--beta", "10:1:3"), code: ExitUsage, want: "0 < LO < HI"},
+		{tool: "gpc-tune", what: "a range of one value", args: tinyTrain("--alpha", "1:10:1"), code: ExitUsage, want: "at least 2"},
+		{tool: "gpc-tune", what: "NaN in a grid", args: tinyTrain("--beta", "1,NaN"), code: ExitUsage, want: `"NaN" is not a finite number`},
+		{tool: "gpc-tune", what: "Inf in a grid", args: tinyTrain("--alpha", "1,Inf"), code: ExitUsage, want: `"Inf" is not a finite number`},
+		{tool: "gpc-tune", what: "zero in a grid (the grid is in log)", args: tinyTrain("--beta", "0,1"), code: ExitUsage, want: "grid values must be > 0"},
+		{tool: "gpc-tune", what: "a value listed twice", args: tinyTrain("--beta", "1,3,1"), code: ExitUsage, want: "listed twice"},
+		{tool: "gpc-tune", what: "a grid of more than 10^6 points", args: tinyTrain("--alpha", "1:2:1001", "--beta", "1:2:1001"), code: ExitUsage, want: "more than 1000000 points"},
+		{tool: "gpc-tune", what: "--alpha for the linear kernel", args: tinyTrain("--kernel", "linear", "--alpha", "2", "--beta", "1,2"), code: ExitUsage, want: "no length scale"},
+		{tool: "gpc-tune", what: "--kernel ard with too few --alpha", args: tinyTrain("--kernel", "ard", "--alpha", "1:4:3", "--beta", "1,2"), code: ExitUsage, want: "1 given, the training file has 2 features (a, b)"},
+		{tool: "gpc-tune", what: "absurd flag: --exploit-samples 1", args: tinyTrain("--beta", "1,2", "--exploit-samples", "1"), code: ExitUsage, want: "--exploit-samples 1"},
+		{tool: "gpc-tune", what: "absurd flag: negative --exploit", args: tinyTrain("--beta", "1,2", "--exploit=-1"), code: ExitUsage, want: "--exploit -1"},
+		{tool: "gpc-tune", what: "a run that cannot fit in memory: --exploit-samples 10^15", args: tinyTrain("--beta", "1,2", "--exploit-samples", "1000000000000000"), code: ExitUsage, want: "--exploit-samples 1000000000000000: 1000000000000000 particles of 8 variables"},
+		{tool: "gpc-tune", what: "NaN in a feature", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "train.csv", input: text("a,b,y\n1,NaN,1\n2,1,-1\n"), code: ExitData, want: `line 2, column "b"`},
+		{tool: "gpc-tune", what: "no label column", args: []string{"--train", "-", "--beta", "1,2", "--label", "class"}, stdin: "train.csv", input: text(trainCSV), code: ExitData, want: `no label column "class"`},
+		{tool: "gpc-tune", what: "wrong input: a covariance stream where features are expected", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: `column "cov"`},
+		{tool: "gpc-tune", what: "a --train file that does not exist", args: []string{"--train", "no-such-file.csv", "--beta", "1,2"}, code: ExitIO, want: "no such file"},
+		// gpc-mcmc: the chain's flags, the test file, the posteriors file.
+		{tool: "gpc-mcmc", what: "--posteriors without --test", args: tinyTrain("--posteriors", "p.csv"), code: ExitUsage, want: "--posteriors needs --test"},
+		{tool: "gpc-mcmc", what: "--test without --posteriors", args: tinyTrain("--test", "testdata/tiny-test.csv"), code: ExitUsage, want: "--test needs --posteriors"},
+		{tool: "gpc-mcmc", what: "a starting --beta of 0 (the chain moves in log beta)", args: tinyTrain("--beta", "0"), code: ExitUsage, want: "--beta 0"},
+		{tool: "gpc-mcmc", what: "a starting --alpha of NaN", args: tinyTrain("--alpha", "NaN"), code: ExitUsage, want: "alpha NaN"},
+		{tool: "gpc-mcmc", what: "absurd flag: --prior-sd 0", args: tinyTrain("--prior-sd", "0"), code: ExitUsage, want: "--prior-sd 0"},
+		{tool: "gpc-mcmc", what: "absurd flag: --step NaN", args: tinyTrain("--step", "NaN"), code: ExitUsage, want: "--step NaN"},
+		{tool: "gpc-mcmc", what: "absurd flag: --iterations 0", args: tinyTrain("--iterations", "0"), code: ExitUsage, want: "--iterations 0"},
+		{tool: "gpc-mcmc", what: "absurd flag: negative --refresh", args: tinyTrain("--refresh=-1"), code: ExitUsage, want: "--refresh -1"},
+		{tool: "gpc-mcmc", what: "--kernel ard with one --alpha too many", args: tinyTrain("--kernel", "ard", "--alpha", "1,2,3"), code: ExitUsage, want: "needs 2 length scale(s) alpha, got 3"},
+		{tool: "gpc-mcmc", what: "a run that cannot fit in memory: --samples 10^15", args: tinyTrain("--samples", "1000000000000000"), code: ExitUsage, want: "use fewer samples"},
+		{tool: "gpc-mcmc", what: "--train and --test both on standard input", args: []string{"--train", "-", "--test", "-", "--posteriors", "p.csv"}, code: ExitUsage, want: "cannot both read standard input"},
+		{tool: "gpc-mcmc", what: "mismatched feature columns: the test file lacks one", args: tinyTrain("--test", "-", "--posteriors", "@p.csv"), stdin: "test.csv", input: text("name,a,sex\nt1,1,M\n"), code: ExitData, want: `no column "b"`},
+		{tool: "gpc-mcmc", what: "wrong input: a cloud where features are expected", args: []string{"--train", "-"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `column "cov"`},
+		{tool: "gpc-mcmc", what: "a --posteriors file that cannot be created", args: tinyTrain("--test", "testdata/tiny-test.csv", "--posteriors", "no-such-dir/p.csv", "--samples", "64", "--iterations", "2", "--burn", "0"), code: ExitIO, want: "create --posteriors"},
+
 		{tool: "gpc-kernel", what: "an output that cannot be written (a full disk)", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name"}, full: true, code: ExitIO, want: "write covariance: no space left on device"},
 		{tool: "gpc-train", what: "an output that cannot be written (a full disk)", args: []string{"--samples", "100"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, full: true, code: ExitIO, want: "write cloud: arrow/ipc: could not write payload message body: no space left on device"},
 		{tool: "gpc-predict", what: "an output that cannot be written (a full disk)", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, full: true, code: ExitIO, want: "write output: no space left on device"},
+		{tool: "gpc-tune", what: "an output that cannot be written (a full disk)", args: tinyTrain("--beta", "1,2", "--samples", "64", "--exploit-samples", "64", "--no-optimize"), full: true, code: ExitIO, want: "no space left on device"},
+		{tool: "gpc-mcmc", what: "an output that cannot be written (a full disk)", args: tinyTrain("--samples", "64", "--iterations", "2", "--burn", "0"), full: true, code: ExitIO, want: "write output: no space left on device"},
 	}
 }
 
@@ -399,17 +442,23 @@ func code(s string) string {
 func cellMD(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // TestStreamsDoNotLie: every kind of stream the tools write (covariance,
-// cloud, posteriors, orthant result), cut after any of its messages, with
+// cloud, posteriors, orthant result, tuning table, MCMC samples and
+// posteriors), cut after any of its messages, with
 // or without the end-of-stream marker put back, is refused by gpc's
 // readers (format.Dump reads any of them): by the missing marker, or by
 // gpc:rows.
 func TestStreamsDoNotLie(t *testing.T) {
 	fx := getFixtures(t)
 	orthant := runCLI(t, Orthant, cliCase{args: []string{"--samples", "200"}, stdin: fx.cov})
+	tune := runCLI(t, Tune, cliCase{args: tinyTrain("--beta", "1,2,4", "--samples", "64", "--exploit-samples", "64", "--no-optimize")})
+	dir := t.TempDir()
+	mcmc := runCLI(t, MCMC, cliCase{args: tinyTrain("--samples", "64", "--iterations", "5", "--burn", "0", "--test", "testdata/tiny-test.csv", "--posteriors", dir+"/post.arrows")})
+	mcmcPost := mustRead(t, dir+"/post.arrows")
 	for _, s := range []struct {
 		name string
 		data []byte
-	}{{"covariance", fx.cov}, {"cloud", fx.cloud}, {"posteriors", fx.post}, {"orthant result", orthant}} {
+	}{{"covariance", fx.cov}, {"cloud", fx.cloud}, {"posteriors", fx.post}, {"orthant result", orthant},
+		{"tuning table", tune}, {"MCMC samples", mcmc}, {"MCMC posteriors", mcmcPost}} {
 		var meta bytes.Buffer
 		if err := format.Dump(&meta, bytes.NewReader(s.data)); err != nil {
 			t.Fatalf("%s: %v", s.name, err)

@@ -265,3 +265,87 @@ func mustReadF(f *testing.F, path string) []byte {
 	}
 	return b
 }
+
+// fuzzSmall caps gpc-tune's and gpc-mcmc's fuzzed runs, whose cost
+// multiplies: every number at most fuzzSmallNumber (particles,
+// iterations), a grid axis of at most fuzzSmallAxis values, standard input
+// of at most fuzzSmallStdin bytes (a few dozen training rows). Larger runs
+// are the catalogue's and the memory check's business.
+const (
+	fuzzSmallNumber = 300
+	fuzzSmallAxis   = 4
+	fuzzSmallStdin  = 2 << 10
+)
+
+func fuzzSmall(args string, stdin []byte) bool {
+	if len(stdin) > fuzzSmallStdin {
+		return false
+	}
+	for _, a := range strings.Fields(args) {
+		if strings.Count(a, ",") >= fuzzSmallAxis {
+			return false
+		}
+		parts := strings.Split(a, ":")
+		if len(parts) == 3 {
+			if k, err := strconv.ParseFloat(parts[2], 64); err == nil && k > fuzzSmallAxis {
+				return false
+			}
+		}
+		for _, part := range strings.FieldsFunc(a, func(r rune) bool { return r == '=' || r == ',' || r == ':' }) {
+			if v, err := strconv.ParseFloat(strings.TrimLeft(part, "-"), 64); err == nil && !(v <= fuzzSmallNumber) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func FuzzTuneCLI(f *testing.F) {
+	cov, _, files := fuzzFixtures(f)
+	train := mustReadF(f, "testdata/tiny-train.csv")
+	for _, s := range []struct {
+		args  string
+		stdin []byte
+	}{
+		{"--train - --label sex --positive M --id name --beta 1:100:3 --samples 100 --exploit-samples 200", train},
+		{"--train - --label sex --positive M --id name --alpha 0.5,1,2 --beta 1,10 --samples 64 --exploit 1 --exploit-samples 128 --format csv", train},
+		{"--train - --label sex --positive M --id name --kernel linear --beta 0.1:10:4 --no-optimize --samples 50 --format table", train},
+		{"--train - --label sex --positive M --id name --kernel ard --alpha 1,2 --alpha 1 --beta 3 --samples 50 --exploit 0 --no-optimize", train},
+		{"--train - --beta 1,2 --bias 0.5,1 --samples 40 --exploit-samples 40 --method met --order sharp --threads 2", []byte("a,y\n1,1\n2,-1\n3,1\n4,-1\n")},
+		{"--train testdata/tiny-train.csv --label sex --positive M --id name --beta 1:10:2 --samples 40 --exploit-samples 40 --progress", nil},
+		{"--train - --beta 1,2", cov},
+		{"--train - --beta 1:10", []byte("a,y\n1,1\n")},
+	} {
+		f.Add(s.args, s.stdin)
+	}
+	f.Fuzz(func(t *testing.T, args string, stdin []byte) {
+		if fuzzSmall(args, stdin) {
+			fuzzTool(t, "gpc-tune", Tune, files, args, stdin)
+		}
+	})
+}
+
+func FuzzMCMCCLI(f *testing.F) {
+	_, cloud, files := fuzzFixtures(f)
+	files["@post"] = filepath.Join(f.TempDir(), "post.csv")
+	train := mustReadF(f, "testdata/tiny-train.csv")
+	for _, s := range []struct {
+		args  string
+		stdin []byte
+	}{
+		{"--train - --label sex --positive M --id name --samples 64 --iterations 30 --burn 10", train},
+		{"--train - --label sex --positive M --id name --test testdata/tiny-test.csv --posteriors @post --samples 64 --iterations 20 --burn 5 --format csv", train},
+		{"--train testdata/tiny-train.csv --label sex --positive M --id name --test - --posteriors @post --samples 40 --iterations 10 --burn 0 --thin 2", mustReadF(f, "testdata/tiny-test.csv")},
+		{"--train - --label sex --positive M --id name --kernel ard --alpha 1,2 --bias 1 --refresh 0 --samples 40 --iterations 10 --burn 10 --format table", train},
+		{"--train - --kernel linear --beta 2 --samples 40 --iterations 10 --burn 10 --method met --step 1 --prior-sd 1", []byte("a,y\n1,1\n2,-1\n3,1\n")},
+		{"--train - --samples 10 --iterations 5 --burn 0", cloud},
+	} {
+		f.Add(s.args, s.stdin)
+	}
+	f.Fuzz(func(t *testing.T, args string, stdin []byte) {
+		// --posteriors writes a file: only the fixture's path.
+		if fuzzSmall(args, stdin) && (!strings.Contains(args, "--posteriors") || strings.Contains(args, "--posteriors @post")) {
+			fuzzTool(t, "gpc-mcmc", MCMC, files, args, stdin)
+		}
+	})
+}

@@ -138,6 +138,12 @@ func estimateMemory(n int, cfg core.Config, cands []core.Candidate, keep bool) (
 // large to factorise is the input's fault (exit 65), particles that do not
 // fit are the flags' (exit 80).
 func checkEstimateMemory(name string, n int, cfg core.Config, cands []core.Candidate, keep bool) error {
+	return checkMemoryFlag("--samples", name, n, cfg, cands, keep)
+}
+
+// checkMemoryFlag is checkEstimateMemory for particles that the flag
+// named sets (gpc-tune's --exploit-samples).
+func checkMemoryFlag(flag, name string, n int, cfg core.Config, cands []core.Candidate, keep bool) error {
 	avail, ok := availableMemory()
 	if !ok {
 		return nil
@@ -148,7 +154,7 @@ func checkEstimateMemory(name string, n int, cfg core.Config, cands []core.Candi
 	case factor > a:
 		return &dataError{fmt.Sprintf("%s: %d variables: factorising the %d x %d covariance needs about %s, and only %s of memory is available", name, n, n, n, format.Bytes(factor), format.Bytes(a))}
 	case factor+particles > a:
-		return usagef("--samples %d: %d particles of %d variables need about %s, and only %s of memory is available: use fewer samples", cfg.Samples, cfg.Samples, n, format.Bytes(factor+particles), format.Bytes(a))
+		return usagef("%s %d: %d particles of %d variables need about %s, and only %s of memory is available: use fewer samples", flag, cfg.Samples, cfg.Samples, n, format.Bytes(factor+particles), format.Bytes(a))
 	}
 	return nil
 }

@@ -94,7 +94,7 @@ func workDir(t *testing.T) string {
 func TestHelpExamples(t *testing.T) {
 	dir := workDir(t)
 	n := 0
-	for _, tool := range []string{"gpc-kernel", "gpc-orthant", "gpc-train", "gpc-predict"} {
+	for _, tool := range []string{"gpc-kernel", "gpc-orthant", "gpc-train", "gpc-predict", "gpc-tune", "gpc-mcmc"} {
 		help, err := exec.Command(filepath.Join(tools(t), tool), "--help").Output()
 		if err != nil {
 			t.Fatalf("%s --help: %v", tool, err)
@@ -248,6 +248,8 @@ func TestInterrupt(t *testing.T) {
 		{"gpc-train estimating", []string{"gpc-train", "--samples", "400000"}, cov, time.Second},
 		{"gpc-predict writing", []string{"gpc-predict", "--batch-size", "64", cloud}, nil, 1500 * time.Millisecond},
 		{"gpc-predict reading a stalled pipe", []string{"gpc-predict"}, stalled, 500 * time.Millisecond},
+		{"gpc-tune on its grid", []string{"gpc-tune", "--standardize", "--alpha", "1:128:13", "--beta", "1:1e7:13", "--train", train}, nil, time.Second},
+		{"gpc-mcmc sampling", []string{"gpc-mcmc", "--standardize", "--alpha", "16", "--beta", "1e5", "--iterations", "1000000", "--train", train, "--test", test, "--posteriors", filepath.Join(dir, "post.arrows")}, nil, time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(filepath.Join(bin, c.args[0]), c.args[1:]...)

@@ -59,6 +59,14 @@ func rowsProgress(total int, what string) progress {
 	}}
 }
 
+// countProgress counts units of work that are their own unit (gpc-tune's
+// estimates, gpc-mcmc's iterations).
+func countProgress(total int, unit string) progress {
+	return progress{total: int64(total), unit: unit, what: func(done int64) string {
+		return fmt.Sprintf("%d of %d %s", done, total, unit)
+	}}
+}
+
 func newReporter(name string, w io.Writer) *reporter {
 	return &reporter{name: name, w: w, tty: isTerminal(w), dumb: os.Getenv("TERM") == "dumb"}
 }

@@ -1,0 +1,399 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"gpc/core"
+	"gpc/format"
+)
+
+const mcmcDescription = `Sample the posterior of a GP classifier's hyperparameters by pseudo-marginal MCMC, and average test posteriors over it.
+
+The marginal likelihood in the Metropolis acceptance ratio is replaced by gpc's estimate, which is unbiased for it (for P, not log P), so the chain samples the exact posterior of the hyperparameters. The random walk is on the logs of the hyperparameters (alpha, or one per feature for ard, beta, and bias when --bias is above 0), with independent normal priors on the logs: median --prior-median, standard deviation --prior-sd. Each estimate's particle groups have their own random streams; each iteration renews --refresh of them and keeps the others (block pseudo-marginal), so the estimates at the current and the proposed point share most of their random numbers and their noise mostly cancels in the acceptance ratio. The proposal adapts during --burn iterations and is fixed after.
+
+The output is one row per kept iteration: the hyperparameters, the log marginal likelihood estimate the chain holds and its standard error, whether the iteration's proposal was accepted. The metadata give the acceptance rate (gpc:acceptance) and the variance of the log marginal likelihood estimator along the chain (gpc:var_log_ml). With --test and --posteriors, the test patterns' posteriors averaged over the kept iterations (each from the particles of the estimate the chain holds there) are written to that file: id, p, se (batch means over the chain), label, y, and sd_hyper, their spread over the hyperparameter samples.
+
+` + examplesHelp + `
+  gpc-mcmc --standardize --alpha 16 --beta 1e5 --samples 200 --iterations 300 --burn 100 --train examples/crabs/train.csv --format csv > samples.csv
+  gpc-mcmc --standardize --alpha 16 --beta 1e5 --samples 200 --iterations 300 --burn 100 --train examples/crabs/train.csv --test examples/crabs/test.csv --posteriors posteriors.csv > samples.arrows
+
+` + exitHelp
+
+// mcmcCmd is gpc-mcmc's command line.
+type mcmcCmd struct {
+	Train       string    `required:"" help:"Training features with labels: CSV, Parquet or Arrow IPC; - reads standard input."`
+	Test        string    `help:"Test features (the training file's feature columns; labels optional), for --posteriors."`
+	Posteriors  string    `help:"Write the test posteriors, averaged over the chain, to this file (needs --test)."`
+	Kernel      string    `enum:"rbf,linear,ard,matern32,matern52" default:"rbf" help:"Covariance function of the latent process (as gpc-kernel's)."`
+	Alpha       []float64 `default:"1" sep:"," help:"Starting length scale (ard: one per feature, comma-separated; linear: none)."`
+	Beta        float64   `default:"1" help:"Starting latent scale."`
+	Bias        float64   `default:"0" help:"Starting bias; above 0 it is sampled too, at 0 there is none."`
+	Label       string    `default:"y" help:"The label column: +1/-1, 1/0, or two values one of which --positive names."`
+	Positive    string    `help:"The label value of the positive class (+1)."`
+	ID          string    `help:"A column that identifies the rows (not a feature)."`
+	Standardize bool      `help:"Center and scale each feature by its training mean and standard deviation."`
+
+	PriorMedian float64 `default:"1" help:"Median of every hyperparameter's log-normal prior."`
+	PriorSD     float64 `name:"prior-sd" default:"3" help:"Standard deviation of the logs of the hyperparameters under the prior."`
+	Iterations  int     `default:"2000" help:"Iterations kept after the burn-in."`
+	Burn        int     `default:"500" help:"Burn-in iterations (the proposal adapts during them)."`
+	Thin        int     `default:"1" help:"Keep every THIN-th iteration."`
+	Step        float64 `default:"0.3" help:"The proposal's initial standard deviation in each log-hyperparameter."`
+	Refresh     int     `default:"1" help:"Particle groups whose random numbers are renewed each iteration (0: all, the standard pseudo-marginal method)."`
+
+	Samples int     `default:"1000" help:"Particles per estimate of the marginal likelihood."`
+	Groups  int     `default:"0" help:"Particle groups per estimate (0: up to 32, at least 250 particles each, at least 8 groups)."`
+	Seed    int64   `default:"1" help:"Random seed of the chain."`
+	Method  string  `enum:"auto,ep,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator, or auto: chosen with the order by pilot runs at the starting point, then kept."`
+	Order   string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order, computed at the starting point and then kept."`
+	ESS     float64 `name:"ess" default:"0" help:"Resampling threshold as a fraction of the particles (0: the method's default)."`
+	Jitter  float64 `default:"0" help:"Add this to the covariance diagonal before factorising."`
+	commonFlags
+}
+
+// MCMC runs gpc-mcmc.
+func MCMC(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run("gpc-mcmc", mcmcDescription, &mcmcCmd{}, args, stdin, stdout, stderr)
+}
+
+func (c *mcmcCmd) estimator() *estimatorFlags {
+	return &estimatorFlags{Samples: c.Samples, Seed: c.Seed, Method: c.Method, Order: c.Order, Groups: c.Groups, ESS: c.ESS, Jitter: c.Jitter}
+}
+
+// groups returns the particle groups per estimate: --groups, or at least 8
+// (the block method needs several).
+func (c *mcmcCmd) groups() int {
+	if c.Groups > 0 {
+		return c.Groups
+	}
+	return max(core.DefaultGroups(core.MethodEP, c.Samples), min(8, c.Samples/2))
+}
+
+// Validate checks the flags after parsing.
+func (c *mcmcCmd) Validate() error {
+	if err := c.validateCommon(); err != nil {
+		return err
+	}
+	if err := c.estimator().validateEstimator(); err != nil {
+		return err
+	}
+	switch {
+	case c.Posteriors != "" && c.Test == "":
+		return usagef("--posteriors needs --test")
+	case c.Test != "" && c.Posteriors == "":
+		return usagef("--test needs --posteriors (the file the test posteriors go to)")
+	case c.Train == "-" && c.Test == "-":
+		return usagef("--train and --test cannot both read standard input")
+	case c.Iterations < 1:
+		return usagef("--iterations %d: must be at least 1", c.Iterations)
+	case c.Burn < 0:
+		return usagef("--burn %d: must be 0 or more", c.Burn)
+	case c.Thin < 1:
+		return usagef("--thin %d: must be at least 1", c.Thin)
+	case !(c.Step > 0) || math.IsInf(c.Step, 1):
+		return usagef("--step %v: must be a finite number > 0", c.Step)
+	case !(c.PriorMedian > 0) || math.IsInf(c.PriorMedian, 1):
+		return usagef("--prior-median %v: must be a finite number > 0", c.PriorMedian)
+	case !(c.PriorSD > 0) || math.IsInf(c.PriorSD, 1):
+		return usagef("--prior-sd %v: must be a finite number > 0", c.PriorSD)
+	case c.Refresh < 0:
+		return usagef("--refresh %d: must be 0 (all) or more", c.Refresh)
+	case c.Label == c.ID:
+		return usagef("--label and --id name the same column %q", c.Label)
+	case c.Bias < 0 || math.IsNaN(c.Bias) || math.IsInf(c.Bias, 1):
+		return usagef("--bias %v: must be a finite number >= 0", c.Bias)
+	}
+	if c.Samples/c.groups() < 2 {
+		return usagef("--samples %d in %d groups leaves fewer than 2 particles per group", c.Samples, c.groups())
+	}
+	kind, _ := core.ParseKernel(c.Kernel)
+	if kind == core.KernelLinear && len(c.Alpha) == 1 && c.Alpha[0] == 1 {
+		c.Alpha = nil
+	}
+	k := core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
+	if err := k.Validate(len(c.Alpha)); err != nil {
+		return usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
+	}
+	if !(c.Beta > 0) {
+		return usagef("--beta %v: the chain moves in log beta, which needs beta > 0", c.Beta)
+	}
+	return nil
+}
+
+func (c *mcmcCmd) run(e *env) error {
+	train, labels, dataMeta, err := readTraining(e, c.Train, c.Label, c.Positive, c.ID)
+	if err != nil {
+		return err
+	}
+	var test *features
+	if c.Test != "" {
+		kc := &kernelCmd{Label: c.Label, Positive: c.Positive, ID: c.ID}
+		testF, err := kc.readFrame(c.Test, e)
+		if err != nil {
+			return err
+		}
+		if test, err = kc.extract(testF, train.names, labels, false); err != nil {
+			return err
+		}
+	}
+	if c.Standardize {
+		standardizeMeta(train, test, dataMeta)
+	}
+	d := len(train.names)
+	kind, _ := core.ParseKernel(c.Kernel)
+	base := core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
+	if err := base.Validate(d); err != nil {
+		return usagef("%s (the training file has %d features: %s)", strings.TrimPrefix(err.Error(), "core: "), d, strings.Join(train.names, ", "))
+	}
+	var params []core.Hyper
+	var names []string
+	for j := range base.Alpha {
+		params = append(params, core.Hyper{Kind: core.HyperAlpha, Index: j})
+		if kind == core.KernelARD {
+			names = append(names, "alpha_"+train.names[j])
+		} else {
+			names = append(names, "alpha")
+		}
+	}
+	params = append(params, core.Hyper{Kind: core.HyperBeta})
+	names = append(names, "beta")
+	if c.Bias > 0 {
+		params = append(params, core.Hyper{Kind: core.HyperBias})
+		names = append(names, "bias")
+	}
+	theta0 := make([]float64, len(params))
+	prior := core.LogNormalPrior{Mu: make([]float64, len(params)), SD: make([]float64, len(params))}
+	for j, h := range params {
+		theta0[j] = math.Log(h.Get(&base))
+		prior.Mu[j], prior.SD[j] = math.Log(c.PriorMedian), c.PriorSD
+	}
+	data := &core.Classifier{X: train.x, D: d, Y: train.y}
+	ef := c.estimator()
+	cfg := ef.config(c.Threads)
+	cands := candidates(c.Method, c.Order)
+	// With --test the chain keeps the cloud of the estimate it holds.
+	mcfg := cfg
+	mcfg.Groups = c.groups()
+	if err := checkEstimateMemory(c.Train, train.rows, mcfg, cands, test != nil); err != nil {
+		return err
+	}
+	surf, pilots, refOrder, err := core.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
+	if err != nil {
+		return err
+	}
+
+	// Test rows and the running posteriors.
+	var acc *postAccumulator
+	if test != nil {
+		acc = &postAccumulator{t: test.rows}
+	}
+	var rows []mcmcRow
+	e.rep.startProgress(c.Progress, countProgress(c.Burn+c.Iterations, "iterations"))
+	lastIt := -1
+	mc := core.MCMCConfig{Iterations: c.Iterations, Burn: c.Burn, Thin: c.Thin, Samples: c.Samples, Groups: c.groups(),
+		Refresh: c.Refresh, Step: c.Step, Seed: uint64(c.Seed), Keep: test != nil,
+		Visit: func(st *core.MCMCState) error {
+			e.rep.add(int64(st.Iteration - lastIt))
+			lastIt = st.Iteration
+			k := surf.KernelAt(st.Theta)
+			v := make([]float64, len(params))
+			for j, h := range params {
+				v[j] = h.Get(k)
+			}
+			rows = append(rows, mcmcRow{st.Iteration, v, st.Result.LogP, st.Result.SE, st.Accepted})
+			if acc == nil {
+				return nil
+			}
+			return acc.add(k, data, test, st)
+		}}
+	stats, err := surf.PseudoMarginal(e.ctx, theta0, prior, mc)
+	e.rep.stopProgress()
+	if err != nil {
+		return err
+	}
+	if stats.Failed > 0 {
+		e.rep.warnf("%d of %d proposals could not be estimated and were rejected", stats.Failed, stats.Proposed)
+	}
+	meta := map[string]string{}
+	for k, v := range dataMeta {
+		meta[k] = v
+	}
+	meta[format.KeySchema] = format.SchemaMCMC
+	meta[format.KeyTool] = "gpc-mcmc"
+	meta[format.KeyVersion] = Version
+	meta["gpc:kernel"] = c.Kernel
+	meta[format.KeySeed] = strconv.FormatInt(c.Seed, 10)
+	meta[format.KeyMethod] = surf.Method.String()
+	meta[format.KeyOrder] = format.JoinInts(surf.Perm)
+	meta[format.KeyOrderKind] = refOrder.String()
+	meta[format.KeyJitter] = strconv.FormatFloat(c.Jitter, 'g', -1, 64)
+	meta[format.KeySamples] = strconv.Itoa(c.Samples)
+	meta[format.KeyGroups] = strconv.Itoa(c.groups())
+	meta["gpc:refresh"] = strconv.Itoa(min(max(c.Refresh, 0), c.groups()))
+	if c.Refresh == 0 {
+		meta["gpc:refresh"] = strconv.Itoa(c.groups())
+	}
+	meta["gpc:prior"] = fmt.Sprintf("log-normal median=%s sd_log=%s", fmtFloat(c.PriorMedian), fmtFloat(c.PriorSD))
+	meta["gpc:burn"] = strconv.Itoa(c.Burn)
+	meta["gpc:thin"] = strconv.Itoa(c.Thin)
+	meta["gpc:acceptance"] = fmtFloat(stats.AcceptanceRate())
+	meta["gpc:var_log_ml"] = fmtFloat(stats.VarLogML)
+	meta["gpc:var_log_ratio"] = fmtFloat(stats.VarLogRatio)
+	meta["gpc:proposal_step"] = fmtFloat(stats.Step)
+	meta["gpc:proposal_shape"] = format.JoinFloats(stats.Shape)
+	if len(pilots) > 0 {
+		pm := estimatorMeta(&core.Factor{Perm: surf.Perm}, core.Config{Method: surf.Method}, pilots, c.Jitter)
+		meta[format.KeyPilots] = pm[format.KeyPilots]
+	}
+	mem := format.NewAllocator()
+	if acc != nil {
+		if err := c.writePosteriors(e, acc, test, dataMeta, meta, mem); err != nil {
+			return err
+		}
+	}
+	return format.WriteTable(e.stdout, mcmcTable(names, rows, meta), c.outputFormat(e.stdout), 0, mem)
+}
+
+// mcmcRow is one kept iteration.
+type mcmcRow struct {
+	it       int
+	hyper    []float64
+	logML    float64
+	se       float64
+	accepted bool
+}
+
+// mcmcTable is gpc-mcmc's output (schema gpc.mcmc/1): iteration, the
+// hyperparameters, log_ml, se_log_ml, accepted.
+func mcmcTable(names []string, rows []mcmcRow, meta map[string]string) *format.Table {
+	n := len(rows)
+	it := format.Column{Name: "iteration", Int: make([]int64, n)}
+	hc := make([]format.Column, len(names))
+	for j, nm := range names {
+		hc[j] = format.Column{Name: nm, Float: make([]float64, n)}
+	}
+	lml := format.Column{Name: "log_ml", Float: make([]float64, n)}
+	se := format.Column{Name: "se_log_ml", Float: make([]float64, n)}
+	acc := format.Column{Name: "accepted", Int: make([]int64, n)}
+	for i, r := range rows {
+		it.Int[i] = int64(r.it)
+		for j := range hc {
+			hc[j].Float[i] = r.hyper[j]
+		}
+		lml.Float[i], se.Float[i] = r.logML, r.se
+		if r.accepted {
+			acc.Int[i] = 1
+		}
+	}
+	t := &format.Table{Meta: meta}
+	t.Cols = append(t.Cols, it)
+	t.Cols = append(t.Cols, hc...)
+	t.Cols = append(t.Cols, lml, se, acc)
+	return t
+}
+
+// postAccumulator collects each kept state's test posteriors.
+type postAccumulator struct {
+	t int
+	p [][]float64 // per kept state, the t posteriors
+}
+
+// add predicts the test patterns from the state's particles at its
+// hyperparameters.
+func (a *postAccumulator) add(k *core.Kernel, data *core.Classifier, test *features, st *core.MCMCState) error {
+	n := len(data.Y)
+	r := make([]float64, a.t*n)
+	vars := make([]float64, a.t)
+	for j := range a.t {
+		vars[j] = core.ClassifierTestRow(r[j*n:(j+1)*n], k, data.X, data.D, data.Y, test.x[j*data.D:(j+1)*data.D])
+	}
+	post := make([]core.Posterior, a.t)
+	if err := core.Predict(post, st.Factor, st.Result.Cloud, r, vars); err != nil {
+		return err
+	}
+	p := make([]float64, a.t)
+	for j, q := range post {
+		p[j] = q.P
+	}
+	a.p = append(a.p, p)
+	return nil
+}
+
+// mcmcBatches is the number of batches of consecutive kept states whose
+// means give the averaged posteriors' standard errors (batch means: they
+// see the chain's autocorrelation and each state's Monte Carlo noise).
+const mcmcBatches = 10
+
+// summary returns, per test pattern, the mean posterior over the kept
+// states, its batch-means standard error (NaN with fewer states than
+// batches) and the posteriors' standard deviation over the states.
+func (a *postAccumulator) summary() (mean, se, sd []float64) {
+	s := len(a.p)
+	mean, se, sd = make([]float64, a.t), make([]float64, a.t), make([]float64, a.t)
+	bs := s / mcmcBatches
+	for j := range a.t {
+		for _, p := range a.p {
+			mean[j] += p[j] / float64(s)
+		}
+		for _, p := range a.p {
+			sd[j] += (p[j] - mean[j]) * (p[j] - mean[j])
+		}
+		sd[j] = math.Sqrt(sd[j] / float64(max(s-1, 1)))
+		if bs == 0 {
+			se[j] = math.NaN()
+			continue
+		}
+		var bm []float64
+		for b := range mcmcBatches {
+			m := 0.0
+			for _, p := range a.p[b*bs : (b+1)*bs] {
+				m += p[j] / float64(bs)
+			}
+			bm = append(bm, m)
+		}
+		mu, v := 0.0, 0.0
+		for _, m := range bm {
+			mu += m / mcmcBatches
+		}
+		for _, m := range bm {
+			v += (m - mu) * (m - mu) / (mcmcBatches - 1)
+		}
+		se[j] = math.Sqrt(v / mcmcBatches)
+	}
+	return mean, se, sd
+}
+
+// writePosteriors writes the averaged test posteriors to --posteriors.
+func (c *mcmcCmd) writePosteriors(e *env, acc *postAccumulator, test *features, dataMeta, chainMeta map[string]string, mem format.Allocator) error {
+	mean, se, sd := acc.summary()
+	post := make([]core.Posterior, len(mean))
+	for j := range post {
+		post[j] = core.Posterior{P: mean[j], SE: se[j]}
+	}
+	t := posteriorTable(&format.TestRows{ID: test.id, Y: test.y}, post, 0, dataMeta[format.KeyLabelPositive], dataMeta[format.KeyLabelNegative])
+	t.Cols = append(t.Cols, format.Column{Name: "sd_hyper", Float: sd})
+	t.Meta = map[string]string{format.KeySchema: format.SchemaPosterior, format.KeyTool: "gpc-mcmc", format.KeyVersion: Version,
+		"gpc:states": strconv.Itoa(len(acc.p))}
+	passMeta(t.Meta, chainMeta)
+	f, err := os.Create(c.Posteriors)
+	if err != nil {
+		return &format.IOError{Op: "create --posteriors", Err: err}
+	}
+	out := c.outputFormat(f)
+	if out == format.Text {
+		out = format.CSV
+	}
+	if err := format.WriteTable(f, t, out, 0, mem); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return &format.IOError{Op: "close --posteriors", Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,538 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gpc/core"
+	"gpc/format"
+)
+
+const tuneDescription = `Choose a GP classifier's hyperparameters by the marginal likelihood: estimate the log marginal likelihood, with its standard error, over a grid of hyperparameters, then refine.
+
+Features are read as gpc-kernel reads them (CSV, Parquet or Arrow IPC, with labels). Each hyperparameter takes one value (fixed) or several (a grid axis): a comma-separated list, or LO:HI:K, K values spaced evenly in log from LO to HI. The grid is every combination of the axes' values.
+
+Three stages, one row per estimate:
+  grid     every grid point with --samples particles (explore);
+  exploit  the --exploit best grid points again with --exploit-samples particles;
+  optimum  the maximum, found by the Nelder-Mead simplex on the log-hyperparameters (inside the grid's range) with --exploit-samples particles, then refined by a quadratic fitted around it; mc_se_log_<axis> is its Monte Carlo standard error in the log of each hyperparameter, width_log_<axis> the width of the likelihood's peak there.
+
+Every estimate uses common random numbers: the same method and variable order (chosen once, by pilot runs at the grid's middle point) and the same random streams, so that the difference between two nearby points is far more precise than either value. se_diff_<axis> is the standard error of the difference of log_ml to the next grid point along that axis.
+
+` + examplesHelp + `
+  gpc-tune --standardize --alpha 8:64:4 --beta 1e4:1e7:4 --samples 500 --exploit-samples 2000 --train examples/crabs/train.csv
+  gpc-tune --standardize --kernel linear --beta 0.01:10:7 --no-optimize --train examples/crabs/train.csv --format csv > surface.csv   # a grid, no optimum
+  gpc-tune --standardize --alpha 4,8 --beta 1e3,1e4 --samples 500 --exploit 0 --no-optimize --train examples/crabs/train.csv --format table
+
+` + exitHelp
+
+// tuneCmd is gpc-tune's command line.
+type tuneCmd struct {
+	Train       string   `required:"" help:"Training features with labels: CSV, Parquet or Arrow IPC; - reads standard input."`
+	Kernel      string   `enum:"rbf,linear,ard,matern32,matern52" default:"rbf" help:"Covariance function of the latent process (as gpc-kernel's)."`
+	Alpha       []string `sep:"none" default:"1" help:"Length scale alpha: a value, a list a,b,c or a range LO:HI:K (K values, log-spaced). ard: one --alpha per feature, in the training file's column order; linear: none."`
+	Beta        string   `default:"1" help:"Latent scale beta: a value, a list or a range LO:HI:K."`
+	Bias        string   `default:"0" help:"A constant added to the kernel: a value, a list or a range LO:HI:K."`
+	Label       string   `default:"y" help:"The label column: +1/-1, 1/0, or two values one of which --positive names."`
+	Positive    string   `help:"The label value of the positive class (+1); needed when the labels are not +1/-1 or 1/0."`
+	ID          string   `help:"A column that identifies the rows (not a feature)."`
+	Standardize bool     `help:"Center and scale each feature by its training mean and standard deviation."`
+
+	Samples        int     `default:"2000" help:"Particles per estimate on the grid (explore)."`
+	Exploit        int     `default:"3" help:"How many of the best grid points to estimate again with --exploit-samples (0: none)."`
+	ExploitSamples int     `default:"20000" help:"Particles per estimate for the best points and the optimizer (exploit)."`
+	Optimize       bool    `default:"true" negatable:"" help:"Search for the maximum from the best point (--no-optimize: the grid and exploit stages only)."`
+	Seed           int64   `default:"1" help:"Random seed, shared by every estimate (common random numbers)."`
+	Method         string  `enum:"auto,ep,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator (as gpc-orthant's), or auto: chosen with the order by pilot runs at the grid's middle point, then kept for every point."`
+	Order          string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order (as gpc-orthant's), computed at the grid's middle point and then kept for every point."`
+	Groups         int     `default:"0" help:"Independent particle groups per estimate (0: up to 32)."`
+	ESS            float64 `name:"ess" default:"0" help:"Resampling threshold as a fraction of the particles (0: the method's default)."`
+	Jitter         float64 `default:"0" help:"Add this to the covariance diagonal before factorising."`
+	commonFlags
+}
+
+// Tune runs gpc-tune.
+func Tune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run("gpc-tune", tuneDescription, &tuneCmd{}, args, stdin, stdout, stderr)
+}
+
+// maxGridPoints bounds the grid's size.
+const maxGridPoints = 1000000
+
+// estimator returns the estimator flags of the tool in gpc-orthant's form.
+func (c *tuneCmd) estimator() *estimatorFlags {
+	return &estimatorFlags{Samples: c.Samples, Seed: c.Seed, Method: c.Method, Order: c.Order, Groups: c.Groups, ESS: c.ESS, Jitter: c.Jitter}
+}
+
+// Validate checks the flags after parsing.
+func (c *tuneCmd) Validate() error {
+	if err := c.validateCommon(); err != nil {
+		return err
+	}
+	if err := c.estimator().validateEstimator(); err != nil {
+		return err
+	}
+	switch {
+	case c.Exploit < 0:
+		return usagef("--exploit %d: must be 0 or more", c.Exploit)
+	case c.ExploitSamples < 2:
+		return usagef("--exploit-samples %d: at least 2 particles are needed", c.ExploitSamples)
+	case c.Groups > 0 && c.ExploitSamples/c.Groups < 2:
+		return usagef("--exploit-samples %d in --groups %d leaves fewer than 2 particles per group", c.ExploitSamples, c.Groups)
+	case c.Label == c.ID:
+		return usagef("--label and --id name the same column %q", c.Label)
+	}
+	_, err := c.specs(-1)
+	return err
+}
+
+// hyperSpec is one hyperparameter: its column name, its values (one:
+// fixed) and where it sits in the kernel.
+type hyperSpec struct {
+	name   string
+	values []float64
+	hyper  core.Hyper
+}
+
+// parseSpec parses a hyperparameter's value, list or log-spaced range.
+// Grid values must be positive (the grid is in log); a single value only
+// non-negative where zero is allowed.
+func parseSpec(flag, s string, zeroOK bool) ([]float64, error) {
+	s = strings.TrimSpace(s)
+	num := func(t string) (float64, error) {
+		v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, usagef("%s %q: %q is not a finite number", flag, s, t)
+		}
+		return v, nil
+	}
+	if parts := strings.Split(s, ":"); len(parts) > 1 {
+		if len(parts) != 3 {
+			return nil, usagef("%s %q: a range is LO:HI:K", flag, s)
+		}
+		lo, err := num(parts[0])
+		if err != nil {
+			return nil, err
+		}
+		hi, err := num(parts[1])
+		if err != nil {
+			return nil, err
+		}
+		k, err := strconv.Atoi(strings.TrimSpace(parts[2]))
+		switch {
+		case err != nil || k < 2:
+			return nil, usagef("%s %q: the range's count K must be an integer of at least 2", flag, s)
+		case !(lo > 0 && hi > lo):
+			return nil, usagef("%s %q: a range needs 0 < LO < HI (its values are spaced in log)", flag, s)
+		case k > maxGridPoints:
+			return nil, usagef("%s %q: at most %d values", flag, s, maxGridPoints)
+		}
+		v := make([]float64, k)
+		for i := range v {
+			v[i] = math.Exp(math.Log(lo) + (math.Log(hi)-math.Log(lo))*float64(i)/float64(k-1))
+		}
+		v[0], v[k-1] = lo, hi
+		return v, nil
+	}
+	var v []float64
+	for _, t := range strings.Split(s, ",") {
+		x, err := num(t)
+		if err != nil {
+			return nil, err
+		}
+		v = append(v, x)
+	}
+	if len(v) == 1 {
+		if v[0] < 0 || v[0] == 0 && !zeroOK {
+			return nil, usagef("%s %v: must be a number > 0", flag, v[0])
+		}
+		return v, nil
+	}
+	slices.Sort(v)
+	for i, x := range v {
+		if !(x > 0) {
+			return nil, usagef("%s %q: grid values must be > 0 (the grid is in log)", flag, s)
+		}
+		if i > 0 && x == v[i-1] {
+			return nil, usagef("%s %q: the value %v is listed twice", flag, s, x)
+		}
+	}
+	return v, nil
+}
+
+// specs parses the hyperparameter flags for features of dimension d (d < 0:
+// not known yet, ard's count unchecked) with the given feature names.
+func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
+	kind, _ := core.ParseKernel(c.Kernel)
+	var out []hyperSpec
+	switch kind {
+	case core.KernelLinear:
+		if !(len(c.Alpha) == 1 && c.Alpha[0] == "1") {
+			return nil, usagef("--alpha: the linear kernel has no length scale")
+		}
+	case core.KernelARD:
+		if d >= 0 && len(c.Alpha) != d {
+			return nil, usagef("--alpha: the ard kernel needs one --alpha per feature: %d given, the training file has %d features (%s)", len(c.Alpha), d, strings.Join(names, ", "))
+		}
+		for j, a := range c.Alpha {
+			v, err := parseSpec("--alpha", a, false)
+			if err != nil {
+				return nil, err
+			}
+			name := "alpha_" + strconv.Itoa(j+1)
+			if j < len(names) {
+				name = "alpha_" + names[j]
+			}
+			out = append(out, hyperSpec{name, v, core.Hyper{Kind: core.HyperAlpha, Index: j}})
+		}
+	default:
+		if len(c.Alpha) != 1 {
+			return nil, usagef("--alpha: the %s kernel has one length scale (give a list a,b,c or a range LO:HI:K for a grid)", c.Kernel)
+		}
+		v, err := parseSpec("--alpha", c.Alpha[0], false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hyperSpec{"alpha", v, core.Hyper{Kind: core.HyperAlpha}})
+	}
+	v, err := parseSpec("--beta", c.Beta, false)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, hyperSpec{"beta", v, core.Hyper{Kind: core.HyperBeta}})
+	if v, err = parseSpec("--bias", c.Bias, true); err != nil {
+		return nil, err
+	}
+	if !(len(v) == 1 && v[0] == 0) {
+		out = append(out, hyperSpec{"bias", v, core.Hyper{Kind: core.HyperBias}})
+	}
+	points := 1
+	axes := 0
+	for _, s := range out {
+		points *= len(s.values)
+		if len(s.values) > 1 {
+			axes++
+		}
+		if points > maxGridPoints {
+			return nil, usagef("the grid has more than %d points", maxGridPoints)
+		}
+	}
+	if axes == 0 {
+		return nil, usagef("nothing to tune: give a hyperparameter several values (a list a,b,c or a range LO:HI:K, e.g. --beta 0.1:100:13)")
+	}
+	return out, nil
+}
+
+// readTraining reads and labels the training features as gpc-kernel does,
+// and returns their label mapping and metadata.
+func readTraining(e *env, path, label, positive, id string) (*features, *labelMap, map[string]string, error) {
+	kc := &kernelCmd{Train: path, Label: label, Positive: positive, ID: id}
+	frame, err := kc.readFrame(path, e)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	labels, err := newLabelMap(frame, label, positive)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	train, err := kc.extract(frame, nil, labels, true)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if train.rows == 0 {
+		return nil, nil, nil, &dataError{fmt.Sprintf("%s: no training rows", frame.Name)}
+	}
+	if labels.oneClass {
+		e.rep.warnf("every training label is %s: the classifier sees one class", labels.text(train.y[0]))
+	}
+	meta := map[string]string{
+		"gpc:features":          strings.Join(train.names, ","),
+		"gpc:label":             label,
+		format.KeyLabelPositive: labels.pos,
+		format.KeyLabelNegative: labels.neg,
+	}
+	return train, labels, meta, nil
+}
+
+// standardizeMeta standardizes train and test (if not nil) by the
+// training means and standard deviations, recorded in meta.
+func standardizeMeta(train, test *features, meta map[string]string) {
+	mean, sd := standardize(train, test)
+	meta["gpc:standardize"] = "true"
+	meta["gpc:feature_mean"] = format.JoinFloats(mean)
+	meta["gpc:feature_sd"] = format.JoinFloats(sd)
+}
+
+// grid enumerates the points of the axes (last axis fastest).
+type grid struct {
+	sizes []int
+}
+
+func (g grid) len() int {
+	n := 1
+	for _, s := range g.sizes {
+		n *= s
+	}
+	return n
+}
+
+// index returns the multi-index of point i.
+func (g grid) index(i int) []int {
+	idx := make([]int, len(g.sizes))
+	for j := len(g.sizes) - 1; j >= 0; j-- {
+		idx[j] = i % g.sizes[j]
+		i /= g.sizes[j]
+	}
+	return idx
+}
+
+// stride returns how far apart neighbours along axis j are.
+func (g grid) stride(j int) int {
+	s := 1
+	for _, n := range g.sizes[j+1:] {
+		s *= n
+	}
+	return s
+}
+
+// evalError reports an estimate that failed at one point for a reason other
+// than the data or an interruption (EP breaking down at an extreme
+// setting): the point gets no value and the tool goes on.
+func evalError(e *env, err error) bool {
+	var ie *core.InputError
+	return err != nil && !errors.As(err, &ie) && e.ctx.Err() == nil
+}
+
+func (c *tuneCmd) run(e *env) error {
+	train, _, dataMeta, err := readTraining(e, c.Train, c.Label, c.Positive, c.ID)
+	if err != nil {
+		return err
+	}
+	if c.Standardize {
+		standardizeMeta(train, nil, dataMeta)
+	}
+	d := len(train.names)
+	specs, err := c.specs(d, train.names...)
+	if err != nil {
+		return err
+	}
+	kind, _ := core.ParseKernel(c.Kernel)
+	base := core.Kernel{Kind: kind}
+	if kind == core.KernelARD {
+		base.Alpha = make([]float64, d)
+	} else if kind != core.KernelLinear {
+		base.Alpha = make([]float64, 1)
+	}
+	var axes []int // indices into specs
+	var params []core.Hyper
+	var theta0 []float64
+	var g grid
+	for i, s := range specs {
+		mid := s.values[(len(s.values)-1)/2]
+		s.hyper.Set(&base, mid)
+		if len(s.values) > 1 {
+			axes = append(axes, i)
+			params = append(params, s.hyper)
+			theta0 = append(theta0, math.Log(mid))
+			g.sizes = append(g.sizes, len(s.values))
+		}
+	}
+	if err := base.Validate(d); err != nil {
+		return usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
+	}
+	data := &core.Classifier{X: train.x, D: d, Y: train.y}
+	ef := c.estimator()
+	cands := candidates(c.Method, c.Order)
+	cfg := ef.config(c.Threads)
+	// The grid's estimates, then the exploit stage's and the optimizer's.
+	if err := checkEstimateMemory(c.Train, train.rows, cfg, cands, false); err != nil {
+		return err
+	}
+	if c.Exploit > 0 || c.Optimize {
+		big := cfg
+		big.Samples = c.ExploitSamples
+		if err := checkMemoryFlag("--exploit-samples", c.Train, train.rows, big, cands, false); err != nil {
+			return err
+		}
+	}
+	surf, pilots, refOrder, err := core.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
+	if err != nil {
+		return err
+	}
+
+	hyperAt := func(theta []float64) []float64 {
+		k := surf.KernelAt(theta)
+		v := make([]float64, len(specs))
+		for i, s := range specs {
+			v[i] = s.hyper.Get(k)
+		}
+		return v
+	}
+	thetaOf := func(i int) []float64 {
+		idx := g.index(i)
+		th := make([]float64, len(axes))
+		for j, a := range axes {
+			th[j] = math.Log(specs[a].values[idx[j]])
+		}
+		return th
+	}
+	seed := uint64(c.Seed)
+	var rows []format.TuneRow
+	failed := 0
+	warnFail := func(theta []float64, err error) {
+		failed++
+		if failed <= 3 {
+			e.rep.warnf("no estimate at %s: %v", describe(specs, hyperAt(theta)), err)
+		}
+	}
+
+	// Explore.
+	n := g.len()
+	e.rep.startProgress(c.Progress, countProgress(n+min(c.Exploit, n), "estimates"))
+	results := make([]*core.Result, n)
+	for i := range n {
+		th := thetaOf(i)
+		res, _, err := surf.Eval(e.ctx, th, c.Samples, seed, false)
+		e.rep.add(1)
+		if err != nil {
+			if !evalError(e, err) {
+				return err
+			}
+			warnFail(th, err)
+			continue
+		}
+		results[i] = &res
+	}
+	for i := range n {
+		row := format.TuneRow{Stage: format.StageGrid, Point: int64(i), Hyper: hyperAt(thetaOf(i)), LogML: math.NaN(), SELog: math.NaN(), Samples: int64(c.Samples)}
+		if r := results[i]; r != nil {
+			row.LogML, row.SELog = r.LogP, r.SE
+		}
+		idx := g.index(i)
+		row.SEDiff = make([]float64, len(axes))
+		for j := range axes {
+			row.SEDiff[j] = math.NaN()
+			if nb := i + g.stride(j); idx[j]+1 < g.sizes[j] && results[i] != nil && results[nb] != nil {
+				row.SEDiff[j] = core.DiffSE(results[i], results[nb])
+			}
+		}
+		rows = append(rows, row)
+	}
+
+	// Exploit: the best grid points again with more particles.
+	order := make([]int, 0, n)
+	for i := range n {
+		if results[i] != nil && !math.IsInf(results[i].LogP, -1) {
+			order = append(order, i)
+		}
+	}
+	if len(order) == 0 {
+		return &dataError{"no grid point gave an estimate"}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return -cmpFloat(results[a].LogP, results[b].LogP) })
+	best, bestLogML := order[0], math.Inf(-1)
+	bestTheta := thetaOf(best)
+	for _, i := range order[:min(c.Exploit, len(order))] {
+		th := thetaOf(i)
+		res, _, err := surf.Eval(e.ctx, th, c.ExploitSamples, seed, false)
+		e.rep.add(1)
+		if err != nil {
+			if !evalError(e, err) {
+				return err
+			}
+			warnFail(th, err)
+			continue
+		}
+		rows = append(rows, format.TuneRow{Stage: format.StageExploit, Point: int64(i), Hyper: hyperAt(th), LogML: res.LogP, SELog: res.SE, Samples: int64(c.ExploitSamples)})
+		if res.LogP > bestLogML {
+			bestLogML, bestTheta = res.LogP, th
+		}
+	}
+	e.rep.stopProgress()
+
+	// Optimize on the common-random-numbers surface, inside the grid.
+	meta := map[string]string{}
+	if c.Optimize {
+		k := len(axes)
+		step, lo, hi := make([]float64, k), make([]float64, k), make([]float64, k)
+		for j, a := range axes {
+			v := specs[a].values
+			lo[j], hi[j] = math.Log(v[0]), math.Log(v[len(v)-1])
+			step[j] = (hi[j] - lo[j]) / float64(len(v)-1)
+		}
+		ocfg := core.OptimizeConfig{Samples: c.ExploitSamples, Seed: seed, Step: step, Lower: lo, Upper: hi,
+			Eval: func([]float64, *core.Result) { e.rep.add(1) }}
+		e.rep.startProgress(c.Progress, countProgress(200*k+2*k*k+2, "estimates"))
+		opt, err := surf.Maximize(e.ctx, bestTheta, ocfg)
+		e.rep.stopProgress()
+		if err != nil {
+			return err
+		}
+		rows = append(rows, format.TuneRow{Stage: format.StageOptimum, Point: -1, Hyper: hyperAt(opt.Theta), LogML: opt.Result.LogP, SELog: opt.Result.SE,
+			MCSE: opt.MCSE, Width: opt.Width, Samples: int64(c.ExploitSamples)})
+		meta["gpc:optimizer_estimates"] = strconv.Itoa(opt.Evals)
+		for j, a := range axes {
+			if opt.Theta[j]-lo[j] < step[j]/2 || hi[j]-opt.Theta[j] < step[j]/2 {
+				e.rep.warnf("the maximum is at the edge of the grid along %s (%v): the likelihood may go on rising outside it", specs[a].name, math.Exp(opt.Theta[j]))
+			}
+		}
+		if slices.ContainsFunc(opt.Width, math.IsNaN) {
+			e.rep.warnf("the log marginal likelihood is not concave around the optimum: its location is poorly determined")
+		}
+	}
+	if failed > 3 {
+		e.rep.warnf("%d estimates failed in all", failed)
+	}
+
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.name
+	}
+	axisNames := make([]string, len(axes))
+	for j, a := range axes {
+		axisNames[j] = specs[a].name
+	}
+	for k, v := range dataMeta {
+		meta[k] = v
+	}
+	meta[format.KeyVersion] = Version
+	meta["gpc:kernel"] = c.Kernel
+	meta[format.KeySeed] = strconv.FormatUint(seed, 10)
+	meta[format.KeyMethod] = surf.Method.String()
+	meta[format.KeyOrder] = format.JoinInts(surf.Perm)
+	meta[format.KeyOrderKind] = refOrder.String()
+	meta[format.KeyJitter] = strconv.FormatFloat(c.Jitter, 'g', -1, 64)
+	meta["gpc:reference"] = describe(specs, hyperAt(theta0))
+	meta[format.KeySamples] = strconv.Itoa(c.Samples)
+	meta["gpc:exploit_samples"] = strconv.Itoa(c.ExploitSamples)
+	if len(pilots) > 0 {
+		pm := estimatorMeta(&core.Factor{Perm: surf.Perm}, core.Config{Method: surf.Method}, pilots, c.Jitter)
+		meta[format.KeyPilots] = pm[format.KeyPilots]
+	}
+	t := format.TuneTable(names, axisNames, rows, meta)
+	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, format.NewAllocator())
+}
+
+// describe writes hyperparameter values as name=value pairs.
+func describe(specs []hyperSpec, v []float64) string {
+	parts := make([]string, len(specs))
+	for i, s := range specs {
+		parts[i] = s.name + "=" + strconv.FormatFloat(v[i], 'g', 6, 64)
+	}
+	return strings.Join(parts, " ")
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
