@@ -61,7 +61,7 @@ func (r *Report) mdTable1(b *strings.Builder) {
 		cols = append(cols, "mvtnorm")
 	}
 	b.WriteString("\n### Table 1: Experiment 1, MAPE of log P (%)\n")
-	b.WriteString("\nOne-factor problems (10 per cell, 5 at N = 1000; the paper: 50), their loadings uniform on [-1, 1]; the standard error over the problems in brackets. R's mvtnorm: ")
+	b.WriteString("\nOne-factor problems (the paper: 50 per cell), their loadings uniform on [-1, 1]; the standard error over the problems in brackets. R's mvtnorm: ")
 	if r.MvtnormNote != "" {
 		b.WriteString(r.MvtnormNote + ".\n")
 	} else {
