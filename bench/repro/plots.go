@@ -24,15 +24,18 @@ func figures(rep *Report, dir string) error {
 	for _, f := range []struct {
 		file, ylabel, title string
 		y                   func(T2Row) float64
-		paper               [][2]float64 // (seconds, log10) points the paper's text gives
+		paper               []paperPoint // the points the paper's text gives
+		paperNames          []string
 	}{
 		{"figure1.png", "log10 MAE of the test posteriors", "Figure 1: Experiment 2 problem 3 (N = 400), posteriors",
-			func(r T2Row) float64 { return r.MAE }, nil},
+			func(r T2Row) float64 { return r.MAE }, nil, nil},
 		// The text of section 6.3: log(MAPE) = -4.52 at 525 s (the paper's
 		// algorithm) and -4.70 at 5350 s (ESS); read as natural logs of the
 		// MAPE in percent, these match Table 2b's problem 3 at M ~ 10^6.
 		{"figure2.png", "log10 MAPE (%) of log ML", "Figure 2: Experiment 2 problem 3 (N = 400), log ML",
-			func(r T2Row) float64 { return r.MAPE }, [][2]float64{{525, -4.52 / math.Ln10}, {5350, -4.70 / math.Ln10}}},
+			func(r T2Row) float64 { return r.MAPE },
+			[]paperPoint{{525, -4.52 / math.Ln10, draw.CrossGlyph{}}, {5350, -4.70 / math.Ln10, draw.PlusGlyph{}}},
+			[]string{"paper (text: ln MAPE -4.52 at 525 s)", "ESS (text: -4.70 at 5350 s)"}},
 	} {
 		p := plot.New()
 		p.Title.Text = f.title
@@ -62,25 +65,14 @@ func figures(rep *Report, dir string) error {
 			p.Add(l, s)
 			p.Legend.Add(meth, l, s)
 		}
-		if f.paper != nil {
-			xy := plotter.XYs{{X: f.paper[0][0], Y: f.paper[0][1]}}
-			s, err := plotter.NewScatter(xy)
+		for k, pt := range f.paper {
+			s, err := plotter.NewScatter(plotter.XYs{{X: pt.x, Y: pt.y}})
 			if err != nil {
 				return err
 			}
-			s.Shape = draw.CrossGlyph{}
-			s.Radius = vg.Points(5)
+			s.Shape, s.Radius = pt.glyph, vg.Points(5)
 			p.Add(s)
-			p.Legend.Add("paper (text: ln MAPE -4.52 at 525 s)", s)
-			xy2 := plotter.XYs{{X: f.paper[1][0], Y: f.paper[1][1]}}
-			s2, err := plotter.NewScatter(xy2)
-			if err != nil {
-				return err
-			}
-			s2.Shape = draw.PlusGlyph{}
-			s2.Radius = vg.Points(5)
-			p.Add(s2)
-			p.Legend.Add("ESS (text: -4.70 at 5350 s)", s2)
+			p.Legend.Add(f.paperNames[k], s)
 		}
 		p.Add(plotter.NewGrid())
 		if err := p.Save(16*vg.Centimeter, 12*vg.Centimeter, filepath.Join(dir, f.file)); err != nil {
@@ -88,6 +80,13 @@ func figures(rep *Report, dir string) error {
 		}
 	}
 	return nil
+}
+
+// paperPoint is a point of a figure given in the paper's text: CPU
+// seconds and log10 of the error.
+type paperPoint struct {
+	x, y  float64
+	glyph draw.GlyphDrawer
 }
 
 // grid is a posterior surface for plotter.HeatMap.
