@@ -81,7 +81,7 @@ var fullPlan = Plan{
 	T2Problems:  []int{0, 1, 2, 3}, T2M: []int{10000}, T2Runs: 3,
 	FigM: []int{1000, 3000, 10000, 30000}, FigRuns: 3,
 	T3Synthetic: []int{0, 1, 2, 3, 4, 5}, T3Real: []string{"crabs", "breast_cancer", "usps_3v5"}, T3M: 10000,
-	BigN: 500, BigMethods: []string{"default", "paper-soft"},
+	BigN: 500, BigMethods: []string{"default", "met/sharp", "paper-soft"},
 	Real: []string{"crabs", "breast_cancer", "ionosphere", "sonar", "pima", "usps_3v5"}, RealM: 10000,
 	SurfaceProblem: 1, SurfaceHyper: []int{2, 5}, SurfaceM: 10000, Grid: 40,
 }
