@@ -100,13 +100,14 @@ func Experiment1(ctx context.Context, c Exp1Config) (Exp1Result, error) {
 		z := (est.LogP - exact) / est.SE
 		z2 += z * z
 	}
-	res.MAPE, res.MAPESE = meanSE(apes)
+	res.MAPE, res.MAPESE = MeanSE(apes)
 	res.RMSZ = math.Sqrt(z2 / float64(c.Problems))
 	res.Seconds = elapsed.Seconds() / float64(c.Problems)
 	return res, nil
 }
 
-func meanSE(x []float64) (mean, se float64) {
+// MeanSE returns the mean of x and its standard error (NaN for one value).
+func MeanSE(x []float64) (mean, se float64) {
 	for _, v := range x {
 		mean += v
 	}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gpc/bench"
+)
+
+// TestQuick runs the quick mode (the CI smoke run; under -short, a smaller
+// plan for the race detector) and checks that its tables are sane: the
+// errors against the exact answers are within the reported standard errors,
+// gpc's default beats the paper's published errors at the same M, the
+// paper's algorithm lands near the paper's own numbers, the methods agree on
+// Experiment 4 and the real data, and the figures are PNG images.
+func TestQuick(t *testing.T) {
+	plan := quickPlan
+	if testing.Short() {
+		plan = tinyPlan
+		plan.NoR = true
+	}
+	dir := t.TempDir()
+	rep, err := Run(context.Background(), plan, dir, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, r := range rep.Table1 {
+		if !(r.MAPE >= 0) || math.IsInf(r.MAPE, 0) {
+			t.Errorf("table 1: %s N=%d M=%d: MAPE %v", r.Method, r.N, r.M, r.MAPE)
+		}
+		// Every estimate within a few of its standard errors: the RMS of
+		// the z scores is about 1 (fixed seeds: this cannot flake).
+		if !math.IsNaN(r.RMSZ) && r.RMSZ > 3 {
+			t.Errorf("table 1: %s N=%d M=%d: rms z %.2f: the standard errors are not honest", r.Method, r.N, r.M, r.RMSZ)
+		}
+		paper, ok := bench.PaperTable1[r.N][r.M]
+		switch {
+		case !ok:
+		case r.Method == "default" && !(r.MAPE < paper/10):
+			t.Errorf("table 1: default N=%d M=%d: MAPE %.3g %%, not 10 times below the paper's %.3g %%", r.N, r.M, r.MAPE, paper)
+		case r.Method == "paper-hard" && !(r.MAPE > paper/5 && r.MAPE < paper*5):
+			t.Errorf("table 1: paper-hard N=%d M=%d: MAPE %.3g %%, far from the paper's %.3g %%", r.N, r.M, r.MAPE, paper)
+		}
+	}
+	if plan.NoR != (rep.MvtnormNote != "") && !strings.Contains(rep.MvtnormNote, "not installed") {
+		t.Errorf("mvtnorm: note %q", rep.MvtnormNote)
+	}
+
+	for _, r := range append(append([]T2Row{}, rep.Table2...), rep.Figure...) {
+		if !(r.MAE >= 0 && r.MAE < 0.05) || !(r.MAPE >= 0 && r.MAPE < 5) {
+			t.Errorf("experiment 2: %s problem %d M=%d: MAE %v, MAPE %v", r.Method, r.Problem+1, r.M, r.MAE, r.MAPE)
+		}
+		pa, ok := bench.PaperTable2a[r.Problem][r.M]
+		pb := bench.PaperTable2b[r.Problem][r.M]
+		switch {
+		case !ok:
+		case r.Method == "default" && !(r.MAE < pa/10 && r.MAPE < pb/10):
+			t.Errorf("experiment 2: default problem %d M=%d: MAE %.2g, MAPE %.2g %%, not 10 times below the paper's %.2g, %.2g %%", r.Problem+1, r.M, r.MAE, r.MAPE, pa, pb)
+		case r.Method == "paper-hard" && !(r.MAE > pa/5 && r.MAE < pa*5):
+			t.Errorf("experiment 2: paper-hard problem %d M=%d: MAE %.2g, far from the paper's %.2g", r.Problem+1, r.M, r.MAE, pa)
+		}
+	}
+
+	// Experiment 4: every method near the Bayes posterior as the paper's
+	// (about 0.1 on problems 1 and 3), and the gpc methods near the median.
+	for _, r := range rep.Table3 {
+		if !math.IsNaN(r.MAEPost) && !(r.MAEPost > 0.02 && r.MAEPost < 0.3) {
+			t.Errorf("table 3: problem %s %s: MAE-POST %.4f", r.Problem, r.Method, r.MAEPost)
+		}
+		if limit := 0.02; !strings.HasPrefix(r.Method, "paper") && !(r.MAEMed < limit) {
+			t.Errorf("table 3: problem %s %s: MAE-MED %.2g (at most %v)", r.Problem, r.Method, r.MAEMed, limit)
+		}
+	}
+
+	// Real data: the default's accuracy, and every method's log ML within
+	// 4 combined standard errors of the default's.
+	var def RealRow
+	for _, r := range rep.Real {
+		if r.Method == "default" {
+			def = r
+			if r.Set == "crabs" && r.Accuracy < 0.9 {
+				t.Errorf("real data: crabs accuracy %.3f", r.Accuracy)
+			}
+			continue
+		}
+		if !math.IsNaN(r.SE) && math.Abs(r.LogML-def.LogML) > 4*math.Hypot(r.SE, def.SE) {
+			t.Errorf("real data: %s %s: log ML %.4f ± %.4f, the default's %.4f ± %.4f", r.Set, r.Method, r.LogML, r.SE, def.LogML, def.SE)
+		}
+	}
+
+	md, err := os.ReadFile(filepath.Join(dir, "tables.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"Table 1", "Table 2a", "Table 2b", "Table 3", "Real data", "figure1.png", "surface-p1-set3.png", "| default |"} {
+		if !bytes.Contains(md, []byte(s)) {
+			t.Errorf("tables.md lacks %q", s)
+		}
+	}
+	for _, f := range []string{"figure1.png", "figure2.png", "surface-p1-set3.png"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil || img.Bounds().Dx() < 200 || len(b) > 400<<10 {
+			t.Errorf("%s: %d bytes, %v", f, len(b), err)
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"--quick"}, {"--quick", "--full", "--out", "x"}, {"--bogus"}} {
+		var out, errb bytes.Buffer
+		if rc := run(args, &out, &errb); rc != 80 || out.Len() != 0 || errb.Len() == 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, rc, out.String(), errb.String())
+		}
+	}
+}
