@@ -5,9 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
+
+	"gpc/internal/gemm"
 )
 
 // filter propagates one group of particles through the variables of a
@@ -52,7 +52,8 @@ type filter struct {
 	spare []float64 // one history row, for gather's cycles
 	perm  []int     // drawUniforms' scratch
 
-	rng *rand.Rand
+	rng  *rand.Rand
+	gemm gemm.Workspace
 
 	// results of the last run
 	logZ      float64
@@ -111,8 +112,7 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 			clear(part)
 		} else {
 			// part (m x nb) = z[:, :i0] (m x i0) * L[i0:i1, :i0]' (i0 x nb)
-			blas64.Implementation().Dgemm(blas.NoTrans, blas.Trans, m, i1-i0, i0,
-				1, fl.z, n, fl.f.L[i0*n:], n, 0, part, bs)
+			fl.gemm.NT(m, i1-i0, i0, fl.z, n, fl.f.L[i0*n:], n, part, bs, false, 1)
 		}
 		for i := i0; i < i1; i++ {
 			fl.step(i, i0)

@@ -1,0 +1,189 @@
+// Package gemm multiplies row-major float64 matrices, C = A B', the product
+// that propagates gpc's particles (core's blocked filter: partial means =
+// particles' draws times rows of the Cholesky factor) and predicts from them.
+//
+// # Arithmetic
+//
+// Every element is computed in the same order whatever the implementation
+// (AVX-512 assembly where the CPU has it, portable Go elsewhere), so the
+// results are bit-for-bit identical on every machine:
+//
+//	C[i][j] = sum over chunks [k0, k0+KC) of the chunk's dot product
+//	          (added to C in chunk order, the first chunk replacing C
+//	          unless add is set),
+//	chunk dot product: eight lane sums s_0..s_7, s_r = fma(A[i][l], B[j][l], s_r)
+//	          over l = k0+r, k0+r+8, ... in increasing l (starting from +0,
+//	          padded with fma(0, 0, s_r) to a multiple of 8), reduced as
+//	          ((s_0+s_1) + (s_2+s_3)) + ((s_4+s_5) + (s_6+s_7)).
+//
+// This is the order an 8-wide SIMD dot product computes naturally; its
+// rounding error is that of a pairwise-summed dot product, below the
+// sequential sum's.
+package gemm
+
+import (
+	"math"
+	"sync"
+)
+
+// KC is the length of the chunks of the inner dimension: B's packed chunk,
+// up to 8 x KC values per group of 8 rows, stays in the L2 cache while the
+// rows of A stream past it.
+const KC = 512
+
+// NC is the most columns of C (rows of B) computed per pass over A: the
+// packed chunk of B then takes at most NC x KC x 8 bytes (256 KiB).
+const NC = 64
+
+// Workspace holds the packed chunk of B. The zero value is ready to use;
+// a Workspace may not be used by two calls at once.
+type Workspace struct {
+	bp []float64
+}
+
+// minParallel is the fewest multiply-adds per worker worth a goroutine.
+const minParallel = 1 << 20
+
+// NT computes C = A B' (or C += A B' if add is set): for i < m and j < n,
+//
+//	C[i][j] = sum_{l < k} A[i][l] B[j][l],
+//
+// with A m x k (row stride lda), B n x k (stride ldb) and C m x n (stride
+// ldc), all row-major, in the package's fixed arithmetic. Up to workers
+// goroutines share the rows of C (the result does not depend on how many).
+// It panics if a slice is too short for its shape.
+func (w *Workspace) NT(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, add bool, workers int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if m < 0 || n < 0 || k < 0 || lda < k || ldb < k || ldc < n {
+		panic("gemm: bad shape")
+	}
+	if len(c) < (m-1)*ldc+n || k > 0 && (len(a) < (m-1)*lda+k || len(b) < (n-1)*ldb+k) {
+		panic("gemm: slice too short")
+	}
+	if k == 0 {
+		if !add {
+			for i := range m {
+				clear(c[i*ldc : i*ldc+n])
+			}
+		}
+		return
+	}
+	workers = max(1, min(workers, m/(3*8), m*n*k/minParallel))
+	for j0 := 0; j0 < n; j0 += NC {
+		nc := min(NC, n-j0)
+		for k0 := 0; k0 < k; k0 += KC {
+			kc := min(KC, k-k0)
+			kcPad := (kc + 7) &^ 7
+			w.pack(b[j0*ldb:], ldb, nc, k0, kc, kcPad)
+			addC := add || k0 > 0
+			cj := c[j0:]
+			if workers == 1 {
+				w.rows(0, m, nc, k0, kc, kcPad, a, lda, cj, ldc, addC)
+				continue
+			}
+			var wg sync.WaitGroup
+			per := (m/workers + 2) / 3 * 3
+			for i0 := 0; i0 < m; i0 += per {
+				i1 := min(m, i0+per)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					w.rows(i0, i1, nc, k0, kc, kcPad, a, lda, cj, ldc, addC)
+				}()
+			}
+			wg.Wait()
+		}
+	}
+}
+
+// pack copies B[0:n][k0:k0+kc] into w.bp, zero-padded to kcPad columns and
+// to a multiple of 8 rows, as groups of 8 rows: in group g, the eight values
+// B[8g+r][k0+8t : k0+8t+8] lie at ((g*kcPad/8 + t)*8 + r)*8, so that the
+// kernel reads each group's chunk front to back.
+func (w *Workspace) pack(b []float64, ldb, n, k0, kc, kcPad int) {
+	groups := (n + 7) / 8
+	size := groups * 8 * kcPad
+	if cap(w.bp) < size {
+		w.bp = make([]float64, size)
+	}
+	bp := w.bp[:size]
+	for g := range groups {
+		for r := range 8 {
+			j := 8*g + r
+			for t := range kcPad / 8 {
+				dst := bp[((g*kcPad/8+t)*8+r)*8:][:8]
+				if j >= n {
+					clear(dst)
+					continue
+				}
+				l0 := k0 + 8*t
+				l1 := min(k0+kc, l0+8)
+				copy(dst, b[j*ldb+l0:j*ldb+l1])
+				clear(dst[l1-l0:])
+			}
+		}
+	}
+}
+
+// rows computes rows [i0, i1) of C for one chunk.
+func (w *Workspace) rows(i0, i1, n, k0, kc, kcPad int, a []float64, lda int, c []float64, ldc int, add bool) {
+	groups := (n + 7) / 8
+	if useAVX512 {
+		mask := 0xff
+		if r := n % 8; r != 0 {
+			mask = 1<<r - 1
+		}
+		addI := 0
+		if add {
+			addI = 1
+		}
+		i := i0
+		for ; i+3 <= i1; i += 3 {
+			kern3AVX512(&a[i*lda+k0], lda, &w.bp[0], kcPad, kc, &c[i*ldc], ldc, groups, mask, addI)
+		}
+		for ; i < i1; i++ {
+			kern1AVX512(&a[i*lda+k0], &w.bp[0], kcPad, kc, &c[i*ldc], groups, mask, addI)
+		}
+		return
+	}
+	for i := i0; i < i1; i++ {
+		kernGo(a[i*lda+k0:i*lda+k0+kc], w.bp, kcPad, c[i*ldc:i*ldc+n], add)
+	}
+}
+
+// kernGo computes one row of C for one chunk: c[j] (+)= a . B[j] in the
+// package's arithmetic, from the packed chunk bp. It is the specification
+// the assembly kernels reproduce bit for bit.
+func kernGo(a, bp []float64, kcPad int, c []float64, add bool) {
+	kc := len(a)
+	for j := range c {
+		g, r := j/8, j%8
+		var s [8]float64
+		for t := range kcPad / 8 {
+			bv := bp[((g*kcPad/8+t)*8+r)*8:][:8]
+			l0 := 8 * t
+			if l0+8 <= kc {
+				av := a[l0 : l0+8]
+				for q := range 8 {
+					s[q] = math.FMA(av[q], bv[q], s[q])
+				}
+				continue
+			}
+			for q := range 8 {
+				x := 0.0
+				if l0+q < kc {
+					x = a[l0+q]
+				}
+				s[q] = math.FMA(x, bv[q], s[q])
+			}
+		}
+		d := ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+		if add {
+			c[j] += d
+		} else {
+			c[j] = d
+		}
+	}
+}
