@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/floats"
-
 	"gpc/internal/gemm"
 )
 
@@ -42,6 +40,13 @@ type filter struct {
 	lo   []float64 // standardized lower bound of the current step, per particle
 	hi   []float64 // standardized upper bound
 	lg   []float64 // log incremental weight of the current step
+	tp   []float64 // P(Z >= lo) of the current step (orthant variables)
+	cp   []float64 // P(Z < lo)
+	zk   []float64 // the current step's draws
+
+	// pending is set when logw carries a tilt correction not yet
+	// normalized into logZ.
+	pending bool
 
 	// scratch
 	idx   []int
@@ -78,6 +83,9 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 		lo:    make([]float64, maxM),
 		hi:    make([]float64, maxM),
 		lg:    make([]float64, maxM),
+		tp:    make([]float64, maxM),
+		cp:    make([]float64, maxM),
+		zk:    make([]float64, maxM),
 		idx:   make([]int, maxM),
 		acc:   make([]int, maxM),
 		tmpB:  make([]float64, maxM*bs),
@@ -95,6 +103,7 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 	n, bs := fl.f.N, fl.bs
 	fl.m, fl.rng = m, r
 	fl.logZ, fl.minESS, fl.resamples, fl.deadAt = 0, 1, 0, -1
+	fl.pending = false
 	logw := fl.logw[:m]
 	for p := range logw {
 		logw[p] = -math.Log(float64(m))
@@ -115,6 +124,12 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 			fl.gemm.NT(m, i1-i0, i0, fl.z, n, fl.f.L[i0*n:], n, part, bs, false, 1)
 		}
 		for i := i0; i < i1; i++ {
+			if k := i - i0; k > 0 && k%subBlock == 0 {
+				// The sub-block's partial means gain the block's earlier
+				// draws: part[:, k:k+nb] += zb[:, :k] L[i:i+nb, i0:i]'.
+				nb := min(subBlock, i1-i)
+				fl.gemm.NT(m, nb, k, fl.zb, bs, fl.f.L[i*n+i0:], n, fl.part[k:], bs, true, 1)
+			}
 			fl.step(i, i0)
 			if math.IsInf(fl.logZ, -1) {
 				fl.deadAt = i
@@ -126,22 +141,38 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 			progress(int64(m) * int64(i1-i0))
 		}
 	}
+	if fl.pending {
+		inc := LogSumExp(logw)
+		fl.logZ += inc
+		for p := range logw {
+			logw[p] -= inc
+		}
+		fl.pending = false
+	}
 	return nil
 }
 
+// subBlock is the number of steps between the products that bring the
+// block's own draws into the partial means: inside a sub-block each step
+// adds at most subBlock-1 terms per particle.
+const subBlock = 8
+
 // condition computes, for every particle, the standardized bounds of
 // variable i given its history, lo[p] = (A[i] - mu_p)/L[i][i] and hi[p]
-// likewise, with mu_p = part[p][k] + sum_{i0 <= j < i} L[i][j] zb[p][j-i0].
+// likewise, with mu_p = part[p][k] + sum_{s <= j < i} L[i][j] zb[p][j-i0],
+// where part already holds the terms before the sub-block start s.
 func (fl *filter) condition(i, i0 int) {
 	n, bs, m := fl.f.N, fl.bs, fl.m
 	k := i - i0
-	lrow := fl.f.L[i*n+i0 : i*n+i]
+	k0 := k - k%subBlock
+	lrow := fl.f.L[i*n+i0+k0 : i*n+i]
 	inv := 1 / fl.f.L[i*n+i]
 	a, b := fl.f.A[i], fl.f.B[i]
 	for p := range m {
+		row := fl.zb[p*bs+k0 : p*bs+k]
 		mu := fl.part[p*bs+k]
-		if k > 0 {
-			mu += floats.Dot(lrow, fl.zb[p*bs:p*bs+k])
+		for j, l := range lrow {
+			mu = math.FMA(l, row[j], mu)
 		}
 		fl.lo[p] = (a - mu) * inv
 		fl.hi[p] = (b - mu) * inv
@@ -168,6 +199,9 @@ func (fl *filter) step(i, i0 int) {
 // size fell below the threshold, and only then draws each particle's z from
 // its conditional normal truncated to [lo_p, hi_p]: no draw is wasted.
 // The normalizing-constant estimate grows by log sum_p W_p g_p.
+//
+// Orthant variables (hi = +Inf, the classifier's case) go through the batch
+// kernels of fastnorm.go; boxes through LogPhiDiff and TruncNormQuantile.
 func (fl *filter) stepSMC(k int, first bool, mu float64) {
 	m, bs := fl.m, fl.bs
 	logw, lg, lo, hi := fl.logw[:m], fl.lg[:m], fl.lo[:m], fl.hi[:m]
@@ -180,26 +214,35 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 			hi[p] -= mu
 		}
 	}
-	for p := range m {
-		if oneSided {
-			lg[p] = LogPhi(-lo[p])
-		} else {
+	var mx float64
+	if oneSided {
+		mx = tailWeights(lo, fl.tp, fl.cp, lg, logw)
+	} else {
+		mx = math.Inf(-1)
+		for p := range m {
 			lg[p] = LogPhiDiff(lo[p], hi[p])
+			logw[p] += lg[p]
+			mx = max(mx, logw[p])
 		}
-		logw[p] += lg[p]
 	}
-	inc := LogSumExp(logw)
+	// inc = log sum_p exp(logw_p): the weights came in normalized but for
+	// the previous step's tilt correction, so inc is this step's increment
+	// plus that correction's.
+	inc := mx
+	var s1, s2 float64
+	if !math.IsInf(mx, -1) {
+		s1, s2 = expSums(logw, mx)
+		inc += math.Log(s1)
+	}
 	fl.logZ += inc + mu*mu/2
+	fl.pending = false
 	if math.IsInf(inc, -1) {
 		return
 	}
-	sum2 := 0.0
 	for p := range logw {
 		logw[p] -= inc
-		w := math.Exp(logw[p])
-		sum2 += w * w
 	}
-	ess := 1 / sum2 / float64(m)
+	ess := s1 * s1 / s2 / float64(m)
 	fl.minESS = math.Min(fl.minESS, ess)
 	resampled := ess < fl.ess
 	if resampled {
@@ -208,24 +251,25 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 	u := fl.tmpM[:m]
 	idx := fl.idx[:m]
 	drawUniforms(u, func(p int) bool { return first || resampled && idx[p] == idx[p-1] }, fl.rng, fl.perm)
-	for p := range m {
-		if oneSided {
-			fl.zb[p*bs+k] = mu + upperTailQuantile(lo[p], lg[p], u[p])
-		} else {
-			fl.zb[p*bs+k] = mu + TruncNormQuantile(lo[p], hi[p], u[p])
+	zk := fl.zk[:m]
+	if oneSided {
+		tailDraws(zk, lo, fl.tp, fl.cp, lg, u)
+	} else {
+		for p := range m {
+			zk[p] = TruncNormQuantile(lo[p], hi[p], u[p])
 		}
+	}
+	for p, z := range zk {
+		fl.zb[p*bs+k] = mu + z
 	}
 	if mu != 0 {
 		// The rest of the tilted weight, phi(z)/phi(z - mu) = exp(mu^2/2 - mu z),
-		// depends on the draw (its mu^2/2 went into logZ above).
+		// depends on the draw (its mu^2/2 went into logZ above). Its
+		// normalization is left to the next step's sum (or the run's end).
 		for p := range m {
 			logw[p] -= mu * fl.zb[p*bs+k]
 		}
-		inc := LogSumExp(logw)
-		fl.logZ += inc
-		for p := range logw {
-			logw[p] -= inc
-		}
+		fl.pending = true
 	}
 }
 
@@ -320,7 +364,7 @@ func (fl *filter) reorder(idx []int) {
 		tmpI[p] = fl.anc[j]
 	}
 	copy(fl.anc, tmpI)
-	for _, s := range [][]float64{fl.lo, fl.hi, fl.lg} {
+	for _, s := range [][]float64{fl.lo, fl.hi, fl.lg, fl.tp, fl.cp} {
 		t := fl.tmpM[:m]
 		for p, j := range idx {
 			t[p] = s[j]

@@ -158,28 +158,31 @@ func (w *Workspace) rows(i0, i1, n, k0, kc, kcPad int, a []float64, lda int, c [
 // the assembly kernels reproduce bit for bit.
 func kernGo(a, bp []float64, kcPad int, c []float64, add bool) {
 	kc := len(a)
+	full := kc / 8
+	var tail [8]float64 // the last, partial vector of a, zero-padded
+	copy(tail[:], a[full*8:])
 	for j := range c {
 		g, r := j/8, j%8
-		var s [8]float64
+		b := bp[g*kcPad*8:]
+		var s0, s1, s2, s3, s4, s5, s6, s7 float64
 		for t := range kcPad / 8 {
-			bv := bp[((g*kcPad/8+t)*8+r)*8:][:8]
-			l0 := 8 * t
-			if l0+8 <= kc {
-				av := a[l0 : l0+8]
-				for q := range 8 {
-					s[q] = math.FMA(av[q], bv[q], s[q])
-				}
-				continue
+			bv := b[(t*8+r)*8:][:8:8]
+			var av []float64
+			if t < full {
+				av = a[t*8:][:8:8]
+			} else {
+				av = tail[:]
 			}
-			for q := range 8 {
-				x := 0.0
-				if l0+q < kc {
-					x = a[l0+q]
-				}
-				s[q] = math.FMA(x, bv[q], s[q])
-			}
+			s0 = math.FMA(av[0], bv[0], s0)
+			s1 = math.FMA(av[1], bv[1], s1)
+			s2 = math.FMA(av[2], bv[2], s2)
+			s3 = math.FMA(av[3], bv[3], s3)
+			s4 = math.FMA(av[4], bv[4], s4)
+			s5 = math.FMA(av[5], bv[5], s5)
+			s6 = math.FMA(av[6], bv[6], s6)
+			s7 = math.FMA(av[7], bv[7], s7)
 		}
-		d := ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+		d := ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 		if add {
 			c[j] += d
 		} else {

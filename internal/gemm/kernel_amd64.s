@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // The AVX-512 kernels of NT. Each computes, for one chunk of the inner
