@@ -2,9 +2,9 @@ package core
 
 import (
 	"math"
+	"runtime"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
+	"gpc/internal/gemm"
 )
 
 // Posterior is the probability that a test variable is positive given the
@@ -50,6 +50,9 @@ type PredictOptions struct {
 	// does not depend on how the test rows are batched.
 	Seed  uint64
 	First int
+	// Threads is the number of goroutines (0: GOMAXPROCS); the result does
+	// not depend on it.
+	Threads int
 }
 
 // PredictWith is Predict with options.
@@ -61,28 +64,31 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 	if t == 0 {
 		return nil
 	}
-	// B = L^-1 Rp' (n x t): column j is w for test j.
-	b := make([]float64, n*t)
+	// W = Rp L^-T (t x n): row j is w for test j.
+	w := make([]float64, t*n)
 	for j := range t {
 		for k, v := range f.Perm {
-			b[k*t+j] = r[j*n+v]
+			w[j*n+k] = r[j*n+v]
 		}
 	}
-	impl := blas64.Implementation()
-	impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, t, 1, f.L, n, b, t)
-	sigma := make([]float64, t)
+	if opt.Threads <= 0 {
+		opt.Threads = runtime.GOMAXPROCS(0)
+	}
+	var ws gemm.Workspace
+	solveRowsTo(w, t, f.L, n, &ws, opt.Threads)
+	sigma, isig := make([]float64, t), make([]float64, t)
 	for j := range t {
 		s2 := vars[j]
-		for k := range n {
-			s2 -= b[k*t+j] * b[k*t+j]
+		for _, v := range w[j*n : j*n+n] {
+			s2 -= v * v
 		}
 		if !(s2 > 0) {
 			return inputErrorf(j, "test row %d: its variance %v given the train variables is %v, not positive: the row does not belong with this covariance", j, vars[j], s2)
 		}
 		sigma[j] = math.Sqrt(s2)
+		isig[j] = 1 / sigma[j]
 	}
 	g := len(c.Groups)
-	pg := make([]float64, g*t) // group means
 	maxLogZ := math.Inf(-1)
 	for _, grp := range c.Groups {
 		maxLogZ = math.Max(maxLogZ, grp.LogZ)
@@ -90,32 +96,8 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 	if math.IsInf(maxLogZ, -1) {
 		return inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
 	}
-	var mu []float64
-	for gi := range c.Groups {
-		grp := &c.Groups[gi]
-		m := grp.Len()
-		mu = slicesGrow(mu, m*t)
-		// mu (m x t) = Z (m x n) B (n x t): the particles' conditional means.
-		impl.Dgemm(blas.NoTrans, blas.NoTrans, m, t, n, 1, grp.Z, n, b, t, 0, mu, t)
-		row := pg[gi*t : gi*t+t]
-		if opt.Hard {
-			for j := range t {
-				rng := NewStream(opt.Seed, domainPredict, uint64(opt.First+j)<<20|uint64(gi))
-				for p := range m {
-					if mu[p*t+j]+sigma[j]*rng.NormFloat64() > 0 {
-						row[j] += math.Exp(grp.LogW[p])
-					}
-				}
-			}
-			continue
-		}
-		for p := range m {
-			w := math.Exp(grp.LogW[p])
-			for j := range t {
-				row[j] += w * Phi(mu[p*t+j]/sigma[j])
-			}
-		}
-	}
+	pg := make([]float64, g*t) // group means
+	groupMeans(pg, c, w, sigma, isig, n, t, opt)
 	for j := range t {
 		var sa, sap, sa2d float64
 		for gi, grp := range c.Groups {
@@ -136,12 +118,4 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 		dst[j] = Posterior{P: p, SE: se}
 	}
 	return nil
-}
-
-// slicesGrow returns s resliced to length n, reallocating if needed.
-func slicesGrow(s []float64, n int) []float64 {
-	if cap(s) < n {
-		return make([]float64, n)
-	}
-	return s[:n]
 }

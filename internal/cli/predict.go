@@ -139,7 +139,7 @@ func (c *predictCmd) run(e *env) error {
 			break
 		}
 		post := make([]core.Posterior, t.Len())
-		opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), First: row}
+		opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), First: row, Threads: c.Threads}
 		if err := core.PredictWith(post, f, cloud.Cloud, t.Cov, t.Var, opt); err != nil {
 			if ie, ok := err.(*core.InputError); ok && ie.Index >= 0 {
 				return &dataError{fmt.Sprintf("%s: test row %d: %s", name, row+ie.Index, ie.Msg)}
