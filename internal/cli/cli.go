@@ -171,6 +171,7 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 func classify(err error, ctx context.Context) int {
 	var ec interface{ ExitCode() int }
 	var ie *core.InputError
+	var me *core.MemoryError
 	switch {
 	case errors.Is(err, syscall.EPIPE):
 		return exitPipe
@@ -180,6 +181,8 @@ func classify(err error, ctx context.Context) int {
 		return ec.ExitCode()
 	case errors.As(err, &ie):
 		return ExitData
+	case errors.As(err, &me):
+		return ExitUsage
 	}
 	return ExitInternal
 }

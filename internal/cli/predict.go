@@ -27,11 +27,12 @@ Exit status: 0 success, 65 bad input data, 74 I/O error, 80 bad usage, 100 inter
 
 // predictCmd is gpc-predict's command line.
 type predictCmd struct {
-	Input     string `arg:"" optional:"" default:"-" help:"The cloud with test rows (gpc-train's output), or with --cloud a covariance stream; - or nothing reads standard input."`
-	Cloud     string `help:"A saved cloud (gpc-train's output); the input is then the covariance stream whose test rows are predicted."`
-	BatchSize int    `default:"4096" help:"Test rows per batch (and per Arrow record batch)."`
-	Count     string `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper)."`
-	Seed      int64  `default:"1" help:"Random seed of the hard count's draws."`
+	Input     string   `arg:"" optional:"" default:"-" help:"The cloud with test rows (gpc-train's output), or with --cloud a covariance stream; - or nothing reads standard input."`
+	Cloud     string   `help:"A saved cloud (gpc-train's output); the input is then the covariance stream whose test rows are predicted."`
+	BatchSize int      `default:"4096" help:"Test rows per batch (and per Arrow record batch)."`
+	Count     string   `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper)."`
+	Seed      int64    `default:"1" help:"Random seed of the hard count's draws."`
+	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the cloud may take, e.g. 8GB or 512MiB (0: half the machine's memory); a larger cloud is refused."`
 	commonFlags
 }
 
@@ -70,7 +71,7 @@ func (c *predictCmd) run(e *env) error {
 	}
 	testRows := -1 // unknown
 	if c.Cloud == "" {
-		if cloud, err = format.OpenCloud(r, name, mem); err != nil {
+		if cloud, err = format.OpenCloud(r, name, mem, c.MaxMemory.limit()); err != nil {
 			return err
 		}
 		defer cloud.Close()
@@ -84,7 +85,7 @@ func (c *predictCmd) run(e *env) error {
 			return &format.IOError{Op: "open --cloud", Err: err}
 		}
 		defer cf.Close()
-		if cloud, err = format.OpenCloud(cf, c.Cloud, mem); err != nil {
+		if cloud, err = format.OpenCloud(cf, c.Cloud, mem, c.MaxMemory.limit()); err != nil {
 			return err
 		}
 		defer cloud.Close()

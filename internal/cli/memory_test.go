@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestParseByteSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+	}{{"0", 0}, {"123", 123}, {"8GB", 8e9}, {"8G", 8e9}, {"512MiB", 512 << 20}, {"1.5Gi", 3 << 29}, {"10kB", 10000}, {"2TB", 2e12}} {
+		if got, err := parseByteSize(c.in); err != nil || got != c.want {
+			t.Errorf("parseByteSize(%q) = %v, %v, want %v", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "x", "-1GB", "8XB", "1e30"} {
+		if _, err := parseByteSize(bad); err == nil {
+			t.Errorf("parseByteSize(%q) succeeded", bad)
+		}
+	}
+	if d := defaultMaxMemory(); d < 1<<28 {
+		t.Errorf("default --max-memory %d bytes", d)
+	}
+}
+
+// TestTrainInParts: a cloud larger than --max-memory is estimated, then
+// regenerated in parts as it is written: the stream is byte for byte the
+// one an unlimited run writes.
+func TestTrainInParts(t *testing.T) {
+	t.Parallel()
+	cov := runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "1.5")})
+	// 12 groups of 250 particles in 8 dimensions: the cloud takes 216 kB,
+	// a running group 96 kB besides its particles.
+	args := []string{"--samples", "3000", "--threads", "1"}
+	want := runCLI(t, Train, cliCase{args: args, stdin: cov})
+	got := runCLI(t, Train, cliCase{args: append(args, "--max-memory", "150kB"), stdin: cov, stderr: "regenerated in parts"})
+	if !bytes.Equal(got, want) {
+		t.Error("the cloud written in parts differs from the cloud kept whole")
+	}
+	runCLI(t, Train, cliCase{args: append(args, "--max-memory", "50kB"), stdin: cov, code: ExitUsage, stderr: "memory limit"})
+	runCLI(t, Predict, cliCase{args: []string{"--max-memory", "100kB"}, stdin: want, code: ExitUsage, stderr: "--max-memory"})
+}
+
+// TestOrthantSplit: when no group of the default count fits, gpc-orthant
+// splits the particles into more groups, and the estimate agrees with the
+// unsplit one within their standard errors.
+func TestOrthantSplit(t *testing.T) {
+	t.Parallel()
+	args := []string{"testdata/equicorr3.csv", "--samples", "20000", "--format", "csv", "--method", "smc", "--order", "variance"}
+	read := func(out []byte) (logP, se float64, groups int) {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		head, rec := strings.Split(lines[0], ","), strings.Split(lines[1], ",")
+		for i, h := range head {
+			switch h {
+			case "log_p":
+				logP, _ = strconv.ParseFloat(rec[i], 64)
+			case "se_log_p":
+				se, _ = strconv.ParseFloat(rec[i], 64)
+			case "groups":
+				groups, _ = strconv.Atoi(rec[i])
+			}
+		}
+		return logP, se, groups
+	}
+	p0, se0, g0 := read(runCLI(t, Orthant, cliCase{args: args}))
+	// A group of 625 particles in 3 dimensions takes 625 x 36 x 8 = 180 kB.
+	p1, se1, g1 := read(runCLI(t, Orthant, cliCase{args: append(args, "--max-memory", "60kB"), stderr: "split into"}))
+	if g1 <= g0 {
+		t.Fatalf("%d groups under the limit, %d without", g1, g0)
+	}
+	if d := math.Abs(p1 - p0); d > 4*math.Hypot(se0, se1) {
+		t.Errorf("split log P %v (SE %v), unsplit %v (SE %v)", p1, se1, p0, se0)
+	}
+}
