@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/debug"
 	"strconv"
 
 	"gpc/core"
@@ -36,6 +37,10 @@ type predictCmd struct {
 	commonFlags
 }
 
+// cloudGCPercent is the garbage collector's GOGC while a tool holds a
+// cloud: garbage may reach 10% of the live heap.
+const cloudGCPercent = 10
+
 // Predict runs gpc-predict.
 func Predict(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return run("gpc-predict", predictDescription, &predictCmd{}, args, stdin, stdout, stderr)
@@ -59,6 +64,11 @@ func (c *predictCmd) Validate() error {
 }
 
 func (c *predictCmd) run(e *env) error {
+	// The cloud's record batches are garbage as soon as their particles are
+	// copied out: collect them before the heap doubles (the particles hold
+	// no pointers, so a collection costs little), so that the cloud is in
+	// memory about once.
+	defer debug.SetGCPercent(debug.SetGCPercent(cloudGCPercent))
 	mem := format.NewAllocator()
 	r, name, closeIn, err := openInput(c.Input, e.stdin)
 	if err != nil {
