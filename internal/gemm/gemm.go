@@ -31,6 +31,11 @@ import (
 // rows of A stream past it.
 const KC = 512
 
+// MC is the number of rows of A (a multiple of 3) whose chunk the kernel
+// keeps in the L2 cache (MC x KC x 8 bytes) while it runs through the
+// groups of B.
+const MC = 96
+
 // NC is the most columns of C (rows of B) computed per pass over A: the
 // packed chunk of B then takes at most NC x KC x 8 bytes (256 KiB).
 const NC = 64
@@ -139,11 +144,20 @@ func (w *Workspace) rows(i0, i1, n, k0, kc, kcPad int, a []float64, lda int, c [
 		if add {
 			addI = 1
 		}
-		i := i0
-		for ; i+3 <= i1; i += 3 {
-			kern3AVX512(&a[i*lda+k0], lda, &w.bp[0], kcPad, kc, &c[i*ldc], ldc, groups, mask, addI)
+		// Blocks of MC rows of A stay in the L2 cache while each group of 8
+		// packed rows of B, in L1, meets all of the block's strips.
+		full := i0 + (i1-i0)/3*3
+		for ib := i0; ib < full; ib += MC {
+			strips := (min(full, ib+MC) - ib) / 3
+			for g := range groups {
+				gm := 0xff
+				if g == groups-1 {
+					gm = mask
+				}
+				kern3AVX512(&a[ib*lda+k0], lda, &w.bp[g*kcPad*8], kcPad, kc, &c[ib*ldc+8*g], ldc, strips, gm, addI)
+			}
 		}
-		for ; i < i1; i++ {
+		for i := full; i < i1; i++ {
 			kern1AVX512(&a[i*lda+k0], &w.bp[0], kcPad, kc, &c[i*ldc], groups, mask, addI)
 		}
 		return

@@ -70,32 +70,35 @@
 	VPXORQ z0, z0, z0; VPXORQ z1, z1, z1; VPXORQ z2, z2, z2; VPXORQ z3, z3, z3; \
 	VPXORQ z4, z4, z4; VPXORQ z5, z5, z5; VPXORQ z6, z6, z6; VPXORQ z7, z7, z7
 
-// func kern3AVX512(a *float64, lda int, bp *float64, kcPad, kc int, c *float64, ldc, groups, mask, add int)
+// func kern3AVX512(a *float64, lda int, bp *float64, kcPad, kc int, c *float64, ldc, strips, mask, add int)
+// computes strips consecutive strips of 3 rows of C against one packed
+// group of 8 rows of B (columns under mask).
 TEXT ·kern3AVX512(SB), NOSPLIT, $0-80
 	MOVQ a+0(FP), SI
-	MOVQ lda+8(FP), R8
-	SHLQ $3, R8
-	LEAQ (SI)(R8*1), R13 // row 2
-	ADDQ SI, R8          // row 1
-	ADDQ R8, R13
-	SUBQ SI, R13
+	MOVQ lda+8(FP), R9
+	SHLQ $3, R9          // lda bytes
+	LEAQ (SI)(R9*1), R8  // row 1
+	LEAQ (R8)(R9*1), R13 // row 2
 	MOVQ bp+16(FP), DX
-	MOVQ kcPad+24(FP), R9
-	SHLQ $6, R9          // bytes per packed group
 	MOVQ kc+32(FP), R10
 	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), R11
 	SHLQ $3, R11
-	MOVQ groups+56(FP), R12
-	// K1: the lanes of the last, partial vector of the chunk.
+	MOVQ strips+56(FP), R12
+	// K1: the lanes of the last, partial vector of the chunk; K2 the
+	// columns.
 	MOVQ R10, CX
 	ANDQ $7, CX
 	MOVQ $1, AX
 	SHLQ CX, AX
 	DECQ AX
 	KMOVW AX, K1
+	MOVQ mask+64(FP), AX
+	KMOVW AX, K2
+	LEAQ (R9)(R9*2), R9  // 3 rows of A, in bytes
+	LEAQ (R11)(R11*2), R14 // 3 rows of C
 
-group3:
+strip3:
 	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
@@ -127,22 +130,18 @@ reduce3:
 	REDUCE8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	REDUCE8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	REDUCE8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
-	// K2: all 8 columns, or the mask of the last group.
-	MOVQ $0xff, AX
-	CMPQ R12, $1
-	JNE 2(PC)
-	MOVQ mask+64(FP), AX
-	KMOVW AX, K2
 	MOVQ add+72(FP), BX
 	STORE(Z0, (DI))
 	LEAQ (DI)(R11*1), AX
 	STORE(Z8, (AX))
 	ADDQ R11, AX
 	STORE(Z16, (AX))
-	ADDQ $64, DI
-	ADDQ R9, DX
+	ADDQ R9, SI
+	ADDQ R9, R8
+	ADDQ R9, R13
+	ADDQ R14, DI
 	DECQ R12
-	JNZ group3
+	JNZ strip3
 	CLEANHI
 	VZEROUPPER
 	RET

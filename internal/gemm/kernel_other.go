@@ -4,7 +4,7 @@ package gemm
 
 const useAVX512 = false
 
-func kern3AVX512(a *float64, lda int, bp *float64, kcPad, kc int, c *float64, ldc, groups, mask, add int) {
+func kern3AVX512(a *float64, lda int, bp *float64, kcPad, kc int, c *float64, ldc, strips, mask, add int) {
 	panic("gemm: no assembly kernel on this architecture")
 }
 
