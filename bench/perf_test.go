@@ -14,6 +14,7 @@ import (
 
 	"gpc/core"
 	"gpc/internal/gemm"
+	"gpc/internal/sysmem"
 )
 
 // The performance benchmarks of docs/benchmarks.md. Each reports domain
@@ -38,15 +39,16 @@ func skipLarge(b *testing.B, flops float64) {
 
 // classifier returns the RBF classifier covariance (alpha 3, beta 2) of
 // n training patterns of the paper's Experiment 4 data (two Gaussian
-// classes in 2-D), tilted met/greedy as gpc-train's default chooses for
-// such problems, and the test rows of nt test patterns.
-func classifier(b *testing.B, n, nt int) (*core.Factor, []float64, []float64) {
+// classes in 2-D), ordered and tilted as gpc-train's default (--method
+// auto) chooses for m particles, the method, and the test rows of nt test
+// patterns.
+func classifier(b *testing.B, n, m, nt int) (*core.Factor, core.Method, []float64, []float64) {
 	b.Helper()
 	p := Exp4Problem{N: n, NTest: nt, D: 2, Shift: 1, Sigma2: sigma0}
 	d := p.Generate(1)
 	k := &core.Kernel{Kind: core.KernelRBF, Alpha: []float64{3}, Beta: 2}
 	box := core.Box{N: n, Cov: core.ClassifierCov(k, d.X, p.D, d.Y)}
-	f, err := core.Prepare(box, core.Candidate{Method: core.MethodMET, Order: core.OrderGreedy}, 1, 0)
+	f, c, _, err := core.Choose(context.Background(), box, core.AutoCandidates, 0, core.Config{Samples: m, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,12 +56,13 @@ func classifier(b *testing.B, n, nt int) (*core.Factor, []float64, []float64) {
 	for j := range nt {
 		vars[j] = core.ClassifierTestRow(tr[j*n:(j+1)*n], k, d.X, p.D, d.Y, d.XTest[j*p.D:j*p.D+p.D])
 	}
-	return f, tr, vars
+	return f, c.Method, tr, vars
 }
 
-// BenchmarkTrain times a training pass as gpc-train runs it (method met,
-// default groups, all threads, the particles kept for prediction), on RBF
-// classifier covariances; ordering, factorisation and tilting excluded.
+// BenchmarkTrain times a training pass as gpc-train runs it (the method
+// and order its pilots choose, default groups, all threads, the particles
+// kept for prediction), on RBF classifier covariances; the pilots,
+// ordering, factorisation and tilting excluded.
 //
 //	go test ./bench -run '^$' -bench Train -count 5
 func BenchmarkTrain(b *testing.B) {
@@ -68,10 +71,10 @@ func BenchmarkTrain(b *testing.B) {
 			b.Run(fmt.Sprintf("n=%d/m=%d", n, m), func(b *testing.B) {
 				flops := float64(m) * float64(n) * float64(n)
 				skipLarge(b, flops)
-				f, _, _ := classifier(b, n, 0)
+				f, method, _, _ := classifier(b, n, m, 0)
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := core.Estimate(context.Background(), f, core.Config{Method: core.MethodMET, Samples: m, Seed: 1, Keep: true}); err != nil {
+					if _, err := core.Estimate(context.Background(), f, core.Config{Method: method, Samples: m, Seed: 1, Keep: true, Alloc: sysmem.Floats}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -94,8 +97,8 @@ func BenchmarkPredict(b *testing.B) {
 			b.Run(fmt.Sprintf("n=%d/m=%d/test=%d", n, m, nt), func(b *testing.B) {
 				flops := 2 * float64(m) * float64(n) * nt
 				skipLarge(b, flops)
-				f, tr, vars := classifier(b, n, nt)
-				res, err := core.Estimate(context.Background(), f, core.Config{Method: core.MethodMET, Samples: m, Seed: 1, Keep: true})
+				f, method, tr, vars := classifier(b, n, m, nt)
+				res, err := core.Estimate(context.Background(), f, core.Config{Method: method, Samples: m, Seed: 1, Keep: true, Alloc: sysmem.Floats})
 				if err != nil {
 					b.Fatal(err)
 				}

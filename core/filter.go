@@ -71,7 +71,7 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 	bs := min(cfg.BlockSize, f.N)
 	var z []float64
 	if !cfg.Keep { // else each group brings its own, to keep
-		z = make([]float64, maxM*f.N)
+		z = cfg.alloc(maxM * f.N)
 	}
 	return &filter{
 		z: z,

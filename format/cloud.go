@@ -304,7 +304,7 @@ type CloudReader struct {
 	batch int
 	rows  int // rows read
 	done  bool
-	limit int64
+	opt   CloudOptions
 
 	// Train is the train block, Cloud the particles, Perm the variable
 	// order they were drawn in.
@@ -313,10 +313,19 @@ type CloudReader struct {
 	Perm  []int
 }
 
+// CloudOptions tune OpenCloud.
+type CloudOptions struct {
+	// Limit is the most bytes the particles may take (as the metadata
+	// announces them): a larger cloud is refused with a *MemoryError.
+	// 0 means no limit.
+	Limit int64
+	// Alloc, if not nil, allocates each group's array of draws (n values,
+	// overwritten as they are read).
+	Alloc func(n int) []float64
+}
+
 // OpenCloud opens a cloud stream and reads its train block and particles.
-// A cloud whose particles (as its metadata announces them) would take more
-// than limit bytes is refused with a *MemoryError.
-func OpenCloud(r io.Reader, name string, mem memory.Allocator, limit int64) (cr *CloudReader, err error) {
+func OpenCloud(r io.Reader, name string, mem memory.Allocator, opt CloudOptions) (cr *CloudReader, err error) {
 	in, err := openInput(r, name)
 	if err != nil {
 		return nil, err
@@ -329,7 +338,7 @@ func OpenCloud(r io.Reader, name string, mem memory.Allocator, limit int64) (cr 
 	if err != nil {
 		return nil, err
 	}
-	cr = &CloudReader{name: name, w: in.w, src: src, meta: schema.Metadata().ToMap(), limit: limit}
+	cr = &CloudReader{name: name, w: in.w, src: src, meta: schema.Metadata().ToMap(), opt: opt}
 	if err := cr.start(schema); err != nil {
 		src.release()
 		return nil, err
@@ -377,8 +386,8 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 		}
 		total += s
 	}
-	if need := int64(total) * int64(n) * 8; need/8/int64(n) != int64(total) || need > cr.limit {
-		return &MemoryError{What: fmt.Sprintf("%s: a cloud of %d particles in %d dimensions", name, total, n), Need: need, Limit: cr.limit}
+	if need := int64(total) * int64(n) * 8; need/8/int64(n) != int64(total) || cr.opt.Limit > 0 && need > cr.opt.Limit {
+		return &MemoryError{What: fmt.Sprintf("%s: a cloud of %d particles in %d dimensions", name, total, n), Need: need, Limit: cr.opt.Limit}
 	}
 	cr.Perm = perm
 	cr.Train = &Covariance{N: n, Meta: cr.meta, Layout: "cloud"}
@@ -441,7 +450,11 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 			if grp.Z == nil {
 				// Sized once, from the metadata (whose total was checked
 				// against the limit): the cloud is never held twice.
-				grp.Z = make([]float64, 0, sizes[k]*n)
+				if cr.opt.Alloc != nil {
+					grp.Z = cr.opt.Alloc(sizes[k] * n)[:0]
+				} else {
+					grp.Z = make([]float64, 0, sizes[k]*n)
+				}
 				grp.LogW = make([]float64, 0, sizes[k])
 			}
 			if grp.Z, err = appendListRow(grp.Z, cr.rec.Column(2), cr.row, n, where, "z"); err != nil {

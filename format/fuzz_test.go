@@ -151,7 +151,7 @@ func FuzzOpenCloud(f *testing.F) {
 				panic("hang:\n" + string(buf[:n]))
 			}
 		}()
-		cr, err := OpenCloud(bytes.NewReader(data), "fuzz", mem, 1<<26)
+		cr, err := OpenCloud(bytes.NewReader(data), "fuzz", mem, CloudOptions{Limit: 1 << 26})
 		if err != nil {
 			return
 		}

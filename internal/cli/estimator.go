@@ -8,6 +8,7 @@ import (
 
 	"gpc/core"
 	"gpc/format"
+	"gpc/internal/sysmem"
 )
 
 // estimatorFlags are the flags of the tools that run the estimator
@@ -49,7 +50,7 @@ func (c *estimatorFlags) config(threads int) core.Config {
 	method, _ := core.ParseMethod(c.Method)
 	return core.Config{
 		Method: method, Samples: c.Samples, Groups: c.Groups, Seed: uint64(c.Seed),
-		Threads: threads, ESSThreshold: c.ESS, MaxMemory: c.MaxMemory.limit(),
+		Threads: threads, ESSThreshold: c.ESS, MaxMemory: c.MaxMemory.limit(), Alloc: sysmem.Floats,
 	}
 }
 

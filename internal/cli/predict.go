@@ -10,6 +10,7 @@ import (
 
 	"gpc/core"
 	"gpc/format"
+	"gpc/internal/sysmem"
 )
 
 const predictDescription = `Compute test posteriors p(y* = +1) from a particle cloud: the last step of the pipeline.
@@ -81,7 +82,7 @@ func (c *predictCmd) run(e *env) error {
 	}
 	testRows := -1 // unknown
 	if c.Cloud == "" {
-		if cloud, err = format.OpenCloud(r, name, mem, c.MaxMemory.limit()); err != nil {
+		if cloud, err = format.OpenCloud(r, name, mem, format.CloudOptions{Limit: c.MaxMemory.limit(), Alloc: sysmem.Floats}); err != nil {
 			return err
 		}
 		defer cloud.Close()
@@ -95,7 +96,7 @@ func (c *predictCmd) run(e *env) error {
 			return &format.IOError{Op: "open --cloud", Err: err}
 		}
 		defer cf.Close()
-		if cloud, err = format.OpenCloud(cf, c.Cloud, mem, c.MaxMemory.limit()); err != nil {
+		if cloud, err = format.OpenCloud(cf, c.Cloud, mem, format.CloudOptions{Limit: c.MaxMemory.limit(), Alloc: sysmem.Floats}); err != nil {
 			return err
 		}
 		defer cloud.Close()
