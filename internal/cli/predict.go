@@ -82,6 +82,7 @@ func (c *predictCmd) run(e *env) error {
 	}
 	testRows := -1 // unknown
 	if c.Cloud == "" {
+		enlargePipe(r)
 		if cloud, err = format.OpenCloud(r, name, mem, format.CloudOptions{Limit: c.MaxMemory.limit(), Alloc: sysmem.Floats}); err != nil {
 			return err
 		}

@@ -96,6 +96,7 @@ func (c *trainCmd) run(e *env) error {
 	if out != format.Arrow {
 		return c.summary(e, cr, &res, f, cfg, meta, out, mem)
 	}
+	enlargePipe(e.stdout)
 	cw, err := format.NewCloudWriter(e.stdout, train, meta, c.BatchSize, mem)
 	if err != nil {
 		return err
