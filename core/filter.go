@@ -158,10 +158,11 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 const subBlock = 8
 
 // condition computes, for every particle, the standardized bounds of
-// variable i given its history, lo[p] = (A[i] - mu_p)/L[i][i] and hi[p]
-// likewise, with mu_p = part[p][k] + sum_{s <= j < i} L[i][j] zb[p][j-i0],
-// where part already holds the terms before the sub-block start s.
-func (fl *filter) condition(i, i0 int) {
+// variable i given its history, lo[p] = (A[i] - mu_p)/L[i][i] - shift and
+// hi[p] likewise, with mu_p = part[p][k] + sum_{s <= j < i} L[i][j]
+// zb[p][j-i0], where part already holds the terms before the sub-block
+// start s.
+func (fl *filter) condition(i, i0 int, shift float64) {
 	n, bs, m := fl.f.N, fl.bs, fl.m
 	k := i - i0
 	k0 := k - k%subBlock
@@ -174,20 +175,24 @@ func (fl *filter) condition(i, i0 int) {
 		for j, l := range lrow {
 			mu = math.FMA(l, row[j], mu)
 		}
-		fl.lo[p] = (a - mu) * inv
-		fl.hi[p] = (b - mu) * inv
+		fl.lo[p] = float64((a-mu)*inv) - shift
+		fl.hi[p] = float64((b-mu)*inv) - shift
 	}
 }
 
 // step advances every particle by variable i (block start i0).
 func (fl *filter) step(i, i0 int) {
-	fl.condition(i, i0)
 	switch fl.method {
 	case MethodSMC:
+		fl.condition(i, i0, 0)
 		fl.stepSMC(i-i0, i == 0, 0)
 	case MethodMET:
+		// The tilted proposal draws z - mu from the standard normal
+		// truncated to the shifted interval.
+		fl.condition(i, i0, fl.f.Mu[i])
 		fl.stepSMC(i-i0, i == 0, fl.f.Mu[i])
 	default:
+		fl.condition(i, i0, 0)
 		fl.stepPaper(i - i0)
 	}
 }
@@ -206,14 +211,6 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 	m, bs := fl.m, fl.bs
 	logw, lg, lo, hi := fl.logw[:m], fl.lg[:m], fl.lo[:m], fl.hi[:m]
 	oneSided := math.IsInf(hi[0], 1) // the orthant case: every particle shares B[i] = +Inf
-	if mu != 0 {
-		// The tilted proposal draws z - mu from the standard normal
-		// truncated to the shifted interval.
-		for p := range m {
-			lo[p] -= mu
-			hi[p] -= mu
-		}
-	}
 	var mx float64
 	if oneSided {
 		mx = tailWeights(lo, fl.tp, fl.cp, lg, logw)
@@ -239,14 +236,15 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 	if math.IsInf(inc, -1) {
 		return
 	}
-	for p := range logw {
-		logw[p] -= inc
-	}
 	ess := s1 * s1 / s2 / float64(m)
 	fl.minESS = math.Min(fl.minESS, ess)
 	resampled := ess < fl.ess
 	if resampled {
+		for p := range logw {
+			logw[p] -= inc
+		}
 		fl.resample()
+		inc = 0 // the weights are now equal and normalized
 	}
 	u := fl.tmpM[:m]
 	idx := fl.idx[:m]
@@ -259,18 +257,19 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 			zk[p] = TruncNormQuantile(lo[p], hi[p], u[p])
 		}
 	}
+	// Store the draws and normalize the weights; with a tilt, the rest of
+	// the tilted weight, phi(z)/phi(z - mu) = exp(mu^2/2 - mu z), depends on
+	// the draw (its mu^2/2 went into logZ above), and its normalization is
+	// left to the next step's sum (or the run's end).
 	for p, z := range zk {
-		fl.zb[p*bs+k] = mu + z
-	}
-	if mu != 0 {
-		// The rest of the tilted weight, phi(z)/phi(z - mu) = exp(mu^2/2 - mu z),
-		// depends on the draw (its mu^2/2 went into logZ above). Its
-		// normalization is left to the next step's sum (or the run's end).
-		for p := range m {
-			logw[p] -= mu * fl.zb[p*bs+k]
+		z += mu
+		fl.zb[p*bs+k] = z
+		logw[p] -= inc
+		if mu != 0 {
+			logw[p] -= mu * z
 		}
-		fl.pending = true
 	}
+	fl.pending = mu != 0
 }
 
 // LatinBlock is the size of the blocks of consecutive particles whose
