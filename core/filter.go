@@ -19,9 +19,13 @@ import (
 //
 //	part[p][k] = sum_{j < i0} L[i0+k][j] z[p][j],
 //
-// and each step adds the few in-block terms. Resampling inside a block moves
-// only the block's own columns (zb, part) and an ancestor index anc; the
-// stored rows of z are gathered once, in place, at the end of the block.
+// and each step adds the few in-block terms: every subBlock steps a product
+// brings the block's earlier draws into the next sub-block's partial means,
+// and inside a sub-block the steps work on its partial means and draws
+// transposed (pt, zt: one contiguous vector per step). Resampling inside a
+// block moves only the block's own columns (zb, part, pt, zt) and an
+// ancestor index anc; the stored rows of z are gathered once, in place, at
+// the end of the block.
 // Particle p stays in slot p throughout, so the random numbers each particle
 // uses, and hence the result, do not depend on the block size (up to the
 // rounding of the partial means).
@@ -37,6 +41,8 @@ type filter struct {
 	anc  []int     // anc[p]: the stored row that particle p's history is in
 	part []float64 // m x bs partial conditional means
 	zb   []float64 // m x bs in-block draws
+	pt   []float64 // subBlock x m: the sub-block's partial means, by step
+	zt   []float64 // subBlock x m: the sub-block's draws, by step
 	lo   []float64 // standardized lower bound of the current step, per particle
 	hi   []float64 // standardized upper bound
 	lg   []float64 // log incremental weight of the current step
@@ -80,6 +86,8 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 		anc:   make([]int, maxM),
 		part:  make([]float64, maxM*bs),
 		zb:    make([]float64, maxM*bs),
+		pt:    make([]float64, maxM*subBlock),
+		zt:    make([]float64, maxM*subBlock),
 		lo:    make([]float64, maxM),
 		hi:    make([]float64, maxM),
 		lg:    make([]float64, maxM),
@@ -124,11 +132,15 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 			fl.gemm.NT(m, i1-i0, i0, fl.z, n, fl.f.L[i0*n:], n, part, bs, false, 1)
 		}
 		for i := i0; i < i1; i++ {
-			if k := i - i0; k > 0 && k%subBlock == 0 {
-				// The sub-block's partial means gain the block's earlier
-				// draws: part[:, k:k+nb] += zb[:, :k] L[i:i+nb, i0:i]'.
+			if k := i - i0; k%subBlock == 0 {
 				nb := min(subBlock, i1-i)
-				fl.gemm.NT(m, nb, k, fl.zb, bs, fl.f.L[i*n+i0:], n, fl.part[k:], bs, true, 1)
+				if k > 0 {
+					fl.storeSub(k-subBlock, subBlock)
+					// The sub-block's partial means gain the block's earlier
+					// draws: part[:, k:k+nb] += zb[:, :k] L[i:i+nb, i0:i]'.
+					fl.gemm.NT(m, nb, k, fl.zb, bs, fl.f.L[i*n+i0:], n, fl.part[k:], bs, true, 1)
+				}
+				fl.loadSub(k, nb)
 			}
 			fl.step(i, i0)
 			if math.IsInf(fl.logZ, -1) {
@@ -136,6 +148,8 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 				return nil
 			}
 		}
+		last := (i1 - i0 - 1) / subBlock * subBlock
+		fl.storeSub(last, i1-i0-last)
 		fl.gather(i0, i1)
 		if progress != nil {
 			progress(int64(m) * int64(i1-i0))
@@ -157,23 +171,49 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 // adds at most subBlock-1 terms per particle.
 const subBlock = 8
 
+// loadSub starts the sub-block of block columns [k0, k0+nb): its partial
+// means, part[:, k0:k0+nb], are copied into pt, one contiguous vector per
+// step, so that the steps read and write contiguous memory (pt and zt)
+// rather than a line of each particle's rows.
+func (fl *filter) loadSub(k0, nb int) {
+	m, bs := fl.m, fl.bs
+	for j := range nb {
+		col := fl.pt[j*m : j*m+m]
+		for p := range col {
+			col[p] = fl.part[p*bs+k0+j]
+		}
+	}
+}
+
+// storeSub ends the sub-block of columns [k0, k0+nb): its draws, zt, go
+// into zb[:, k0:k0+nb].
+func (fl *filter) storeSub(k0, nb int) {
+	m, bs := fl.m, fl.bs
+	for p := range m {
+		row := fl.zb[p*bs+k0 : p*bs+k0+nb]
+		for j := range row {
+			row[j] = fl.zt[j*m+p]
+		}
+	}
+}
+
 // condition computes, for every particle, the standardized bounds of
 // variable i given its history, lo[p] = (A[i] - mu_p)/L[i][i] - shift and
 // hi[p] likewise, with mu_p = part[p][k] + sum_{s <= j < i} L[i][j]
 // zb[p][j-i0], where part already holds the terms before the sub-block
-// start s.
+// start s (part and zb of the sub-block being in pt and zt).
 func (fl *filter) condition(i, i0 int, shift float64) {
-	n, bs, m := fl.f.N, fl.bs, fl.m
+	n, m := fl.f.N, fl.m
 	k := i - i0
 	k0 := k - k%subBlock
 	lrow := fl.f.L[i*n+i0+k0 : i*n+i]
 	inv := 1 / fl.f.L[i*n+i]
 	a, b := fl.f.A[i], fl.f.B[i]
+	pt := fl.pt[(k-k0)*m : (k-k0)*m+m]
 	for p := range m {
-		row := fl.zb[p*bs+k0 : p*bs+k]
-		mu := fl.part[p*bs+k]
+		mu := pt[p]
 		for j, l := range lrow {
-			mu = math.FMA(l, row[j], mu)
+			mu = math.FMA(l, fl.zt[j*m+p], mu)
 		}
 		fl.lo[p] = float64((a-mu)*inv) - shift
 		fl.hi[p] = float64((b-mu)*inv) - shift
@@ -208,7 +248,7 @@ func (fl *filter) step(i, i0 int) {
 // Orthant variables (hi = +Inf, the classifier's case) go through the batch
 // kernels of fastnorm.go; boxes through LogPhiDiff and TruncNormQuantile.
 func (fl *filter) stepSMC(k int, first bool, mu float64) {
-	m, bs := fl.m, fl.bs
+	m := fl.m
 	logw, lg, lo, hi := fl.logw[:m], fl.lg[:m], fl.lo[:m], fl.hi[:m]
 	oneSided := math.IsInf(hi[0], 1) // the orthant case: every particle shares B[i] = +Inf
 	var mx float64
@@ -257,13 +297,14 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 			zk[p] = TruncNormQuantile(lo[p], hi[p], u[p])
 		}
 	}
+	zt := fl.zt[k%subBlock*m : k%subBlock*m+m]
 	// Store the draws and normalize the weights; with a tilt, the rest of
 	// the tilted weight, phi(z)/phi(z - mu) = exp(mu^2/2 - mu z), depends on
 	// the draw (its mu^2/2 went into logZ above), and its normalization is
 	// left to the next step's sum (or the run's end).
 	for p, z := range zk {
 		z += mu
-		fl.zb[p*bs+k] = z
+		zt[p] = z
 		logw[p] -= inc
 		if mu != 0 {
 			logw[p] -= mu * z
@@ -363,7 +404,11 @@ func (fl *filter) reorder(idx []int) {
 		tmpI[p] = fl.anc[j]
 	}
 	copy(fl.anc, tmpI)
-	for _, s := range [][]float64{fl.lo, fl.hi, fl.lg, fl.tp, fl.cp} {
+	vecs := [][]float64{fl.lo, fl.hi, fl.lg, fl.tp, fl.cp}
+	for j := range subBlock {
+		vecs = append(vecs, fl.pt[j*m:j*m+m], fl.zt[j*m:j*m+m])
+	}
+	for _, s := range vecs {
 		t := fl.tmpM[:m]
 		for p, j := range idx {
 			t[p] = s[j]
@@ -387,7 +432,7 @@ func (fl *filter) reorder(idx []int) {
 // conditional probability of the interval before the draw (paper-soft, the
 // soft count of eq. RATIO-MS-2).
 func (fl *filter) stepPaper(k int) {
-	m, bs := fl.m, fl.bs
+	m := fl.m
 	lo, hi, lg := fl.lo[:m], fl.hi[:m], fl.lg[:m]
 	if fl.method == MethodPaperSoft {
 		for p := range m {
@@ -397,7 +442,7 @@ func (fl *filter) stepPaper(k int) {
 	acc := fl.acc[:0] // accepted particles
 	for p := range m {
 		x := fl.rng.NormFloat64()
-		fl.zb[p*bs+k] = x
+		fl.zt[k%subBlock*m+p] = x
 		if lo[p] <= x && x <= hi[p] {
 			acc = append(acc, p)
 		}
