@@ -39,8 +39,11 @@ type filter struct {
 	z    []float64 // m x n, rows are the stored histories
 	logw []float64 // normalized log weights: logsumexp(logw) = 0
 	anc  []int     // anc[p]: the stored row that particle p's history is in
-	part []float64 // m x bs partial conditional means
-	zb   []float64 // m x bs in-block draws
+	// part and zb are m x bs, stored by groups of 8 columns: column k of
+	// particle p at [(k/8)*8m + 8p + k%8], so that a sub-block's values
+	// are one contiguous m x 8 block (gemm.NTGrouped's layout).
+	part []float64 // partial conditional means
+	zb   []float64 // in-block draws
 	pt   []float64 // subBlock x m: the sub-block's partial means, by step
 	zt   []float64 // subBlock x m: the sub-block's draws, by step
 	lo   []float64 // standardized lower bound of the current step, per particle
@@ -84,8 +87,8 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 		f: f, method: cfg.Method, ess: cfg.ESSThreshold, bs: bs,
 		logw:  make([]float64, maxM),
 		anc:   make([]int, maxM),
-		part:  make([]float64, maxM*bs),
-		zb:    make([]float64, maxM*bs),
+		part:  make([]float64, maxM*((bs+7)&^7)),
+		zb:    make([]float64, maxM*((bs+7)&^7)),
 		pt:    make([]float64, maxM*subBlock),
 		zt:    make([]float64, maxM*subBlock),
 		lo:    make([]float64, maxM),
@@ -96,7 +99,7 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 		zk:    make([]float64, maxM),
 		idx:   make([]int, maxM),
 		acc:   make([]int, maxM),
-		tmpB:  make([]float64, maxM*bs),
+		tmpB:  make([]float64, maxM*((bs+7)&^7)),
 		tmpM:  make([]float64, maxM),
 		tmpI:  make([]int, maxM),
 		spare: make([]float64, f.N),
@@ -124,12 +127,12 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 		for p := range m {
 			fl.anc[p] = p
 		}
-		part := fl.part[:m*bs]
+		part := fl.part[:m*((bs+7)&^7)]
 		if i0 == 0 {
 			clear(part)
 		} else {
 			// part (m x nb) = z[:, :i0] (m x i0) * L[i0:i1, :i0]' (i0 x nb)
-			fl.gemm.NT(m, i1-i0, i0, fl.z, n, fl.f.L[i0*n:], n, part, bs, false, 1)
+			fl.gemm.NTGrouped(m, i1-i0, i0, fl.z, n, 8, fl.f.L[i0*n:], n, part, 8, 8*m, false, 1)
 		}
 		for i := i0; i < i1; i++ {
 			if k := i - i0; k%subBlock == 0 {
@@ -138,7 +141,7 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 					fl.storeSub(k-subBlock, subBlock)
 					// The sub-block's partial means gain the block's earlier
 					// draws: part[:, k:k+nb] += zb[:, :k] L[i:i+nb, i0:i]'.
-					fl.gemm.NT(m, nb, k, fl.zb, bs, fl.f.L[i*n+i0:], n, fl.part[k:], bs, true, 1)
+					fl.gemm.NTGrouped(m, nb, k, fl.zb, 8, 8*m, fl.f.L[i*n+i0:], n, fl.part[k*m:], 8, 8*m, true, 1)
 				}
 				fl.loadSub(k, nb)
 			}
@@ -176,11 +179,11 @@ const subBlock = 8
 // step, so that the steps read and write contiguous memory (pt and zt)
 // rather than a line of each particle's rows.
 func (fl *filter) loadSub(k0, nb int) {
-	m, bs := fl.m, fl.bs
-	for j := range nb {
-		col := fl.pt[j*m : j*m+m]
-		for p := range col {
-			col[p] = fl.part[p*bs+k0+j]
+	m := fl.m
+	part := fl.part[k0*m : k0*m+8*m] // the sub-block's group
+	for p := range m {
+		for j, v := range part[p*8 : p*8+nb] {
+			fl.pt[j*m+p] = v
 		}
 	}
 }
@@ -188,9 +191,10 @@ func (fl *filter) loadSub(k0, nb int) {
 // storeSub ends the sub-block of columns [k0, k0+nb): its draws, zt, go
 // into zb[:, k0:k0+nb].
 func (fl *filter) storeSub(k0, nb int) {
-	m, bs := fl.m, fl.bs
+	m := fl.m
+	zb := fl.zb[k0*m : k0*m+8*m]
 	for p := range m {
-		row := fl.zb[p*bs+k0 : p*bs+k0+nb]
+		row := zb[p*8 : p*8+nb]
 		for j := range row {
 			row[j] = fl.zt[j*m+p]
 		}
@@ -416,11 +420,14 @@ func (fl *filter) reorder(idx []int) {
 		copy(s, t)
 	}
 	for _, s := range [][]float64{fl.part, fl.zb} {
-		t := fl.tmpB[:m*bs]
-		for p, j := range idx {
-			copy(t[p*bs:p*bs+bs], s[j*bs:j*bs+bs])
+		size := m * ((bs + 7) &^ 7) // whole groups of 8 columns
+		t := fl.tmpB[:size]
+		for g := 0; g < size; g += 8 * m {
+			for p, j := range idx {
+				copy(t[g+p*8:g+p*8+8], s[g+j*8:g+j*8+8])
+			}
 		}
-		copy(s[:m*bs], t)
+		copy(s[:size], t)
 	}
 }
 
@@ -490,7 +497,7 @@ func (fl *filter) stepPaper(k int) {
 // the worklist empties is a permutation of pending rows (each read exactly
 // once), whose cycles are rotated through one spare row.
 func (fl *filter) gather(i0, i1 int) {
-	n, bs, m := fl.f.N, fl.bs, fl.m
+	n, m := fl.f.N, fl.m
 	anc := fl.anc[:m]
 	if i0 > 0 {
 		reads := fl.tmpI[:m]
@@ -540,6 +547,8 @@ func (fl *filter) gather(i0, i1 int) {
 	}
 	nb := i1 - i0
 	for p := range m {
-		copy(fl.z[p*n+i0:p*n+i1], fl.zb[p*bs:p*bs+nb])
+		for k := 0; k < nb; k += 8 {
+			copy(fl.z[p*n+i0+k:p*n+min(i1, i0+k+8)], fl.zb[k*m+p*8:k*m+p*8+8])
+		}
 	}
 }

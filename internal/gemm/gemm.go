@@ -58,19 +58,31 @@ const minParallel = 1 << 20
 // goroutines share the rows of C (the result does not depend on how many).
 // It panics if a slice is too short for its shape.
 func (w *Workspace) NT(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, add bool, workers int) {
+	w.NTGrouped(m, n, k, a, lda, 8, b, ldb, c, ldc, 8, add, workers)
+}
+
+// NTGrouped is NT for A and C stored by groups of 8 columns: element
+// (i, l) of A is a[i*lda + (l/8)*ag + l%8] and element (i, j) of C is
+// c[i*ldc + (j/8)*cg + j%8]. Row-major storage is ag = cg = 8; a matrix
+// kept as a sequence of m x 8 row-major blocks, one per group of 8
+// columns, is lda = ldc = 8 and ag = cg = 8m.
+func (w *Workspace) NTGrouped(m, n, k int, a []float64, lda, ag int, b []float64, ldb int, c []float64, ldc, cg int, add bool, workers int) {
 	if m == 0 || n == 0 {
 		return
 	}
-	if m < 0 || n < 0 || k < 0 || lda < k || ldb < k || ldc < n {
+	if m < 0 || n < 0 || k < 0 || ldb < k || ag < 8 || cg < 8 || (ag == 8 && lda < k) || (cg == 8 && ldc < n) {
 		panic("gemm: bad shape")
 	}
-	if len(c) < (m-1)*ldc+n || k > 0 && (len(a) < (m-1)*lda+k || len(b) < (n-1)*ldb+k) {
+	end := func(rows, cols, ld, g int) int { return (rows-1)*ld + (cols-1)/8*g + (cols-1)%8 + 1 }
+	if len(c) < end(m, n, ldc, cg) || k > 0 && (len(a) < end(m, k, lda, ag) || len(b) < (n-1)*ldb+k) {
 		panic("gemm: slice too short")
 	}
 	if k == 0 {
 		if !add {
 			for i := range m {
-				clear(c[i*ldc : i*ldc+n])
+				for j := range n {
+					c[i*ldc+j/8*cg+j%8] = 0
+				}
 			}
 		}
 		return
@@ -78,14 +90,15 @@ func (w *Workspace) NT(m, n, k int, a []float64, lda int, b []float64, ldb int, 
 	workers = max(1, min(workers, m/(3*8), m*n*k/minParallel))
 	for j0 := 0; j0 < n; j0 += NC {
 		nc := min(NC, n-j0)
+		cj := c[j0/8*cg:]
 		for k0 := 0; k0 < k; k0 += KC {
 			kc := min(KC, k-k0)
 			kcPad := (kc + 7) &^ 7
 			w.pack(b[j0*ldb:], ldb, nc, k0, kc, kcPad)
 			addC := add || k0 > 0
-			cj := c[j0:]
+			ak := a[k0/8*ag:]
 			if workers == 1 {
-				w.rows(0, m, nc, k0, kc, kcPad, a, lda, cj, ldc, addC)
+				w.rows(0, m, nc, kc, kcPad, ak, lda, ag, cj, ldc, cg, addC)
 				continue
 			}
 			var wg sync.WaitGroup
@@ -95,7 +108,7 @@ func (w *Workspace) NT(m, n, k int, a []float64, lda int, b []float64, ldb int, 
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					w.rows(i0, i1, nc, k0, kc, kcPad, a, lda, cj, ldc, addC)
+					w.rows(i0, i1, nc, kc, kcPad, ak, lda, ag, cj, ldc, cg, addC)
 				}()
 			}
 			wg.Wait()
@@ -132,8 +145,9 @@ func (w *Workspace) pack(b []float64, ldb, n, k0, kc, kcPad int) {
 	}
 }
 
-// rows computes rows [i0, i1) of C for one chunk.
-func (w *Workspace) rows(i0, i1, n, k0, kc, kcPad int, a []float64, lda int, c []float64, ldc int, add bool) {
+// rows computes rows [i0, i1) of C for one chunk: a holds the chunk's
+// first group of 8 columns of A, c the column block's first of C.
+func (w *Workspace) rows(i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
 	groups := (n + 7) / 8
 	if useAVX512 {
 		mask := 0xff
@@ -154,28 +168,31 @@ func (w *Workspace) rows(i0, i1, n, k0, kc, kcPad int, a []float64, lda int, c [
 				if g == groups-1 {
 					gm = mask
 				}
-				kern3AVX512(&a[ib*lda+k0], lda, &w.bp[g*kcPad*8], kcPad, kc, &c[ib*ldc+8*g], ldc, strips, gm, addI)
+				kern3AVX512(&a[ib*lda], lda, &w.bp[g*kcPad*8], kcPad, kc, &c[ib*ldc+g*cg], ldc, strips, gm, addI, ag*8)
 			}
 		}
 		for i := full; i < i1; i++ {
-			kern1AVX512(&a[i*lda+k0], &w.bp[0], kcPad, kc, &c[i*ldc], groups, mask, addI)
+			kern1AVX512(&a[i*lda], &w.bp[0], kcPad, kc, &c[i*ldc], groups, mask, addI, ag*8, cg*8)
 		}
 		return
 	}
 	for i := i0; i < i1; i++ {
-		kernGo(a[i*lda+k0:i*lda+k0+kc], w.bp, kcPad, c[i*ldc:i*ldc+n], add)
+		kernGo(a[i*lda:], ag, kc, w.bp, kcPad, c[i*ldc:], cg, n, add)
 	}
 }
 
 // kernGo computes one row of C for one chunk: c[j] (+)= a . B[j] in the
-// package's arithmetic, from the packed chunk bp. It is the specification
-// the assembly kernels reproduce bit for bit.
-func kernGo(a, bp []float64, kcPad int, c []float64, add bool) {
-	kc := len(a)
+// package's arithmetic, from the packed chunk bp, for the kc values of the
+// row of A whose vectors of 8 start ag apart and the n values of the row of
+// C whose groups of 8 start cg apart. It is the specification the assembly
+// kernels reproduce bit for bit.
+func kernGo(a []float64, ag, kc int, bp []float64, kcPad int, c []float64, cg, n int, add bool) {
 	full := kc / 8
 	var tail [8]float64 // the last, partial vector of a, zero-padded
-	copy(tail[:], a[full*8:])
-	for j := range c {
+	if kc%8 != 0 {
+		copy(tail[:], a[full*ag:full*ag+kc%8])
+	}
+	for j := range n {
 		g, r := j/8, j%8
 		b := bp[g*kcPad*8:]
 		var s0, s1, s2, s3, s4, s5, s6, s7 float64
@@ -183,7 +200,7 @@ func kernGo(a, bp []float64, kcPad int, c []float64, add bool) {
 			bv := b[(t*8+r)*8:][:8:8]
 			var av []float64
 			if t < full {
-				av = a[t*8:][:8:8]
+				av = a[t*ag:][:8:8]
 			} else {
 				av = tail[:]
 			}
@@ -197,10 +214,11 @@ func kernGo(a, bp []float64, kcPad int, c []float64, add bool) {
 			s7 = math.FMA(av[7], bv[7], s7)
 		}
 		d := ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+		cj := &c[g*cg+r]
 		if add {
-			c[j] += d
+			*cj += d
 		} else {
-			c[j] = d
+			*cj = d
 		}
 	}
 }

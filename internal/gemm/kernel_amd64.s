@@ -70,10 +70,11 @@
 	VPXORQ z0, z0, z0; VPXORQ z1, z1, z1; VPXORQ z2, z2, z2; VPXORQ z3, z3, z3; \
 	VPXORQ z4, z4, z4; VPXORQ z5, z5, z5; VPXORQ z6, z6, z6; VPXORQ z7, z7, z7
 
-// func kern3AVX512(a *float64, lda int, bp *float64, kcPad, kc int, c *float64, ldc, strips, mask, add int)
+// func kern3AVX512(a *float64, lda int, bp *float64, kcPad, kc int, c *float64, ldc, strips, mask, add, aks int)
 // computes strips consecutive strips of 3 rows of C against one packed
-// group of 8 rows of B (columns under mask).
-TEXT ·kern3AVX512(SB), NOSPLIT, $0-80
+// group of 8 rows of B (columns under mask); A's vectors of 8 follow each
+// other aks bytes apart.
+TEXT ·kern3AVX512(SB), NOSPLIT, $0-88
 	MOVQ a+0(FP), SI
 	MOVQ lda+8(FP), R9
 	SHLQ $3, R9          // lda bytes
@@ -113,7 +114,7 @@ loop3:
 	VMOVUPD (R8)(BX*1), Z25
 	VMOVUPD (R13)(BX*1), Z26
 	FMA8x3
-	ADDQ $64, BX
+	ADDQ aks+80(FP), BX
 	ADDQ $512, AX
 	DECQ CX
 	JNZ loop3
@@ -146,8 +147,10 @@ reduce3:
 	VZEROUPPER
 	RET
 
-// func kern1AVX512(a *float64, bp *float64, kcPad, kc int, c *float64, groups, mask, add int)
-TEXT ·kern1AVX512(SB), NOSPLIT, $0-64
+// func kern1AVX512(a *float64, bp *float64, kcPad, kc int, c *float64, groups, mask, add, aks, cgs int)
+// computes one row of C against every packed group of B; A's vectors of 8
+// follow each other aks bytes apart, C's groups of 8 columns cgs bytes.
+TEXT ·kern1AVX512(SB), NOSPLIT, $0-80
 	MOVQ a+0(FP), SI
 	MOVQ bp+8(FP), DX
 	MOVQ kcPad+16(FP), R9
@@ -173,7 +176,7 @@ group1:
 loop1:
 	VMOVUPD (SI)(BX*1), Z24
 	FMA8(Z24, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
-	ADDQ $64, BX
+	ADDQ aks+64(FP), BX
 	ADDQ $512, AX
 	DECQ CX
 	JNZ loop1
@@ -193,7 +196,7 @@ reduce1:
 	KMOVW AX, K2
 	MOVQ add+56(FP), BX
 	STORE(Z0, (DI))
-	ADDQ $64, DI
+	ADDQ cgs+72(FP), DI
 	ADDQ R9, DX
 	DECQ R12
 	JNZ group1
