@@ -127,6 +127,6 @@ func (r Exp1Result) String() string {
 	if v, ok := PaperTable1[r.N][r.Samples]; ok {
 		paper = fmt.Sprintf("%.3f", v)
 	}
-	return fmt.Sprintf("N=%-4d M=%-7d %-10s order=%-8s MAPE %.5f%% (se %.5f)  paper %s%%  rms z %.2f  %.3fs/estimate  orders %v",
+	return fmt.Sprintf("N=%-4d M=%-7d %-10s order=%-8s MAPE %.3g%% (se %.2g)  paper %s%%  rms z %.2f  %.3fs/estimate  orders %v",
 		r.N, r.Samples, r.Method, r.Order, r.MAPE, r.MAPESE, paper, r.RMSZ, r.Seconds, r.Orders)
 }

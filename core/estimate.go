@@ -39,9 +39,15 @@ const (
 	// step's are noisy, so it resamples only when the effective sample size
 	// collapses (METESSThreshold).
 	MethodMET
+	// MethodEP is MethodSMC on the EP-twisted model (PrepareEP): the
+	// particles are propagated under expectation propagation's Gaussian
+	// approximation of the truncated normal and weighted by the exact
+	// target over it, step by step, so that the weights see the constraints
+	// still ahead.
+	MethodEP
 )
 
-var methodNames = [...]string{"smc", "paper-hard", "paper-soft", "met"}
+var methodNames = [...]string{"smc", "paper-hard", "paper-soft", "met", "ep"}
 
 func (m Method) String() string {
 	if m >= 0 && int(m) < len(methodNames) {
@@ -202,6 +208,11 @@ type Result struct {
 	MinESSParticles float64
 	// Resamples is the number of resampling steps, summed over the groups.
 	Resamples int
+	// Ancestors is the number of distinct ancestors at the first variable
+	// among the final particles, summed over the groups: Samples when no
+	// resampling happened, the number of groups when every group's paths
+	// have coalesced onto one (path degeneracy).
+	Ancestors int
 	// EffectiveGroups is the effective number of groups in the mean,
 	// (sum_g n_g I_g)^2 / sum_g (n_g I_g)^2 (for equal sizes
 	// (sum I_g)^2 / sum I_g^2): G when the groups agree, 1 when one
@@ -272,6 +283,9 @@ func Estimate(ctx context.Context, f *Factor, cfg Config) (Result, error) {
 	if cfg.Method == MethodMET && f.Mu == nil {
 		return Result{}, errors.New("core: MethodMET needs a tilted Factor (Factor.Tilt)")
 	}
+	if (cfg.Method == MethodEP) != (f.ep != nil) {
+		return Result{}, errors.New("core: MethodEP needs, and only it takes, a Factor from PrepareEP")
+	}
 	cfg, workers, err := cfg.plan(f.N)
 	if err != nil {
 		return Result{}, err
@@ -288,6 +302,7 @@ func Estimate(ctx context.Context, f *Factor, cfg Config) (Result, error) {
 	for k, o := range outs {
 		res.GroupLogP[k] = o.logZ
 		res.Resamples += o.resamples
+		res.Ancestors += o.ancestors
 		res.MinESS = math.Min(res.MinESS, o.minESS)
 		res.MinESSParticles = math.Min(res.MinESSParticles, o.minESS*float64(sizes[k]))
 		if o.deadAt >= 0 {
@@ -322,6 +337,7 @@ type groupOut struct {
 	logZ      float64
 	minESS    float64
 	resamples int
+	ancestors int
 	deadAt    int
 }
 
@@ -361,7 +377,7 @@ func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, 
 					cancel()
 					return
 				}
-				outs[k-first] = groupOut{fl.logZ, fl.minESS, fl.resamples, fl.deadAt}
+				outs[k-first] = groupOut{fl.logZ, fl.minESS, fl.resamples, fl.ancestors(), fl.deadAt}
 				if cfg.Keep {
 					kept[k-first] = CloudGroup{Z: fl.z, LogW: slices.Clone(fl.logw[:sizes[k]]), LogZ: fl.logZ}
 				}

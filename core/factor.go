@@ -153,6 +153,10 @@ type Factor struct {
 	// weight by exp(Mu[k]^2/2 - Mu[k] z_k). TiltStats describes the solve.
 	Mu        []float64
 	TiltStats TiltStats
+	// EPStats describes the EP solve of a Factor for MethodEP (EP.Factor).
+	EPStats EPStats
+	// ep is MethodEP's twisting, nil otherwise.
+	ep *epSteps
 }
 
 // NewFactor checks box, orders its variables as asked and factorises its

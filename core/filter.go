@@ -39,6 +39,7 @@ type filter struct {
 	z    []float64 // m x n, rows are the stored histories
 	logw []float64 // normalized log weights: logsumexp(logw) = 0
 	anc  []int     // anc[p]: the stored row that particle p's history is in
+	orig []int     // orig[p]: the slot of particle p's ancestor at the first variable
 	// part and zb are m x bs, stored by groups of 8 columns: column k of
 	// particle p at [(k/8)*8m + 8p + k%8], so that a sub-block's values
 	// are one contiguous m x 8 block (gemm.NTGrouped's layout).
@@ -52,6 +53,7 @@ type filter struct {
 	tp   []float64 // P(Z >= lo) of the current step (orthant variables)
 	cp   []float64 // P(Z < lo)
 	zk   []float64 // the current step's draws
+	off  []float64 // MethodEP: the draw's offset, per particle
 
 	// pending is set when logw carries a tilt correction not yet
 	// normalized into logZ.
@@ -76,6 +78,22 @@ type filter struct {
 	deadAt    int // the step at which every particle failed, or -1
 }
 
+// ancestors returns the number of distinct ancestors at the first variable
+// of the particles of the last run: m without resampling, 1 when every
+// history has coalesced onto one (path degeneracy).
+func (fl *filter) ancestors() int {
+	seen := fl.acc[:fl.m]
+	clear(seen)
+	d := 0
+	for _, o := range fl.orig[:fl.m] {
+		if seen[o] == 0 {
+			seen[o] = 1
+			d++
+		}
+	}
+	return d
+}
+
 func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 	bs := min(cfg.BlockSize, f.N)
 	var z []float64
@@ -87,6 +105,7 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 		f: f, method: cfg.Method, ess: cfg.ESSThreshold, bs: bs,
 		logw:  make([]float64, maxM),
 		anc:   make([]int, maxM),
+		orig:  make([]int, maxM),
 		part:  make([]float64, maxM*((bs+7)&^7)),
 		zb:    make([]float64, maxM*((bs+7)&^7)),
 		pt:    make([]float64, maxM*subBlock),
@@ -97,6 +116,7 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 		tp:    make([]float64, maxM),
 		cp:    make([]float64, maxM),
 		zk:    make([]float64, maxM),
+		off:   make([]float64, maxM),
 		idx:   make([]int, maxM),
 		acc:   make([]int, maxM),
 		tmpB:  make([]float64, maxM*((bs+7)&^7)),
@@ -118,6 +138,7 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 	logw := fl.logw[:m]
 	for p := range logw {
 		logw[p] = -math.Log(float64(m))
+		fl.orig[p] = p
 	}
 	for i0 := 0; i0 < n; i0 += bs {
 		if err := ctx.Err(); err != nil {
@@ -224,8 +245,30 @@ func (fl *filter) condition(i, i0 int, shift float64) {
 	}
 }
 
+// condMeans computes, for every particle, the conditional mean of variable
+// i given its history in the filter's standardized form, mu[p] =
+// sum_{j < i} L[i][j] z[p][j], as condition does.
+func (fl *filter) condMeans(i, i0 int, mu []float64) {
+	n, m := fl.f.N, fl.m
+	k := i - i0
+	k0 := k - k%subBlock
+	lrow := fl.f.L[i*n+i0+k0 : i*n+i]
+	pt := fl.pt[(k-k0)*m : (k-k0)*m+m]
+	for p := range m {
+		v := pt[p]
+		for j, l := range lrow {
+			v = math.FMA(l, fl.zt[j*m+p], v)
+		}
+		mu[p] = v
+	}
+}
+
 // step advances every particle by variable i (block start i0).
 func (fl *filter) step(i, i0 int) {
+	if fl.method == MethodEP {
+		fl.stepEP(i, i0)
+		return
+	}
 	switch fl.method {
 	case MethodSMC:
 		fl.condition(i, i0, 0)
@@ -266,29 +309,9 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 			mx = max(mx, logw[p])
 		}
 	}
-	// inc = log sum_p exp(logw_p): the weights came in normalized but for
-	// the previous step's tilt correction, so inc is this step's increment
-	// plus that correction's.
-	inc := mx
-	var s1, s2 float64
-	if !math.IsInf(mx, -1) {
-		s1, s2 = expSums(logw, mx)
-		inc += math.Log(s1)
-	}
-	fl.logZ += inc + mu*mu/2
-	fl.pending = false
-	if math.IsInf(inc, -1) {
+	inc, resampled, dead := fl.reweight(mx, mu*mu/2)
+	if dead {
 		return
-	}
-	ess := s1 * s1 / s2 / float64(m)
-	fl.minESS = math.Min(fl.minESS, ess)
-	resampled := ess < fl.ess
-	if resampled {
-		for p := range logw {
-			logw[p] -= inc
-		}
-		fl.resample()
-		inc = 0 // the weights are now equal and normalized
 	}
 	u := fl.tmpM[:m]
 	idx := fl.idx[:m]
@@ -315,6 +338,41 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 		}
 	}
 	fl.pending = mu != 0
+}
+
+// reweight ends the weighting half of a step, after the step's log
+// incremental weights were added to logw (mx: the largest logw): the
+// estimate of log P grows by inc, the log of their sum (the weights came in
+// normalized but for the previous step's tilt correction, so inc is this
+// step's increment plus that correction's), plus extra; the effective
+// sample size is recorded, and the particles are resampled if it fell below
+// the threshold, which normalizes the weights and returns inc = 0; else
+// the weights are left for the caller to normalize by inc (in its draws'
+// loop). dead reports that every weight is zero.
+func (fl *filter) reweight(mx, extra float64) (inc float64, resampled, dead bool) {
+	m := fl.m
+	logw := fl.logw[:m]
+	inc = mx
+	var s1, s2 float64
+	if !math.IsInf(mx, -1) {
+		s1, s2 = expSums(logw, mx)
+		inc += math.Log(s1)
+	}
+	fl.logZ += inc + extra
+	fl.pending = false
+	if math.IsInf(inc, -1) {
+		return inc, false, true
+	}
+	ess := s1 * s1 / s2 / float64(m)
+	fl.minESS = math.Min(fl.minESS, ess)
+	if ess < fl.ess {
+		for p := range logw {
+			logw[p] -= inc
+		}
+		fl.resample()
+		return 0, true, false // the weights are now equal and normalized
+	}
+	return inc, false, false
 }
 
 // LatinBlock is the size of the blocks of consecutive particles whose
@@ -404,11 +462,13 @@ func (fl *filter) resample() {
 func (fl *filter) reorder(idx []int) {
 	m, bs := fl.m, fl.bs
 	tmpI := fl.tmpI[:m]
-	for p, j := range idx {
-		tmpI[p] = fl.anc[j]
+	for _, a := range [][]int{fl.anc, fl.orig} {
+		for p, j := range idx {
+			tmpI[p] = a[j]
+		}
+		copy(a, tmpI)
 	}
-	copy(fl.anc, tmpI)
-	vecs := [][]float64{fl.lo, fl.hi, fl.lg, fl.tp, fl.cp}
+	vecs := [][]float64{fl.lo, fl.hi, fl.lg, fl.tp, fl.cp, fl.off}
 	for j := range subBlock {
 		vecs = append(vecs, fl.pt[j*m:j*m+m], fl.zt[j*m:j*m+m])
 	}

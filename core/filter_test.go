@@ -23,30 +23,46 @@ func referenceRun(f *Factor, method Method, m int, essFrac float64, r *rand.Rand
 	for p := range logw {
 		logw[p] = -math.Log(float64(m))
 	}
-	lo, hi, lg := make([]float64, m), make([]float64, m), make([]float64, m)
+	lo, hi, lg, off := make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
 	logZ := 0.0
+	if method == MethodEP {
+		logZ = f.ep.logZ
+	}
 	copyRows := func(idx []int) {
 		nz := make([]float64, m*n)
-		nlo, nhi, nlg := make([]float64, m), make([]float64, m), make([]float64, m)
+		nlo, nhi, nlg, noff := make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
 		for p, j := range idx {
 			copy(nz[p*n:p*n+n], z[j*n:j*n+n])
-			nlo[p], nhi[p], nlg[p] = lo[j], hi[j], lg[j]
+			nlo[p], nhi[p], nlg[p], noff[p] = lo[j], hi[j], lg[j], off[j]
 		}
-		z, lo, hi, lg = nz, nlo, nhi, nlg
+		z, lo, hi, lg, off = nz, nlo, nhi, nlg, noff
 	}
 	for i := range n {
 		lii := f.L[i*n+i]
+		// MethodEP's draw is off + sl x for x from the standard normal
+		// truncated to [lo, hi]; the others' are x itself.
+		sl := 1.0
 		for p := range m {
 			mu := floats.Dot(f.L[i*n:i*n+i], z[p*n:p*n+i])
 			lo[p] = (f.A[i] - mu) / lii
 			hi[p] = (f.B[i] - mu) / lii
+			if method == MethodEP {
+				lambda := 1/(lii*lii) - f.ep.tau[i]
+				c := (mu/(lii*lii) - f.ep.kappa[i]) / lambda
+				s := 1 / math.Sqrt(lambda)
+				lo[p], hi[p] = (f.A[i]-c)/s, (f.B[i]-c)/s
+				off[p], sl = (c-mu)/lii, s/lii
+				lg[p] = -0.5*math.Log(lambda*lii*lii) + 0.5*lambda*c*c - 0.5*mu*mu/(lii*lii) + LogPhiDiff(lo[p], hi[p])
+			}
 		}
-		if method == MethodSMC {
-			oneSided := math.IsInf(hi[0], 1)
+		if method == MethodSMC || method == MethodEP {
+			oneSided := method == MethodSMC && math.IsInf(hi[0], 1)
 			for p := range m {
-				if oneSided {
+				switch {
+				case method == MethodEP:
+				case oneSided:
 					lg[p] = LogPhi(-lo[p])
-				} else {
+				default:
 					lg[p] = LogPhiDiff(lo[p], hi[p])
 				}
 				logw[p] += lg[p]
@@ -79,9 +95,12 @@ func referenceRun(f *Factor, method Method, m int, essFrac float64, r *rand.Rand
 			u := make([]float64, m)
 			drawUniforms(u, func(p int) bool { return i == 0 || resampled && idx[p] == idx[p-1] }, r, make([]int, LatinBlock))
 			for p := range m {
-				if oneSided {
+				switch {
+				case method == MethodEP:
+					z[p*n+i] = off[p] + sl*TruncNormQuantile(lo[p], hi[p], u[p])
+				case oneSided:
 					z[p*n+i] = upperTailQuantile(lo[p], lg[p], u[p])
-				} else {
+				default:
 					z[p*n+i] = TruncNormQuantile(lo[p], hi[p], u[p])
 				}
 			}
@@ -159,10 +178,24 @@ func TestFilterMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, method := range []Method{MethodSMC, MethodPaperHard, MethodPaperSoft} {
-			want := referenceRun(f, method, m, DefaultESSThreshold, NewStream(7, domainGroup, 0))
+		fep, err := PrepareEP(box, Ordering{Kind: OrderGiven}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, method := range []Method{MethodSMC, MethodEP, MethodPaperHard, MethodPaperSoft} {
+			f := f
+			if method == MethodEP {
+				f = fep
+			}
+			// EP's weights are so flat here that only a threshold near 1
+			// makes it resample.
+			ess := DefaultESSThreshold
+			if method == MethodEP {
+				ess = 0.9999
+			}
+			want := referenceRun(f, method, m, ess, NewStream(7, domainGroup, 0))
 			for _, bs := range []int{1, 3, 16, 64} {
-				cfg := Config{Method: method, Samples: m, ESSThreshold: DefaultESSThreshold, BlockSize: bs}
+				cfg := Config{Method: method, Samples: m, ESSThreshold: ess, BlockSize: bs}
 				fl := newFilter(f, &cfg, m)
 				if err := fl.run(context.Background(), m, NewStream(7, domainGroup, 0), nil); err != nil {
 					t.Fatal(err)
@@ -171,7 +204,7 @@ func TestFilterMatchesReference(t *testing.T) {
 				if !scalar.EqualWithinAbsOrRel(fl.logZ, want, 1e-12, 1e-11) {
 					t.Errorf("two-sided %v, %v, block %d: log Z = %.17g, reference %.17g", twoSided, method, bs, fl.logZ, want)
 				}
-				if method == MethodSMC && fl.resamples == 0 {
+				if (method == MethodSMC || method == MethodEP) && fl.resamples == 0 {
 					t.Errorf("%v: no resampling happened; the test does not exercise gather", method)
 				}
 			}

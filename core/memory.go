@@ -38,7 +38,9 @@ func (e *MemoryError) Error() string {
 // filterBytes is the memory of one running group of m particles in n
 // dimensions with block size bs (keep: z is counted with the cloud).
 func filterBytes(m, n, bs int, keep bool) int64 {
-	b := int64(m) * int64(3*bs+24) * 8
+	// part, zb and tmpB (whole groups of 8 columns), pt and zt (subBlock
+	// each), and 14 per-particle vectors of 8 bytes.
+	b := int64(m) * int64(3*((bs+7)&^7)+2*subBlock+14) * 8
 	if !keep {
 		b += int64(m) * int64(n) * 8
 	}
@@ -79,8 +81,28 @@ func (c Config) plan(n int) (Config, int, error) {
 		return c, 0, &MemoryError{Need: one, Limit: c.MaxMemory, What: fmt.Sprintf("a group of %d particles in %d dimensions", largest, n)}
 	}
 	c.Groups = (c.Samples + fit - 1) / fit
+	if c.Groups > MaxSplitGroups {
+		per := (c.Samples + MaxSplitGroups - 1) / MaxSplitGroups
+		return c, 0, &MemoryError{Need: filterBytes(per, n, bs, false), Limit: c.MaxMemory, What: fmt.Sprintf("a group of %d particles in %d dimensions (%d particles split into the most groups allowed, %d)", per, n, c.Samples, MaxSplitGroups)}
+	}
 	largest = (c.Samples + c.Groups - 1) / c.Groups
 	return c, int(max(1, min(int64(min(c.Threads, c.Groups)), avail/filterBytes(largest, n, bs, false)))), nil
+}
+
+// MaxSplitGroups bounds the groups a run is split into to fit its memory
+// limit: each group's estimate is kept (in Result.GroupLogP and a cloud's
+// metadata), and a run that would need more is far beyond what the machine
+// could compute anyway (4096 groups that fill the memory are more particle
+// steps than weeks of computing).
+const MaxSplitGroups = 4096
+
+// CheckMemory reports, as a *MemoryError, an estimate that cannot run
+// within cfg.MaxMemory for a Factor in n dimensions, however split; a kept
+// cloud is not counted (see EstimateRange).
+func CheckMemory(cfg Config, n int) error {
+	cfg.Keep = false
+	_, _, err := cfg.plan(n)
+	return err
 }
 
 // GroupsInMemory returns how many of cfg's groups EstimateRange can keep at
@@ -113,6 +135,9 @@ func EstimateRange(ctx context.Context, f *Factor, cfg Config, first, last int) 
 	}
 	if cfg.Method == MethodMET && f.Mu == nil {
 		return nil, errors.New("core: MethodMET needs a tilted Factor (Factor.Tilt)")
+	}
+	if (cfg.Method == MethodEP) != (f.ep != nil) {
+		return nil, errors.New("core: MethodEP needs, and only it takes, a Factor from PrepareEP")
 	}
 	c := cfg.withDefaults()
 	if first < 0 || last > c.Groups || first >= last {

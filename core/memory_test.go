@@ -64,9 +64,11 @@ func TestMaxMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One group of 500 particles at a time: 500 x (30 + 3*30 + 24) x 8 bytes.
+	// One group of 500 particles at a time: 500 x (30 + 3*32 + 2*8 + 14) x 8
+	// bytes (filterBytes: z, three block arrays of whole groups of 8
+	// columns, two sub-block arrays, 14 vectors).
 	one := base
-	one.MaxMemory = 500*(n+3*n+24)*8 + 100
+	one.MaxMemory = 500*(n+3*32+2*8+14)*8 + 100
 	res, err := core.Estimate(context.Background(), f, one)
 	if err != nil {
 		t.Fatal(err)
@@ -96,11 +98,11 @@ func TestMaxMemory(t *testing.T) {
 	}
 	keep := base
 	keep.Keep = true
-	keep.MaxMemory = core.CloudBytes(base.Samples, n) / 2
+	keep.MaxMemory = core.CloudBytes(base.Samples, n) * 3 / 4
 	if _, err := core.Estimate(context.Background(), f, keep); !errors.As(err, &me) {
 		t.Errorf("kept cloud over the limit: %v, want a MemoryError", err)
 	}
 	if g := core.GroupsInMemory(keep, n); g < 1 || g >= 32 {
-		t.Errorf("GroupsInMemory = %d of 32 for half the cloud", g)
+		t.Errorf("GroupsInMemory = %d of 32 for three quarters of the cloud", g)
 	}
 }

@@ -58,8 +58,8 @@ func solveRowsTo(w []float64, t int, l []float64, n int, ws *gemm.Workspace, wor
 // groupMeans fills pg (groups x t, row-major) with each group's weighted
 // mean over its particles of the soft count Phi(mu*_p / sigma_j) (or the
 // hard count's indicator), where mu*_p = w_j . z_p for the rows w_j of w
-// (t x n). isig holds 1/sigma_j.
-func groupMeans(pg []float64, c *Cloud, w, sigma, isig []float64, n, t int, opt PredictOptions) {
+// (t x n), plus offset_j if offset is not nil. isig holds 1/sigma_j.
+func groupMeans(pg []float64, c *Cloud, w, offset, sigma, isig []float64, n, t int, opt PredictOptions) {
 	type unit struct{ g, p0, p1 int }
 	var units []unit
 	for g := range c.Groups {
@@ -110,6 +110,11 @@ func groupMeans(pg []float64, c *Cloud, w, sigma, isig []float64, n, t int, opt 
 					for p := range mt {
 						wp := math.Exp(grp.LogW[p0+p])
 						row := mu[p*t : p*t+t]
+						if offset != nil {
+							for j, o := range offset {
+								row[j] += o
+							}
+						}
 						if !opt.Hard {
 							phiAccumulate(a, row, isig, wp)
 							continue

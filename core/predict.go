@@ -3,6 +3,7 @@ package core
 import (
 	"math"
 	"runtime"
+	"slices"
 
 	"gpc/internal/gemm"
 )
@@ -64,29 +65,12 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 	if t == 0 {
 		return nil
 	}
-	// W = Rp L^-T (t x n): row j is w for test j.
-	w := make([]float64, t*n)
-	for j := range t {
-		for k, v := range f.Perm {
-			w[j*n+k] = r[j*n+v]
-		}
-	}
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.GOMAXPROCS(0)
 	}
-	var ws gemm.Workspace
-	solveRowsTo(w, t, f.L, n, &ws, opt.Threads)
-	sigma, isig := make([]float64, t), make([]float64, t)
-	for j := range t {
-		s2 := vars[j]
-		for _, v := range w[j*n : j*n+n] {
-			s2 -= v * v
-		}
-		if !(s2 > 0) {
-			return inputErrorf(j, "test row %d: its variance %v given the train variables is %v, not positive: the row does not belong with this covariance", j, vars[j], s2)
-		}
-		sigma[j] = math.Sqrt(s2)
-		isig[j] = 1 / sigma[j]
+	w, offset, sigma, isig, err := f.testBasis(r, vars, t, opt.Threads)
+	if err != nil {
+		return err
 	}
 	g := len(c.Groups)
 	maxLogZ := math.Inf(-1)
@@ -97,7 +81,7 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 		return inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
 	}
 	pg := make([]float64, g*t) // group means
-	groupMeans(pg, c, w, sigma, isig, n, t, opt)
+	groupMeans(pg, c, w, offset, sigma, isig, n, t, opt)
 	for j := range t {
 		var sa, sap, sa2d float64
 		for gi, grp := range c.Groups {
@@ -118,4 +102,91 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 		dst[j] = Posterior{P: p, SE: se}
 	}
 	return nil
+}
+
+// testBasis returns, for T test variables with covariances r (T x N, input
+// order) and variances vars, the t x n matrix w (row j for test j, in the
+// Factor's order), offsets and conditional standard deviations (and their
+// inverses) such that a particle's conditional mean of test variable j is
+// offset_j + w_j . z (offset nil for zero), its conditional standard
+// deviation sigma_j.
+//
+// For a Factor of R itself, w_j = L^-1 r_j (in the Factor's order) and
+// sigma^2 = s - |w_j|^2. For MethodEP's Factor of Sigma (v = M + L z),
+// w_j = L' x_j and offset_j = M . x_j with x_j = R^-1 r_j (in the Factor's
+// order), from R's Cholesky factor. The triangular solves and the product
+// run on internal/gemm's kernel (solveRowsTo).
+func (f *Factor) testBasis(r, vars []float64, t, workers int) (w, offset, sigma, isig []float64, err error) {
+	n := f.N
+	sigma, isig = make([]float64, t), make([]float64, t)
+	var ws gemm.Workspace
+	setSigma := func(y []float64) error {
+		for j := range t {
+			s2 := vars[j]
+			for _, v := range y[j*n : j*n+n] {
+				s2 -= v * v
+			}
+			if !(s2 > 0) {
+				return inputErrorf(j, "test row %d: its variance %v given the train variables is %v, not positive: the row does not belong with this covariance", j, vars[j], s2)
+			}
+			sigma[j] = math.Sqrt(s2)
+			isig[j] = 1 / sigma[j]
+		}
+		return nil
+	}
+	if f.ep == nil {
+		// W = Rp L^-T (t x n): row j is w for test j.
+		w = make([]float64, t*n)
+		for j := range t {
+			for k, v := range f.Perm {
+				w[j*n+k] = r[j*n+v]
+			}
+		}
+		solveRowsTo(w, t, f.L, n, &ws, workers)
+		if err := setSigma(w); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		return w, nil, sigma, isig, nil
+	}
+	// Y = r rl^-T (rows y_j = rl^-1 r_j, input order; R = rl rl'), whose
+	// norms give sigma; then X = Y rl^-1 (x_j = rl^-T y_j = R^-1 r_j),
+	// solved as a lower-triangular system in the reversed order.
+	rl := f.ep.rchol
+	y := slices.Clone(r[:t*n])
+	solveRowsTo(y, t, rl, n, &ws, workers)
+	if err := setSigma(y); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	u := make([]float64, n*n) // u[a][b] = rl[n-1-b][n-1-a]: rl' reversed
+	for a := range n {
+		for b := 0; b <= a; b++ {
+			u[a*n+b] = rl[(n-1-b)*n+n-1-a]
+		}
+	}
+	for j := range t {
+		slices.Reverse(y[j*n : j*n+n])
+	}
+	solveRowsTo(y, t, u, n, &ws, workers)
+	// xp_j = x_j[Perm] (the reversal undone); offset_j = M[Perm] . xp_j;
+	// w_j = L' xp_j, that is W = XP L = XP (L')'.
+	xp := u[:0]
+	xp = slices.Grow(xp, t*n)[:t*n]
+	offset = make([]float64, t)
+	for j := range t {
+		row := xp[j*n : j*n+n]
+		for k, v := range f.Perm {
+			row[k] = y[j*n+n-1-v]
+			offset[j] = math.FMA(f.ep.m[k], row[k], offset[j])
+		}
+	}
+	lt := y[:0] // L' (row-major): lt[a][b] = L[b][a]
+	lt = slices.Grow(lt, n*n)[:n*n]
+	for a := range n {
+		for b := range n {
+			lt[a*n+b] = f.L[b*n+a]
+		}
+	}
+	w = make([]float64, t*n)
+	ws.NT(t, n, n, xp, n, lt, n, w, n, false, workers)
+	return w, offset, sigma, isig, nil
 }

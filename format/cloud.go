@@ -35,6 +35,11 @@ const (
 	KeyOrderKind     = "gpc:order_kind"     // the order's name (gpc:order holds the permutation)
 	KeyLabelPositive = "gpc:label_positive" // the label value mapped to +1
 	KeyLabelNegative = "gpc:label_negative" // the label value mapped to -1
+	// The train block's box and mean, when they are not the orthant's
+	// defaults (comma-separated, input order).
+	KeyLower = "gpc:lower"
+	KeyUpper = "gpc:upper"
+	KeyMean  = "gpc:mean"
 )
 
 // Row kinds of the cloud stream.
@@ -95,6 +100,11 @@ func NewCloudWriter(w io.Writer, train *Covariance, meta map[string]string, batc
 	m := maps.Clone(meta)
 	m[KeySchema] = SchemaCloud
 	m[KeyN] = strconv.Itoa(train.N)
+	for key, v := range map[string][]float64{KeyLower: train.Lower, KeyUpper: train.Upper, KeyMean: train.Mean} {
+		if v != nil {
+			m[key] = JoinFloats(v)
+		}
+	}
 	schema := cloudSchema(m)
 	cw := &CloudWriter{bw: bufio.NewWriter(w), schema: schema, mem: mem, n: train.N, batch: max(1, batchRows)}
 	cw.iw = ipc.NewWriter(cw.bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
@@ -391,6 +401,23 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 	}
 	cr.Perm = perm
 	cr.Train = &Covariance{N: n, Meta: cr.meta, Layout: "cloud"}
+	for _, kv := range []struct {
+		key string
+		dst *[]float64
+	}{{KeyLower, &cr.Train.Lower}, {KeyUpper, &cr.Train.Upper}, {KeyMean, &cr.Train.Mean}} {
+		key, dst := kv.key, kv.dst
+		if _, ok := cr.meta[key]; !ok {
+			continue
+		}
+		v, err := metaList(cr.meta, key, name, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+		if err != nil {
+			return err
+		}
+		if len(v) != n {
+			return dataErrorf(name, "metadata %s has %d values for %d variables", key, len(v), n)
+		}
+		*dst = v
+	}
 	cr.Cloud = &core.Cloud{N: n, Groups: make([]core.CloudGroup, len(sizes))}
 	for g := range sizes {
 		cr.Cloud.Groups[g].LogZ = logZ[g]
@@ -532,8 +559,8 @@ func (cr *CloudReader) NextTest(max int) (t *TestRows, err error) {
 		cr.rows++
 	}
 	if t.Len() == 0 {
-		if v, ok := cr.meta[KeyRows]; ok && v != strconv.Itoa(cr.rows) {
-			return nil, dataErrorf(cr.name, "%d rows but the metadata (%s) announces %s: the stream was cut short", cr.rows, KeyRows, v)
+		if err := checkRows(cr.meta, cr.rows); err != nil {
+			return nil, dataErrorf(cr.name, "%v", err)
 		}
 		return nil, nil
 	}

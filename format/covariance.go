@@ -643,14 +643,8 @@ func (b *covBuilder) short() error {
 
 // finish checks the row count at the end of the input against gpc:rows.
 func (b *covBuilder) finish() error {
-	if v, ok := b.c.Meta[KeyRows]; ok {
-		want, err := strconv.Atoi(v)
-		if err != nil {
-			return dataErrorf(b.name, "metadata %s = %q is not a row count", KeyRows, v)
-		}
-		if want != b.rows {
-			return dataErrorf(b.name, "%d rows but the metadata (%s) announces %d: the stream was cut short", b.rows, KeyRows, want)
-		}
+	if err := checkRows(b.c.Meta, b.rows); err != nil {
+		return dataErrorf(b.name, "%v", err)
 	}
 	return nil
 }

@@ -162,7 +162,10 @@ func readCSVCov(br *bufio.Reader, name string, w *ioWatch) (*Covariance, error) 
 	for r, rec := range t.rows {
 		where := fmt.Sprintf("%s: line %d", name, t.lines[r])
 		for k, col := range matrix {
-			cw := fmt.Sprintf("%s, column %d (%s)", where, col+1, t.header[col])
+			cw := fmt.Sprintf("%s, column %d", where, col+1)
+			if t.hasHeader {
+				cw += " (" + t.header[col] + ")"
+			}
 			v, err := parseNumber(rec[col])
 			if err != nil {
 				return nil, dataErrorf(cw, "%v", err)

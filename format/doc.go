@@ -36,12 +36,30 @@
 // order used, as input indices), gpc:pilots (the pilot runs that chose it),
 // and the input's gpc: keys.
 //
+// # Streams that do not lie
+//
+// A stream cut at a batch boundary is a valid Arrow stream: Arrow's reader
+// takes the end of the input for the end of the stream. So every writer
+// here ends its stream with Arrow's end-of-stream marker on success, and
+// only then (a failed or interrupted tool leaves its output without it),
+// and every reader here refuses a stream whose schema has gpc:schema but
+// that ends without the marker. Where the row count is known when the
+// schema is written, gpc:rows carries it, and the readers (and Dump) check
+// it at the end: the covariance (gpc-kernel), the cloud (gpc-train, when
+// its input had gpc:rows: train rows, particles and test rows), the orthant
+// result and the summaries (WriteTable), and the posteriors (gpc-predict,
+// when the cloud had gpc:rows).
+//
 // # Robustness
 //
 // Arrow's v17 IPC reader trusts the lengths inside a message, so a few
 // corrupt bytes can make it allocate without bound. Every Arrow input passes
 // through a guard first (guard.go) that checks each message's metadata
-// against the bytes that actually arrived. Errors are *DataError (exit 65)
+// against the bytes that actually arrived. Parquet is read column by column
+// in the caller's goroutine (so that a panic of the decoder on corrupt data
+// is recovered, which pqarrow's own goroutines would not allow), after its
+// claimed row count is checked against the memory the caller allows
+// (ReadFrameLimit). Errors are *DataError (exit 65)
 // naming the input, batch, row and column, or *IOError (exit 74) when the
 // reader itself failed.
 package format

@@ -21,6 +21,9 @@ import (
 // every row with each value printed exactly (floats with strconv 'g', -1,
 // lists in brackets, nulls as "null"). Golden files compare this text, which
 // survives Arrow library upgrades that change the bytes (STYLE.md section 7).
+// A stream that was cut short is an error and nothing is written: a gpc
+// stream (with gpc:schema) without the end-of-stream marker, or a stream
+// whose rows differ from its gpc:rows.
 func Dump(w io.Writer, r io.Reader) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -28,7 +31,8 @@ func Dump(w io.Writer, r io.Reader) (err error) {
 		}
 	}()
 	mem := memory.NewGoAllocator()
-	sr, err := ipc.NewReader(newIPCGuard(bufio.NewReader(r)), ipc.WithAllocator(mem))
+	g := newIPCGuard(bufio.NewReader(r))
+	sr, err := ipc.NewReader(g, ipc.WithAllocator(mem))
 	if err != nil {
 		return &DataError{Where: "dump", Err: err}
 	}
@@ -66,8 +70,32 @@ func Dump(w io.Writer, r io.Reader) (err error) {
 	if err := sr.Err(); err != nil {
 		return &DataError{Where: "dump", Err: err}
 	}
+	meta := md.ToMap()
+	if err := g.checkEnd(meta); err != nil {
+		return &DataError{Where: "dump", Err: err}
+	}
+	if err := checkRows(meta, row); err != nil {
+		return &DataError{Where: "dump", Err: err}
+	}
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// checkRows compares the rows a stream had with its gpc:rows, when it has
+// one.
+func checkRows(meta map[string]string, rows int) error {
+	v, ok := meta[KeyRows]
+	if !ok {
+		return nil
+	}
+	want, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("metadata %s = %q is not a row count", KeyRows, v)
+	}
+	if want != rows {
+		return fmt.Errorf("%d rows but the metadata (%s) announces %d: the stream was cut short", rows, KeyRows, want)
+	}
+	return nil
 }
 
 // valueText prints element i of a for Dump.

@@ -26,12 +26,30 @@ type ipcGuard struct {
 	err     error    // sticky: returned once pending is drained
 	msgs    int
 	shape   *shape // of the schema, once read
+	eos     bool   // the end-of-stream marker was read
 }
 
 // maxDepth bounds the nesting of fields (a list of lists of ...).
 const maxDepth = 16
 
 func newIPCGuard(r *bufio.Reader) *ipcGuard { return &ipcGuard{r: r} }
+
+// errNoEOS is the end of a gpc stream without Arrow's end-of-stream marker.
+// The IPC format lets a writer end a stream by closing it, and Arrow's
+// reader takes such an end as normal; but every gpc tool writes the marker
+// on success and only then, so a gpc stream (one whose schema has
+// gpc:schema) without it was cut short: by a failure, an interrupt, or a
+// copy that stopped at a batch boundary.
+var errNoEOS = errors.New("the stream ended without Arrow's end-of-stream marker: it was cut short (the tool that wrote it failed or was interrupted)")
+
+// checkEnd reports a stream that ended without the end-of-stream marker
+// when its schema metadata says a gpc tool wrote it.
+func (g *ipcGuard) checkEnd(meta map[string]string) error {
+	if _, gpc := meta[KeySchema]; gpc && !g.eos {
+		return errNoEOS
+	}
+	return nil
+}
 
 func (g *ipcGuard) Read(p []byte) (int, error) {
 	for {
@@ -106,6 +124,7 @@ func (g *ipcGuard) next() ([][]byte, int64, error) {
 	}
 	cont := binary.LittleEndian.Uint32(head[:4])
 	if cont == 0 {
+		g.eos = true
 		return [][]byte{head[:4]}, 0, io.EOF // legacy end-of-stream marker
 	}
 	if cont != 0xffffffff {
@@ -116,6 +135,7 @@ func (g *ipcGuard) next() ([][]byte, int64, error) {
 	}
 	metaLen := int32(binary.LittleEndian.Uint32(head[4:]))
 	if metaLen == 0 {
+		g.eos = true
 		return [][]byte{head[:]}, 0, io.EOF
 	}
 	if metaLen < 0 {

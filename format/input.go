@@ -78,22 +78,30 @@ func (in *input) arrowSource(mem memory.Allocator) (recordSource, *arrow.Schema,
 		}
 		return &fileSource{fr: fr}, fr.Schema(), nil
 	case kindArrowStream:
-		sr, err := ipc.NewReader(newIPCGuard(in.br), ipc.WithAllocator(mem))
+		g := newIPCGuard(in.br)
+		sr, err := ipc.NewReader(g, ipc.WithAllocator(mem))
 		if err != nil {
 			return nil, nil, in.w.classify(in.name, fmt.Errorf("not a valid Arrow IPC stream: %w", err))
 		}
-		return &streamSource{sr: sr}, sr.Schema(), nil
+		return &streamSource{sr: sr, g: g, meta: sr.Schema().Metadata().ToMap()}, sr.Schema(), nil
 	}
 	panic("format: arrowSource on a non-Arrow input")
 }
 
-type streamSource struct{ sr *ipc.Reader }
+type streamSource struct {
+	sr   *ipc.Reader
+	g    *ipcGuard
+	meta map[string]string
+}
 
 func (s *streamSource) next() (arrow.Record, error) {
 	if s.sr.Next() {
 		return s.sr.Record(), nil
 	}
-	return nil, s.sr.Err()
+	if err := s.sr.Err(); err != nil {
+		return nil, err
+	}
+	return nil, s.g.checkEnd(s.meta)
 }
 
 func (s *streamSource) release() { s.sr.Release() }

@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -31,6 +33,7 @@ const (
 	KeyOrder   = "gpc:order"   // the variable order: input indices, comma-separated
 	KeyPilots  = "gpc:pilots"  // the pilot runs that chose the method and order
 	KeyTilt    = "gpc:tilt"    // the minimax tilting solve
+	KeyEP      = "gpc:ep"      // the expectation propagation solve
 )
 
 // Format is an output encoding.
@@ -89,6 +92,10 @@ func (c *Column) text(i int, full bool) string {
 	return c.Str[i]
 }
 
+// humanDigits is the significant digits of a number in the text table, as
+// R prints them; CSV and Arrow keep every digit.
+const humanDigits = 7
+
 func formatHuman(v float64) string {
 	switch {
 	case math.IsNaN(v):
@@ -98,7 +105,7 @@ func formatHuman(v float64) string {
 	case math.IsInf(v, -1):
 		return "-Inf"
 	}
-	return strconv.FormatFloat(v, 'g', 10, 64)
+	return strconv.FormatFloat(v, 'g', humanDigits, 64)
 }
 
 // Table is a small result: named columns of equal length and schema
@@ -267,25 +274,24 @@ func (tw *TableWriter) Close() error {
 	return nil
 }
 
-func writeTableCSV(w io.Writer, t *Table) error {
-	cw := csv.NewWriter(w)
-	rec := make([]string, len(t.Cols))
-	for i := range t.Cols {
-		rec[i] = t.Cols[i].Name
+// cell makes a value printable in one table cell: a string with a control
+// character or bytes that are not UTF-8 is shown quoted, Go-style, so that
+// every row stays on one line.
+func cell(s string) string {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		return strconv.Quote(s)
 	}
-	if err := cw.Write(rec); err != nil {
-		return err
+	return s
+}
+
+// pad returns s padded with blanks to width characters, on the left when
+// right is set.
+func pad(s string, width int, right bool) string {
+	fill := strings.Repeat(" ", max(0, width-utf8.RuneCountInString(s)))
+	if right {
+		return fill + s
 	}
-	for r := range t.Rows() {
-		for i := range t.Cols {
-			rec[i] = t.Cols[i].text(r, true)
-		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
+	return s + fill
 }
 
 func writeTableText(w io.Writer, t *Table) error {
@@ -293,10 +299,10 @@ func writeTableText(w io.Writer, t *Table) error {
 	if t.Rows() == 1 {
 		width := 0
 		for i := range t.Cols {
-			width = max(width, len(t.Cols[i].Name))
+			width = max(width, utf8.RuneCountInString(cell(t.Cols[i].Name)))
 		}
 		for i := range t.Cols {
-			fmt.Fprintf(bw, "%-*s  %s\n", width, t.Cols[i].Name, t.Cols[i].text(0, false))
+			fmt.Fprintf(bw, "%s  %s\n", pad(cell(t.Cols[i].Name), width, false), cell(t.Cols[i].text(0, false)))
 		}
 		return bw.Flush()
 	}
@@ -310,8 +316,8 @@ func writeTableText(w io.Writer, t *Table) error {
 			if r > 0 {
 				s = t.Cols[i].text(r-1, false)
 			}
-			cells[r][i] = s
-			width[i] = max(width[i], len(s))
+			cells[r][i] = cell(s)
+			width[i] = max(width[i], utf8.RuneCountInString(cells[r][i]))
 		}
 	}
 	for i := range t.Cols {
@@ -323,11 +329,7 @@ func writeTableText(w io.Writer, t *Table) error {
 			if i > 0 {
 				sb.WriteString("  ")
 			}
-			if numeric[i] {
-				fmt.Fprintf(&sb, "%*s", width[i], s)
-			} else {
-				fmt.Fprintf(&sb, "%-*s", width[i], s)
-			}
+			sb.WriteString(pad(s, width[i], numeric[i]))
 		}
 		bw.WriteString(strings.TrimRight(sb.String(), " "))
 		bw.WriteByte('\n')

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -35,6 +36,21 @@ const (
 	ExitInterrupt = 130             // SIGINT or SIGTERM
 	exitPipe      = 141             // stdout closed early: 128 + SIGPIPE, silently
 )
+
+// pipelineHelp shows, in every tool's --help, where the tools stand in the
+// pipeline and how to get the examples running.
+const pipelineHelp = `The gpc pipeline (Arrow IPC streams on the pipes; a table on a terminal):
+
+  features --gpc-kernel--> covariance --gpc-train--> cloud --gpc-predict--> posteriors
+                           covariance --gpc-orthant--> log P (of gpc-kernel's covariance: the log marginal likelihood)`
+
+// examplesHelp introduces the examples of every tool's --help, which run as
+// they are in the gpc source tree (a test runs them).
+const examplesHelp = `Examples, to run in the gpc source tree once the tools are built and on PATH:
+  go build -o bin/ ./cmd/... && export PATH=$PWD/bin:$PATH`
+
+// exitHelp ends every tool's --help.
+const exitHelp = `Exit status: 0 success, 65 bad input data, 74 I/O error, 80 bad usage, 100 internal error, 130 interrupted. Errors are one line on standard error; docs/bad-input.md lists them.`
 
 // usageError is a flag or argument that cannot work.
 type usageError struct{ msg string }
@@ -151,9 +167,12 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = cmd.run(&env{ctx: ctx, stdin: stdin, stdout: stdout, rep: rep})
+	err = runInterruptible(ctx, stop, func() error {
+		return cmd.run(&env{ctx: ctx, stdin: stdin, stdout: stdout, rep: rep})
+	})
 	rep.stopProgress()
 	if err == nil {
+		rep.flushWarnings()
 		return ExitOK
 	}
 	code = classify(err, ctx)
@@ -167,6 +186,51 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 	return code
 }
 
+// interruptGrace is how long an interrupted tool waits for its work to
+// reach the next batch. The work checks for an interrupt after every batch
+// of rows and every block of variables (core checks once per block of 64
+// variables in each particle group: milliseconds, but seconds for groups of
+// a hundred thousand particles); a read or a write that blocks (a terminal,
+// a stalled pipe) may never return. Past the grace the tool leaves the work
+// behind and exits; its output has no end-of-stream marker either way.
+const interruptGrace = 2 * time.Second
+
+// runInterruptible runs work in a goroutine. When ctx is cancelled (SIGINT
+// or SIGTERM) it restores the signals' default action, so that a second
+// interrupt kills the process at once, and waits for work to stop at its
+// next batch, or interruptGrace at most. A panic in work is returned as an
+// error (exit 100), since it happens in another goroutine than the
+// runner's recover.
+func runInterruptible(ctx context.Context, stop func(), work func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- &internalError{fmt.Sprintf("internal error: %v", p)}
+			}
+		}()
+		done <- work()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	stop()
+	select {
+	case err := <-done:
+		return err // nil if it had finished its output
+	case <-time.After(interruptGrace):
+		return ctx.Err()
+	}
+}
+
+// internalError is a bug: a broken invariant or a recovered panic.
+type internalError struct{ msg string }
+
+func (e *internalError) Error() string { return e.msg }
+func (e *internalError) ExitCode() int { return ExitInternal }
+
 // classify maps an error to its exit status, by type, once, at the boundary.
 func classify(err error, ctx context.Context) int {
 	var ec interface{ ExitCode() int }
@@ -175,7 +239,9 @@ func classify(err error, ctx context.Context) int {
 	switch {
 	case errors.Is(err, syscall.EPIPE):
 		return exitPipe
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+	case ctx.Err() != nil:
+		// Interrupted: a failure now (an upstream tool of the pipeline
+		// that died of the same ^C cut our input short) is the interrupt's.
 		return ExitInterrupt
 	case errors.As(err, &ec):
 		return ec.ExitCode()

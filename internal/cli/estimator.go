@@ -16,10 +16,10 @@ import (
 type estimatorFlags struct {
 	Samples int     `default:"10000" help:"Number of particles M (split into --groups groups)."`
 	Seed    int64   `default:"1" help:"Random seed. The same input, flags and seed give byte-identical output."`
-	Method  string  `enum:"auto,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator: smc (draws from the truncated conditionals, probability weights, systematic resampling when the ESS halves), met (the same with Botev's minimax exponentially tilted proposal), paper-hard (the paper's Algorithm GPC-MC: rejection and refill, product of acceptance fractions), paper-soft (the same with the paper's soft count), or auto: chosen with the order by pilot runs."`
-	Order   string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order: given (the input order), shuffle (random, from the seed), interleave (alternate the classes of the y column), greedy (Genz-Bretz: smallest conditional probability first), variance (least predictable variable first), sharp (variables nearly determined by all the others first, then as variance), or auto: with --method auto, met/sharp or met/greedy, chosen by pilot runs of samples/16 particles each; with smc or met, sharp or greedy; with the paper's methods, shuffle."`
+	Method  string  `enum:"auto,ep,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator: ep (particles propagated under expectation propagation's Gaussian approximation of the truncated normal and weighted step by step by the exact target over it), smc (draws from the truncated conditionals, probability weights, systematic resampling when the ESS halves), met (the same with Botev's minimax exponentially tilted proposal), paper-hard (the paper's Algorithm GPC-MC: rejection and refill, product of acceptance fractions), paper-soft (the same with the paper's soft count), or auto: chosen with the order by pilot runs."`
+	Order   string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order: given (the input order), shuffle (random, from the seed), interleave (alternate the classes of the y column), greedy (Genz-Bretz: smallest conditional probability first), variance (least predictable variable first), sharp (variables nearly determined by all the others first, then as variance), or auto: with --method auto, ep/greedy or met/sharp, chosen by pilot runs of samples/16 particles each; with ep, greedy or variance; with smc or met, sharp or greedy; with the paper's methods, shuffle."`
 	Groups  int     `default:"0" help:"Independent particle groups; the estimate is their mean and the standard error comes from their spread (0: up to 32, at least 250 particles each; 1 for the paper's methods, which then report no standard error)."`
-	ESS     float64 `name:"ess" default:"0" help:"Resample when the effective sample size falls below this fraction of the particles, in (0, 1] (0: 0.5 for smc, 0.001 for met)."`
+	ESS     float64 `name:"ess" default:"0" help:"Resample when the effective sample size falls below this fraction of the particles, in (0, 1] (0: 0.5 for ep and smc, 0.001 for met)."`
 	Jitter  float64 `default:"0" help:"Add this to the covariance diagonal before factorising; recorded in the output metadata (gpc:jitter)."`
 	// MaxMemory bounds the particles' memory (core.Config.MaxMemory).
 	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the particles may take, e.g. 8GB or 512MiB (0: half the machine's memory). Fewer groups run at once when theirs do not fit; if not even one group of the default count fits, the particles are split into more, smaller groups (independent, combined exactly: the estimate agrees within its standard error). gpc-train regenerates a cloud that does not fit in parts as it writes it (the same particles, in twice the time)."`
@@ -69,9 +69,11 @@ func candidates(method, order string) []core.Candidate {
 	case ms == nil && os == nil:
 		return core.AutoCandidates
 	case ms == nil:
-		ms = []core.Method{core.MethodSMC, core.MethodMET}
+		ms = []core.Method{core.MethodEP, core.MethodMET}
 	case os == nil && (ms[0] == core.MethodPaperHard || ms[0] == core.MethodPaperSoft):
 		os = []core.OrderKind{core.OrderShuffle} // the paper's shuffled order
+	case os == nil && ms[0] == core.MethodEP:
+		os = []core.OrderKind{core.OrderGreedy, core.OrderVariance}
 	case os == nil:
 		os = []core.OrderKind{core.OrderSharp, core.OrderGreedy}
 	}
@@ -105,6 +107,9 @@ func (c *estimatorFlags) prepare(e *env, box core.Box, name string, cfg *core.Co
 // estimate prepares the box and runs the estimator with progress, warning
 // when the standard error cannot be trusted.
 func (c *estimatorFlags) estimate(e *env, box core.Box, name string, cfg *core.Config, progress bool) (*core.Factor, []core.Pilot, core.Result, error) {
+	if err := checkEstimateMemory(name, box.N, cfg, candidates(c.Method, c.Order), cfg.Keep); err != nil {
+		return nil, nil, core.Result{}, err
+	}
 	f, pilots, err := c.prepare(e, box, name, cfg)
 	if err != nil {
 		return nil, nil, core.Result{}, err
@@ -117,7 +122,7 @@ func (c *estimatorFlags) estimate(e *env, box core.Box, name string, cfg *core.C
 // the standard error cannot be trusted or the particles were split to fit
 // --max-memory.
 func (c *estimatorFlags) runEstimate(e *env, f *core.Factor, cfg *core.Config, progress bool) (core.Result, error) {
-	e.rep.startProgress(progress, int64(cfg.Samples)*int64(f.N), "particle-steps")
+	e.rep.startProgress(progress, estimateProgress(cfg.Samples, f.N))
 	cfg.Progress = e.rep.add
 	res, err := core.Estimate(e.ctx, f, *cfg)
 	cfg.Progress = nil
@@ -149,9 +154,16 @@ func estimatorMeta(f *core.Factor, cfg core.Config, pilots []core.Pilot, jitter 
 	if f.Mu != nil {
 		meta[format.KeyTilt] = f.TiltStats.String()
 	}
+	if cfg.Method == core.MethodEP {
+		meta[format.KeyEP] = f.EPStats.String()
+	}
 	if len(pilots) > 0 {
 		var ps []string
 		for _, p := range pilots {
+			if p.Err != nil {
+				ps = append(ps, fmt.Sprintf("%v failed: %v", p.Candidate, oneLine(p.Err.Error())))
+				continue
+			}
 			ps = append(ps, fmt.Sprintf("%v log_p=%s se_log_p=%s samples=%d", p.Candidate,
 				strconv.FormatFloat(p.Result.LogP, 'g', -1, 64), strconv.FormatFloat(p.Result.SE, 'g', -1, 64), p.Result.Samples))
 		}

@@ -14,6 +14,8 @@ import (
 
 const kernelDescription = `Build the covariance stream of a probit GP classifier from features: the first step of the pipeline.
 
+` + pipelineHelp + `
+
 For training features X (N rows) with labels y in {-1, +1} and a kernel k, the train rows hold R = C (I + K) C, C = diag(y), K = k(X, X): the marginal likelihood is P(v >= 0), v ~ N(0, R). Each test pattern x* then adds a row with its covariance y_j k(x_j, x*) with the train variables and its variance 1 + k(x*, x*).
 
 Features are read from CSV (a header names the columns), Parquet or Arrow IPC, detected from the content. Every column other than the label (--label) and the identifier (--id) is a feature and must be numeric; the test file must have the same feature columns (its label column is optional).
@@ -26,11 +28,13 @@ Kernels, with alpha the length scale and beta the latent scale (the prior varian
   linear    beta x'x'
 --bias adds a constant to any of them.
 
-Examples:
-  gpc-kernel --kernel rbf --alpha 3 --beta 2 --standardize --train train.csv --test test.csv | gpc-train | gpc-predict
-  gpc-kernel --train crabs.parquet --label sex --positive M | gpc-orthant
+` + examplesHelp + `
+  gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
+  gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv                    # a summary, on a terminal
+  gpc-kernel --kernel ard --alpha 1,1,2,2,2,2 --train examples/crabs/train.csv | gpc-orthant        # one length scale per feature
+  gpc-kernel --kernel linear --beta 0.01 --train - < examples/crabs/train.csv | gpc-train --format csv
 
-Exit status: 0 success, 65 bad input data, 74 I/O error, 80 bad usage, 100 internal error, 130 interrupted.`
+` + exitHelp
 
 // kernelCmd is gpc-kernel's command line.
 type kernelCmd struct {
@@ -104,6 +108,11 @@ func (c *kernelCmd) run(e *env) error {
 	if train.rows == 0 {
 		return &dataError{fmt.Sprintf("%s: no training rows", trainF.Name)}
 	}
+	if avail, ok := availableMemory(); ok {
+		if need := 8 * float64(train.rows) * float64(train.rows); need > float64(avail) {
+			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
+		}
+	}
 	if labels.oneClass {
 		e.rep.warnf("every training label is %s: the classifier sees one class", labels.text(train.y[0]))
 	}
@@ -157,7 +166,7 @@ func (c *kernelCmd) run(e *env) error {
 	}
 	switch c.outputFormat(e.stdout) {
 	case format.Arrow:
-		return c.writeStream(e.stdout, cov, test, k, train, meta, tests, mem)
+		return c.writeStream(e, cov, test, k, train, meta, tests, mem)
 	case format.CSV:
 		return c.writeCSV(e.stdout, cov, test, k, train)
 	}
@@ -191,13 +200,22 @@ func testRows(k *core.Kernel, train, test *features, lo, hi int) *format.TestRow
 	return t
 }
 
-func (c *kernelCmd) writeStream(w io.Writer, cov *format.Covariance, test *features, k *core.Kernel, train *features, meta map[string]string, tests int, mem format.Allocator) error {
-	cw := format.NewCovWriter(w, cov, tests, meta, c.BatchSize, mem)
+// writeStream writes the covariance stream, the test rows a batch at a
+// time; an interrupt stops it between batches, without the end-of-stream
+// marker, so that no reader takes the stream for complete.
+func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, k *core.Kernel, train *features, meta map[string]string, tests int, mem format.Allocator) error {
+	cw := format.NewCovWriter(e.stdout, cov, tests, meta, c.BatchSize, mem)
+	e.rep.startProgress(c.Progress && tests > 0, rowsProgress(tests, "test rows"))
+	defer e.rep.stopProgress()
 	for lo := 0; lo < tests; lo += c.BatchSize {
-		if err := cw.WriteTest(testRows(k, train, test, lo, min(lo+c.BatchSize, tests))); err != nil {
-			cw.Close()
+		if err := e.ctx.Err(); err != nil {
 			return err
 		}
+		hi := min(lo+c.BatchSize, tests)
+		if err := cw.WriteTest(testRows(k, train, test, lo, hi)); err != nil {
+			return err
+		}
+		e.rep.add(int64(hi - lo))
 	}
 	return cw.Close()
 }
@@ -261,7 +279,7 @@ func (c *kernelCmd) readFrame(path string, e *env) (*format.Frame, error) {
 		defer f.Close()
 		r, name = f, path
 	}
-	return format.ReadFrame(r, name, format.NewAllocator())
+	return format.ReadFrameLimit(r, name, format.NewAllocator(), memoryBudget())
 }
 
 // extract picks the features, labels and identifiers out of a frame. With

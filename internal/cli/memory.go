@@ -1,12 +1,159 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"gpc/core"
+	"gpc/format"
 )
+
+// A run that cannot fit in memory must be refused before it starts: Go
+// cannot recover from a failed allocation (the runtime aborts with a stack
+// dump, exit 2), and with overcommit the kernel's OOM killer ends the
+// process (SIGKILL) long after the allocation seemed to succeed. So the
+// tools estimate the memory of their large arrays and compare it with what
+// the machine has free.
+
+// availableMemory returns the bytes this process can still take: the
+// kernel's MemAvailable, or less where a cgroup limits the process; ok is
+// false where neither can be read (then nothing is checked).
+func availableMemory() (n int64, ok bool) {
+	if v, found := memInfo("/proc/meminfo", "MemAvailable:"); found {
+		n, ok = v, true
+	}
+	for _, lim := range cgroupRoom() {
+		if !ok || lim < n {
+			n, ok = lim, true
+		}
+	}
+	return n, ok
+}
+
+// memInfo reads a "Key: N kB" line of /proc/meminfo, in bytes.
+func memInfo(path, key string) (int64, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == key {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
+}
+
+// cgroupRoom returns the room left under the memory limits of the
+// process's cgroup (v2 memory.max, v1 memory.limit_in_bytes), where set.
+func cgroupRoom() []int64 {
+	var out []int64
+	room := func(limitPath, usagePath string) {
+		lim, err1 := readInt(limitPath)
+		use, err2 := readInt(usagePath)
+		if err1 == nil && err2 == nil && lim > 0 && lim < 1<<60 {
+			out = append(out, max(0, lim-use))
+		}
+	}
+	if data, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if path, ok := strings.CutPrefix(line, "0::"); ok {
+				dir := filepath.Join("/sys/fs/cgroup", path)
+				room(filepath.Join(dir, "memory.max"), filepath.Join(dir, "memory.current"))
+			}
+		}
+	}
+	room("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes")
+	return out
+}
+
+func readInt(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+}
+
+// memoryBudget is what a tool may allocate: the available memory, or 0
+// (no limit) where it cannot be known.
+func memoryBudget() int64 {
+	n, ok := availableMemory()
+	if !ok {
+		return 0
+	}
+	return max(n, 1)
+}
+
+// factorCopies is about how many N x N matrices a factored covariance
+// takes (core/factor.go, core/tilt.go, core/ep.go): the ordered copy and
+// its Cholesky factor, the tilt's or EP's matrix, the ordering's scratch.
+const factorCopies = 4
+
+// memoryPlan decides, for an estimate of N variables with cfg on a machine
+// with avail bytes free, what cannot fit and the memory limit for the
+// particles (core.Config.MaxMemory), so that the story is one:
+//
+//   - the factorisations (one per candidate the pilots compare) must fit in
+//     memory: else the input is too large (exit 65);
+//   - with keep (gpc-train's cloud), the whole cloud must fit in the
+//     memory left, since gpc-predict holds it at once: else the flags ask
+//     too much (exit 80); a cloud over --max-memory but within the machine
+//     is regenerated in parts as it is written;
+//   - the particles in flight are bounded by --max-memory (default: half
+//     the available memory), never more than the memory left after the
+//     factorisations: groups that do not fit are run fewer at a time, or
+//     split into more, smaller groups (core.Config.MaxMemory); a run that
+//     no split fits (--groups fixed their count, or more than
+//     core.MaxSplitGroups would be needed) is refused (exit 80).
+func memoryPlan(avail int64, name string, n int, cfg core.Config, cands []core.Candidate, keep bool) (limit int64, err error) {
+	nf := float64(n)
+	factor := 8 * factorCopies * nf * nf * float64(max(1, len(cands)))
+	a := float64(avail)
+	if factor > a {
+		return 0, &dataError{fmt.Sprintf("%s: %d variables: factorising the %d x %d covariance needs about %s, and only %s of memory is available", name, n, n, n, format.Bytes(factor), format.Bytes(a))}
+	}
+	if cloud := float64(core.CloudBytes(cfg.Samples, n)); keep && factor+cloud > a {
+		return 0, usagef("--samples %d: a cloud of %d particles of %d variables needs about %s, and only %s of memory is available: use fewer samples", cfg.Samples, cfg.Samples, n, format.Bytes(factor+cloud), format.Bytes(a))
+	}
+	limit = max(1, avail-int64(factor))
+	if cfg.MaxMemory > 0 && cfg.MaxMemory < limit {
+		limit = cfg.MaxMemory
+	}
+	cfg.MaxMemory = limit
+	var me *core.MemoryError
+	if err := core.CheckMemory(cfg, n); errors.As(err, &me) {
+		return 0, usagef("--samples %d: %s needs about %s, and only %s of memory is available for the particles: use fewer samples", cfg.Samples, me.What, format.Bytes(float64(me.Need)), format.Bytes(float64(me.Limit)))
+	}
+	return limit, nil
+}
+
+// checkEstimateMemory applies memoryPlan with the memory available now:
+// it refuses an estimate that cannot fit and lowers cfg.MaxMemory to what
+// is left after the factorisations.
+func checkEstimateMemory(name string, n int, cfg *core.Config, cands []core.Candidate, keep bool) error {
+	avail, ok := availableMemory()
+	if !ok {
+		return nil
+	}
+	limit, err := memoryPlan(avail, name, n, *cfg, cands, keep)
+	if err != nil {
+		return err
+	}
+	cfg.MaxMemory = limit
+	return nil
+}
 
 // byteSize is a --max-memory value: a number of bytes with an optional
 // unit, k, M, G or T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024),
@@ -47,15 +194,19 @@ func parseByteSize(s string) (int64, error) {
 	return int64(v * float64(mult)), nil
 }
 
-// maxMemoryShare is the default --max-memory as a share of the machine's
-// memory (or of the cgroup's limit, if lower): half, so that a pipeline's
-// two tools holding one cloud each still fit.
+// maxMemoryShare is the default --max-memory as a share of the available
+// memory (MemAvailable, or the room under a cgroup limit): half, so that a
+// pipeline's two tools holding one cloud each still fit.
 const maxMemoryShare = 0.5
 
 // defaultMaxMemory is maxMemoryShare of the memory available to the
-// process.
+// process, or 0 (no limit) where it cannot be known.
 func defaultMaxMemory() int64 {
-	return int64(maxMemoryShare * float64(availableMemory()))
+	n, ok := availableMemory()
+	if !ok {
+		return 0
+	}
+	return max(1, int64(maxMemoryShare*float64(n)))
 }
 
 // limit returns the memory limit a --max-memory value selects.

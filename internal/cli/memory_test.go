@@ -2,10 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"gpc/core"
 )
 
 func TestParseByteSize(t *testing.T) {
@@ -74,5 +79,46 @@ func TestOrthantSplit(t *testing.T) {
 	}
 	if d := math.Abs(p1 - p0); d > 4*math.Hypot(se0, se1) {
 		t.Errorf("split log P %v (SE %v), unsplit %v (SE %v)", p1, se1, p0, se0)
+	}
+}
+
+// TestMemoryPlan: the factorisations must fit (exit 65), a kept cloud must
+// fit whole (exit 80); otherwise the particles' limit is --max-memory, but
+// never more than the memory left after the factorisations.
+func TestMemoryPlan(t *testing.T) {
+	cands := []core.Candidate{{Method: core.MethodMET, Order: core.OrderSharp}}
+	const n, gb = 1000, int64(1e9)
+	factor := int64(8 * factorCopies * n * n) // 32 MB
+	cfg := core.Config{Samples: 1 << 20, MaxMemory: 4 * gb}
+	cloud := core.CloudBytes(cfg.Samples, n) // 8.4 GB
+	var de *dataError
+	if _, err := memoryPlan(factor-1, "x", n, cfg, cands, false); !errors.As(err, &de) {
+		t.Errorf("a factorisation over the memory: %v, want a data error", err)
+	}
+	if _, err := memoryPlan(factor+cloud-1, "x", n, cfg, cands, true); err == nil || classify(err, context.Background()) != ExitUsage {
+		t.Errorf("a cloud over the memory: %v, want a usage error", err)
+	}
+	for _, c := range []struct {
+		avail, max, want int64
+		keep             bool
+	}{
+		{100 * gb, 4 * gb, 4 * gb, true},       // the flag's limit: the cloud is written in parts
+		{100 * gb, 0, 100*gb - factor, false},  // no limit: what is left
+		{3 * gb, 4 * gb, 3*gb - factor, false}, // never more than what is left
+		{factor + cloud, 4 * gb, 4 * gb, true}, // the cloud fits, just
+	} {
+		cfg.MaxMemory = c.max
+		got, err := memoryPlan(c.avail, "x", n, cfg, cands, c.keep)
+		if err != nil || got != c.want {
+			t.Errorf("avail %d, --max-memory %d, keep %v: limit %d, %v; want %d", c.avail, c.max, c.keep, got, err, c.want)
+		}
+	}
+}
+
+// TestAvailableMemory: on Linux the kernel says how much memory is free.
+func TestAvailableMemory(t *testing.T) {
+	n, ok := availableMemory()
+	if runtime.GOOS == "linux" && (!ok || n <= 0) {
+		t.Errorf("available memory %d, %v", n, ok)
 	}
 }

@@ -211,15 +211,8 @@ func TestPipelineThreads(t *testing.T) {
 // TestPipelinePipes runs the built binaries through real pipes and checks
 // that they produce what the in-process runners produce.
 func TestPipelinePipes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binaries: skipped under -short")
-	}
+	bin := tools(t)
 	t.Parallel()
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+string(os.PathSeparator), "gpc/cmd/...")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	kernel := append(append([]string{}, tiny...), "--alpha", "1.5")
 	_, _, want := pipeline(t, kernel, []string{"--samples", "2000"}, nil)
 	k := exec.Command(filepath.Join(bin, "gpc-kernel"), kernel...)
@@ -249,48 +242,4 @@ func TestPipelinePipes(t *testing.T) {
 	if !bytes.Equal(got.Bytes(), want) {
 		t.Error("the piped binaries' output differs from the in-process pipeline's")
 	}
-}
-
-// TestPipelineBadInput: each bad input gets one line on stderr naming the
-// problem and the documented exit status.
-func TestPipelineBadInput(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	file := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	good := file("good.csv", "a,b,y\n1,2,1\n2,1,-1\n")
-	cov := runCLI(t, Kernel, cliCase{args: []string{"--train", good}})
-	for _, c := range []cliCase{
-		{name: "unknown label", args: []string{"--train", file("l3.csv", "a,y\n1,1\n2,-1\n3,2\n")}, code: ExitData, stderr: `line 4, column "y": a third label value "2"`},
-		{name: "unknown test label", args: []string{"--train", good, "--test", file("tl.csv", "a,b,y\n1,2,7\n")}, code: ExitData, stderr: `unknown label "7"`},
-		{name: "string labels without --positive", args: []string{"--train", file("s.csv", "a,y\n1,cat\n2,dog\n")}, code: ExitData, stderr: "give --positive"},
-		{name: "--positive not a label", args: []string{"--train", file("s2.csv", "a,y\n1,cat\n2,dog\n"), "--positive", "cow"}, code: ExitData, stderr: `--positive "cow"`},
-		{name: "test columns differ", args: []string{"--train", good, "--test", file("tc.csv", "a,c\n1,2\n")}, code: ExitData, stderr: `no column "b"`},
-		{name: "extra test column", args: []string{"--train", good, "--test", file("te.csv", "a,b,c\n1,2,3\n")}, code: ExitData, stderr: `column "c" is not among`},
-		{name: "NaN feature", args: []string{"--train", file("nan.csv", "a,b,y\n1,NaN,1\n2,1,-1\n")}, code: ExitData, stderr: `line 2, column "b"`},
-		{name: "text feature", args: []string{"--train", file("txt.csv", "a,b,y\n1,x,1\n2,1,-1\n")}, code: ExitData, stderr: `"x" is not a number`},
-		{name: "no label column", args: []string{"--train", good, "--label", "class"}, code: ExitData, stderr: `no label column "class"`},
-		{name: "empty training set", args: []string{"--train", file("empty.csv", "a,b,y\n")}, code: ExitData, stderr: "no training rows"},
-		{name: "empty file", args: []string{"--train", file("zero.csv", "")}, code: ExitData, stderr: "empty input"},
-		{name: "ard needs one alpha per feature", args: []string{"--train", good, "--kernel", "ard", "--alpha", "1,2,3"}, code: ExitUsage, stderr: "needs 2 length scale(s) alpha, got 3"},
-		{name: "both on stdin", args: []string{"--train", "-", "--test", "-"}, code: ExitUsage, stderr: "cannot both"},
-		{name: "negative beta", args: []string{"--train", good, "--beta=-1"}, code: ExitUsage, stderr: "beta -1"},
-		{name: "missing train file", args: []string{"--train", filepath.Join(dir, "nope.csv")}, code: ExitIO, stderr: "nope.csv"},
-	} {
-		t.Run("kernel/"+c.name, func(t *testing.T) { runCLI(t, Kernel, c) })
-	}
-	for _, c := range []cliCase{
-		{name: "a covariance is not a cloud", stdin: cov, code: ExitData, stderr: "where a cloud"},
-		{name: "empty cloud", code: ExitData, stderr: "empty input"},
-		{name: "truncated cloud", stdin: runCLI(t, Train, cliCase{args: []string{"--samples", "100"}, stdin: cov})[:300], code: ExitData, stderr: "stdin"},
-		{name: "missing --cloud", args: []string{"--cloud", filepath.Join(dir, "nope.arrows")}, code: ExitIO, stderr: "nope.arrows"},
-	} {
-		t.Run("predict/"+c.name, func(t *testing.T) { runCLI(t, Predict, c) })
-	}
-	runCLI(t, Train, cliCase{name: "train on CSV text", stdin: []byte("x\n"), code: ExitData, stderr: "stdin"})
 }

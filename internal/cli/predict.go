@@ -15,17 +15,20 @@ import (
 
 const predictDescription = `Compute test posteriors p(y* = +1) from a particle cloud: the last step of the pipeline.
 
+` + pipelineHelp + `
+
 For each test row (a test pattern's covariance r with the train variables and variance s), the posterior is the weighted mean over the cloud's particles of Phi(mu*/sigma*), with mu* = r' R^-1 v and sigma*^2 = s - r' R^-1 r (the paper's soft count), and its standard error comes from the independent particle groups.
 
 The cloud is read from the input (gpc-train's output, whose test rows follow it), or from --cloud FILE, a saved cloud; the input is then a covariance stream (gpc-kernel's) whose train block must be the cloud's (its fingerprint is checked) and whose test rows are predicted.
 
 Output, one row per test row: id (the input's, or the row number among the test rows), p, se, label (the predicted class, in the training labels' values), y (the true label when the test file had one). The metadata carries the cloud's gpc:log_ml and gpc:se_log_ml.
 
-Examples:
-  gpc-kernel --train train.csv --test test.csv | gpc-train | gpc-predict
-  gpc-kernel --train train.csv --test new.csv | gpc-predict --cloud cloud.arrows
+` + examplesHelp + `
+  gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
+  gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv | gpc-train > cloud.arrows
+  gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-predict --cloud cloud.arrows --format csv > posteriors.csv
 
-Exit status: 0 success, 65 bad input data, 74 I/O error, 80 bad usage, 100 internal error, 130 interrupted.`
+` + exitHelp
 
 // predictCmd is gpc-predict's command line.
 type predictCmd struct {
@@ -116,8 +119,17 @@ func (c *predictCmd) run(e *env) error {
 	}
 	meta := cloud.Meta()
 	jitter, _ := strconv.ParseFloat(meta[format.KeyJitter], 64)
-	box := core.Box{N: cloud.Train.N, Cov: cloud.Train.Cov}
-	f, err := core.NewFactor(box, core.Ordering{Kind: core.OrderGiven, Perm: cloud.Perm}, jitter)
+	// The factor the particles were drawn with, rebuilt in their order:
+	// for ep, EP is deterministic and gives the same Gaussian again.
+	box := boxOf(cloud.Train)
+	box.Labels = nil
+	ord := core.Ordering{Kind: core.OrderGiven, Perm: cloud.Perm}
+	var f *core.Factor
+	if meta[format.KeyMethod] == core.MethodEP.String() {
+		f, err = core.PrepareEP(box, ord, jitter)
+	} else {
+		f, err = core.NewFactor(box, ord, jitter)
+	}
 	if err != nil {
 		return err
 	}
@@ -138,6 +150,8 @@ func (c *predictCmd) run(e *env) error {
 	proto := posteriorTable(nil, nil, 0, pos, neg)
 	proto.Meta = outMeta
 	tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, testRows, c.BatchSize, mem)
+	e.rep.startProgress(c.Progress, rowsProgress(testRows, "test rows"))
+	defer e.rep.stopProgress()
 	row := 0
 	warned := false
 	for {
@@ -167,6 +181,7 @@ func (c *predictCmd) run(e *env) error {
 			return err
 		}
 		row += t.Len()
+		e.rep.add(int64(t.Len()))
 	}
 	return tw.Close()
 }

@@ -3,31 +3,64 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // reporter writes a tool's messages to standard error: errors (always),
 // warnings (unless --quiet) and progress (with --progress). It is safe for
 // concurrent use, since the estimator reports progress from its workers.
+//
+// Warnings are held until the run ends and printed only if it succeeds: a
+// warning is about a result (its standard error, its labels), and a run
+// that fails has none, so that a failure is always exactly one line.
 type reporter struct {
-	name  string
-	w     io.Writer
-	quiet bool
+	name    string
+	w       io.Writer
+	quiet   bool
+	pending []string // warnings not yet printed
 
 	mu       sync.Mutex
-	tty      bool
-	total    int64
+	tty      bool // redraw the progress line in place
+	dumb     bool // a terminal without cursor control (TERM=dumb)
+	p        progress
 	done     int64
-	unit     string
 	start    time.Time
 	last     time.Time
-	drawn    bool // a progress line is on the terminal without its newline
+	drawn    int // the width of a progress line on the terminal without its newline
 	interval time.Duration
 }
 
+// progress describes a long piece of work for the progress line.
+type progress struct {
+	total int64                   // units of work, at least 1
+	what  func(done int64) string // what is done, in the user's terms
+	unit  string                  // the unit of the rate
+}
+
+// estimateProgress is the estimator's: its callback counts particle-steps
+// (one particle through one variable), Samples x N in all, reported as the
+// variables done by the particles (on average: the groups run a few at a
+// time, each through all N variables).
+func estimateProgress(samples, n int) progress {
+	total := int64(samples) * int64(n)
+	return progress{total: total, unit: "particle-variables", what: func(done int64) string {
+		return fmt.Sprintf("%d of %d variables, %d particles", done/int64(samples), n, samples)
+	}}
+}
+
+// rowsProgress counts rows (test rows predicted, covariance rows written).
+func rowsProgress(total int, what string) progress {
+	return progress{total: int64(total), unit: "rows", what: func(done int64) string {
+		return fmt.Sprintf("%d of %d %s", done, total, what)
+	}}
+}
+
 func newReporter(name string, w io.Writer) *reporter {
-	return &reporter{name: name, w: w, tty: isTerminal(w)}
+	return &reporter{name: name, w: w, tty: isTerminal(w), dumb: os.Getenv("TERM") == "dumb"}
 }
 
 // errorf prints the tool's one error line.
@@ -38,26 +71,37 @@ func (r *reporter) errorf(format string, args ...any) {
 	fmt.Fprintf(r.w, "%s: %s\n", r.name, oneLine(fmt.Sprintf(format, args...)))
 }
 
-// warnf prints a warning unless --quiet.
+// warnf records a warning, printed by flushWarnings unless --quiet.
 func (r *reporter) warnf(format string, args ...any) {
 	if r.quiet {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.clearLine()
-	fmt.Fprintf(r.w, "%s: warning: %s\n", r.name, oneLine(fmt.Sprintf(format, args...)))
+	r.pending = append(r.pending, fmt.Sprintf("%s: warning: %s\n", r.name, oneLine(fmt.Sprintf(format, args...))))
 }
 
-// startProgress begins a progress report over total units of work named
-// unit (plural). It does nothing unless enabled.
-func (r *reporter) startProgress(enabled bool, total int64, unit string) {
-	if !enabled {
+// flushWarnings prints the warnings recorded, once the run has succeeded.
+func (r *reporter) flushWarnings() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clearLine()
+	for _, w := range r.pending {
+		io.WriteString(r.w, w)
+	}
+	r.pending = nil
+}
+
+// startProgress begins a progress report of p. It does nothing unless
+// enabled. On a terminal the line is redrawn in place five times a second;
+// elsewhere (a log file) a plain line is written every two seconds.
+func (r *reporter) startProgress(enabled bool, p progress) {
+	if !enabled || p.total <= 0 {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.total, r.done, r.unit = total, 0, unit
+	r.p, r.done = p, 0
 	r.start = time.Now()
 	r.last = r.start
 	r.interval = 2 * time.Second
@@ -70,25 +114,30 @@ func (r *reporter) startProgress(enabled bool, total int64, unit string) {
 func (r *reporter) add(n int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.total == 0 {
+	if r.p.total == 0 {
 		return
 	}
-	r.done += n
+	r.done = min(r.done+n, r.p.total)
 	now := time.Now()
-	if now.Sub(r.last) < r.interval && r.done < r.total {
+	if now.Sub(r.last) < r.interval && r.done < r.p.total {
 		return
 	}
 	r.last = now
 	el := now.Sub(r.start).Seconds()
 	rate := float64(r.done) / max(el, 1e-9)
-	left := float64(r.total-r.done) / max(rate, 1e-9)
-	msg := fmt.Sprintf("%s: %5.1f%% (%.3g of %.3g %s), %.3g %s/s, %s left", r.name,
-		100*float64(r.done)/float64(r.total), float64(r.done), float64(r.total), r.unit, rate, r.unit, fmtDuration(left))
-	if r.tty {
-		fmt.Fprintf(r.w, "\r\033[K%s", msg)
-		r.drawn = true
-	} else {
+	left := float64(r.p.total-r.done) / max(rate, 1e-9)
+	msg := fmt.Sprintf("%s: %5.1f%%: %s, %.3g %s/s, %s left", r.name,
+		100*float64(r.done)/float64(r.p.total), r.p.what(r.done), rate, r.p.unit, fmtDuration(left))
+	switch {
+	case !r.tty:
 		fmt.Fprintln(r.w, msg)
+	case r.dumb: // no escape sequences: overwrite the old line with blanks
+		width := utf8.RuneCountInString(msg)
+		fmt.Fprintf(r.w, "\r%s%s", msg, strings.Repeat(" ", max(0, r.drawn-width)))
+		r.drawn = max(width, 1)
+	default:
+		fmt.Fprintf(r.w, "\r\033[K%s", msg)
+		r.drawn = max(utf8.RuneCountInString(msg), 1)
 	}
 }
 
@@ -97,17 +146,20 @@ func (r *reporter) stopProgress() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.clearLine()
-	r.total = 0
+	r.p = progress{}
 }
 
 func (r *reporter) clearLine() {
-	if r.drawn {
+	if r.drawn > 0 {
 		fmt.Fprint(r.w, "\n")
-		r.drawn = false
+		r.drawn = 0
 	}
 }
 
 func fmtDuration(s float64) string {
+	if s > 100*24*3600 {
+		return "more than 100 days"
+	}
 	d := time.Duration(s * float64(time.Second)).Round(time.Second)
 	return d.String()
 }

@@ -11,15 +11,18 @@ import (
 
 const trainDescription = `Estimate a GP classifier's marginal likelihood and keep the particle cloud for prediction: the second step of the pipeline.
 
+` + pipelineHelp + `
+
 The input is a covariance stream (gpc-kernel's output): its train block is the orthant problem P(v >= 0) whose log probability is the log marginal likelihood. gpc-train runs the estimator on it (as gpc-orthant does) and writes the cloud stream: the train block, every particle with its log weight and group, then the test rows of the input, passed through as they are read.
 
 In the metadata: gpc:log_ml and gpc:se_log_ml, the method, order, seed, samples and groups, the fingerprint of the train block, and the input's kernel and label mapping. With --format table (the default on a terminal) or csv it writes a summary row instead of the cloud.
 
-Examples:
-  gpc-kernel --train train.csv --test test.csv | gpc-train --samples 100000 | gpc-predict
-  gpc-kernel --train train.csv | gpc-train > cloud.arrows
+` + examplesHelp + `
+  gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train --samples 20000 | gpc-predict
+  gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv | gpc-train --format table   # log_ml only
+  gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv | gpc-train > cloud.arrows   # save the cloud
 
-Exit status: 0 success, 65 bad input data, 74 I/O error, 80 bad usage, 100 internal error, 130 interrupted.`
+` + exitHelp
 
 // trainCmd is gpc-train's command line.
 type trainCmd struct {
@@ -61,6 +64,9 @@ func (c *trainCmd) run(e *env) error {
 	cfg := c.config(c.Threads)
 	out := c.outputFormat(e.stdout)
 	cfg.Keep = out == format.Arrow // a summary needs no cloud
+	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), cfg.Keep); err != nil {
+		return err
+	}
 	f, pilots, err := c.prepare(e, boxOf(train), name, &cfg)
 	if err != nil {
 		return err
@@ -107,6 +113,9 @@ func (c *trainCmd) run(e *env) error {
 		}
 	} else {
 		for g := range res.Cloud.Groups {
+			if err := e.ctx.Err(); err != nil {
+				return err
+			}
 			if err := cw.WriteParticles(g, &res.Cloud.Groups[g]); err != nil {
 				return err
 			}
@@ -141,7 +150,10 @@ func (c *trainCmd) writeInParts(e *env, cw *format.CloudWriter, f *core.Factor, 
 		sizes := core.GroupSizes(cfg.Samples, groups)
 		return &core.MemoryError{Need: core.CloudBytes(sizes[0], f.N), Limit: cfg.MaxMemory, What: "one particle group with its working memory"}
 	}
-	e.rep.startProgress(c.Progress, int64(cfg.Samples)*int64(f.N), "particle-steps (regenerating the cloud)")
+	p := estimateProgress(cfg.Samples, f.N)
+	what := p.what
+	p.what = func(done int64) string { return "regenerating the cloud: " + what(done) }
+	e.rep.startProgress(c.Progress, p)
 	defer e.rep.stopProgress()
 	cfg.Progress = e.rep.add
 	for a := 0; a < groups; a += batch {
@@ -151,6 +163,9 @@ func (c *trainCmd) writeInParts(e *env, cw *format.CloudWriter, f *core.Factor, 
 			return err
 		}
 		for k := range cl.Groups {
+			if err := e.ctx.Err(); err != nil {
+				return err
+			}
 			if err := cw.WriteParticles(a+k, &cl.Groups[k]); err != nil {
 				return err
 			}

@@ -1,6 +1,6 @@
 // Writes covariance fixtures with Apache Arrow's JavaScript implementation
 // (npm package apache-arrow), an Arrow writer independent of ours. Run from
-// this directory after `npm install apache-arrow`:
+// this directory after `npm ci` (package.json pins the version):
 //
 //	node gen.mjs
 //

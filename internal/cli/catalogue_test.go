@@ -1,0 +1,431 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"gpc/format"
+)
+
+// The bad-input catalogue: every kind of bad input the tools meet, the
+// one line each says on standard error and its exit status. This table is
+// the single source of docs/bad-input.md: TestBadInputCatalogue runs every
+// row and fails when the document's table is not exactly what the tools
+// said (go test ./internal/cli -run TestBadInputCatalogue -update rewrites
+// it, for review in the diff).
+
+// badInput is one row of the catalogue.
+type badInput struct {
+	tool  string // gpc-kernel, gpc-orthant, gpc-train or gpc-predict
+	what  string // the bad input, in words
+	args  []string
+	stdin string            // the name of the standard input in the document ("" for none)
+	input func() []byte     // standard input
+	files map[string][]byte // files the args name as @name
+	full  bool              // standard output is a full disk
+	code  int
+	want  string // a part of the message that must be there
+}
+
+var runners = map[string]func([]string, io.Reader, io.Writer, io.Writer) int{
+	"gpc-kernel": Kernel, "gpc-orthant": Orthant, "gpc-train": Train, "gpc-predict": Predict,
+}
+
+// fixtures are the streams the catalogue spoils, made once by the tools.
+type fixtures struct {
+	cov, cloud, post []byte // gpc-kernel, gpc-train, gpc-predict on the tiny data set, small batches
+	good3, notPD     []byte
+}
+
+var (
+	fixOnce sync.Once
+	fix     fixtures
+)
+
+func getFixtures(t *testing.T) *fixtures {
+	fixOnce.Do(func() {
+		fix.cov = runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "1.5", "--batch-size", "2")})
+		fix.cloud = runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4", "--batch-size", "2"}, stdin: fix.cov})
+		fix.post = runCLI(t, Predict, cliCase{args: []string{"--batch-size", "1"}, stdin: fix.cloud})
+		fix.good3 = covStream(t, &format.Covariance{N: 3, Cov: []float64{1, 0.5, 0.5, 0.5, 1, 0.5, 0.5, 0.5, 1}}, nil)
+		fix.notPD = covStream(t, &format.Covariance{N: 2, Cov: []float64{1, 2, 2, 1}}, nil)
+	})
+	return &fix
+}
+
+// ipcEOS is Arrow's end-of-stream marker.
+var ipcEOS = []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
+
+// messageEnds returns the offsets at which the messages of an Arrow IPC
+// stream end (schema first, then the record batches), read from the
+// stream's framing: a continuation marker, the metadata length, the
+// metadata (a flatbuffer Message whose field 3 is the body length), the
+// body.
+func messageEnds(t *testing.T, data []byte) []int {
+	t.Helper()
+	var ends []int
+	at := 0
+	for at+8 <= len(data) {
+		metaLen := int(binary.LittleEndian.Uint32(data[at+4:]))
+		if metaLen == 0 {
+			return ends
+		}
+		meta := data[at+8 : at+8+metaLen]
+		root := int(binary.LittleEndian.Uint32(meta))
+		vt := root - int(int32(binary.LittleEndian.Uint32(meta[root:])))
+		var body int64
+		if vlen := int(binary.LittleEndian.Uint16(meta[vt:])); vlen > 10 {
+			if off := int(binary.LittleEndian.Uint16(meta[vt+10:])); off != 0 {
+				body = int64(binary.LittleEndian.Uint64(meta[root+off:]))
+			}
+		}
+		at += 8 + metaLen + int(body)
+		ends = append(ends, at)
+	}
+	t.Fatalf("no end-of-stream marker in %d bytes", len(data))
+	return nil
+}
+
+// cut returns the stream cut after its first k messages (the schema and
+// k-1 batches), without the end-of-stream marker, or with it (as a copy
+// that dropped batches would be).
+func cut(t *testing.T, data []byte, k int, marker bool) []byte {
+	t.Helper()
+	ends := messageEnds(t, data)
+	if k >= len(ends) {
+		t.Fatalf("cut after %d of %d messages", k, len(ends))
+	}
+	out := bytes.Clone(data[:ends[k-1]])
+	if marker {
+		out = append(out, ipcEOS...)
+	}
+	return out
+}
+
+func text(s string) func() []byte { return func() []byte { return []byte(s) } }
+
+// table is an Arrow stream of float64 and string columns, written by
+// format's table writer (no gpc:schema).
+func table(t *testing.T, cols ...format.Column) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := format.WriteTable(&buf, &format.Table{Cols: cols}, format.Arrow, 0, format.NewAllocator()); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func catalogue(t *testing.T) []badInput {
+	fx := getFixtures(t)
+	const trainCSV = "a,b,y\n1,2,1\n2,1,-1\n"
+	huge := func() []byte { // 400000 training rows: a 1.2 TB covariance
+		var b strings.Builder
+		b.WriteString("x,y\n")
+		for i := range 400000 {
+			b.WriteString([]string{"1,1\n", "2,-1\n"}[i%2])
+		}
+		return []byte(b.String())
+	}
+	return []badInput{
+		// gpc-orthant: the covariance reader, the matrix, the flags.
+		{tool: "gpc-orthant", what: "empty input", stdin: "/dev/null", code: ExitData, want: "stdin: empty input"},
+		{tool: "gpc-orthant", what: "binary data that is neither Arrow nor text", stdin: "junk.bin", input: text("\x00\x01\x02\x03\x04\x05\x06\x07\x08"), code: ExitData, want: "binary content"},
+		{tool: "gpc-orthant", what: "an Arrow stream truncated inside a message", stdin: "truncated.arrows", input: func() []byte { return fx.good3[:len(fx.good3)-40] }, code: ExitData, want: "stdin: batch 1"},
+		{tool: "gpc-orthant", what: "a gpc stream cut at a batch boundary (no end-of-stream marker)", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cov, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-orthant", what: "a stream with fewer rows than its gpc:rows (batches dropped, marker kept)", stdin: "short.arrows", input: func() []byte { return cut(t, fx.cov, 6, true) }, code: ExitData, want: "10 rows but the metadata (gpc:rows) announces 12"},
+		{tool: "gpc-orthant", what: "a stream with a schema and no rows", stdin: "schema-only.arrows", input: func() []byte { return cut(t, fx.cov, 1, true) }, code: ExitData, want: "no rows"},
+		{tool: "gpc-orthant", what: "wrong gpc:schema: a cloud where a covariance is expected", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `schema "gpc.cloud/1" where a covariance stream`},
+		{tool: "gpc-orthant", what: "wrong gpc:schema: posteriors where a covariance is expected", stdin: "posteriors.arrows", input: func() []byte { return fx.post }, code: ExitData, want: `schema "gpc.posteriors/1"`},
+		{tool: "gpc-orthant", what: "schema mismatch: a cov column that is not a list", stdin: "cov-float.arrows", input: func() []byte { return table(t, format.Column{Name: "cov", Float: []float64{1}}) }, code: ExitData, want: `column "cov": type float64`},
+		{tool: "gpc-orthant", what: "schema mismatch: a text column among the matrix columns", stdin: "text-column.arrows", input: func() []byte {
+			return table(t, format.Column{Name: "a", Float: []float64{1, 0}}, format.Column{Name: "b", Str: []string{"0", "1"}})
+		}, code: ExitData, want: `column "b" has type utf8`},
+		{tool: "gpc-orthant", what: "NaN in a CSV matrix", stdin: "nan.csv", input: text("1,NaN\nNaN,1\n"), code: ExitData, want: "line 1, column 2"},
+		{tool: "gpc-orthant", what: "Inf in a CSV matrix", stdin: "inf.csv", input: text("1,0\n0,Inf\n"), code: ExitData, want: "line 2, column 2"},
+		{tool: "gpc-orthant", what: "NaN in an Arrow matrix", stdin: "nan.arrows", input: func() []byte {
+			return table(t, format.Column{Name: "a", Float: []float64{1, math.NaN()}}, format.Column{Name: "b", Float: []float64{0, 1}})
+		}, code: ExitData, want: `row 1, column "a": value NaN`},
+		{tool: "gpc-orthant", what: "an empty (null) CSV entry", stdin: "null.csv", input: text("1,\n0,1\n"), code: ExitData, want: "line 1, column 2: empty field"},
+		{tool: "gpc-orthant", what: "a ragged CSV matrix", stdin: "ragged.csv", input: text("1,0\n0\n"), code: ExitData, want: "line 2"},
+		{tool: "gpc-orthant", what: "a CSV matrix that is not square", stdin: "3x2.csv", input: text("1,0\n0,1\n0,0\n"), code: ExitData, want: "not square"},
+		{tool: "gpc-orthant", what: "an Arrow matrix that is not square", stdin: "3x2.arrows", input: func() []byte {
+			return table(t, format.Column{Name: "a", Float: []float64{1, 0, 0}}, format.Column{Name: "b", Float: []float64{0, 1, 0}})
+		}, code: ExitData, want: "not square"},
+		{tool: "gpc-orthant", what: "an asymmetric matrix", stdin: "asym.csv", input: text("1,0.5\n0.4,1\n"), code: ExitData, want: "not symmetric"},
+		{tool: "gpc-orthant", what: "a matrix that is not positive definite", stdin: "notpd.arrows", input: func() []byte { return fx.notPD }, code: ExitData, want: "not positive definite"},
+		{tool: "gpc-orthant", what: "a lower bound above its upper bound", stdin: "box.csv", input: text("a,b,lower,upper\n1,0,1,0\n0,1,0,1\n"), code: ExitData, want: "exceeds its upper bound"},
+		{tool: "gpc-orthant", what: "Parquet where a covariance is expected", stdin: "cov.parquet", input: text("PAR1\x00\x00\x00\x00PAR1"), code: ExitData, want: "Parquet is not read as a covariance"},
+		{tool: "gpc-orthant", what: "--order interleave on a covariance without labels", args: []string{"testdata/equicorr3.csv", "--order", "interleave"}, code: ExitData, want: "has none"},
+		{tool: "gpc-orthant", what: "absurd flag: --samples 0", args: []string{"--samples", "0"}, stdin: "cov.csv", input: text("1\n"), code: ExitUsage, want: "--samples 0"},
+		{tool: "gpc-orthant", what: "a run that cannot fit in memory: --samples 10^15", args: []string{"--samples", "1000000000000000", "testdata/equicorr3.csv"}, code: ExitUsage, want: "use fewer samples"},
+		{tool: "gpc-orthant", what: "a run that cannot fit in memory: a fixed --groups whose groups do not", args: []string{"--samples", "100000", "--groups", "2", "--max-memory", "1MB", "testdata/equicorr3.csv"}, code: ExitUsage, want: "use fewer samples"},
+		{tool: "gpc-orthant", what: "absurd flag: --max-memory 8XB", args: []string{"--max-memory", "8XB", "testdata/equicorr3.csv"}, code: ExitUsage, want: "is not a memory size"},
+		{tool: "gpc-orthant", what: "absurd flag: more groups than pairs of particles", args: []string{"--samples", "100", "--groups", "60"}, code: ExitUsage, want: "--groups 60"},
+		{tool: "gpc-orthant", what: "absurd flag: --ess outside (0, 1]", args: []string{"--ess", "1.5"}, code: ExitUsage, want: "--ess 1.5"},
+		{tool: "gpc-orthant", what: "absurd flag: negative --jitter", args: []string{"--jitter=-1"}, code: ExitUsage, want: "--jitter"},
+		{tool: "gpc-orthant", what: "absurd flag: negative --threads", args: []string{"--threads=-1"}, code: ExitUsage, want: "--threads -1"},
+		{tool: "gpc-orthant", what: "an unknown --method", args: []string{"--method", "mcmc"}, code: ExitUsage, want: "--method"},
+		{tool: "gpc-orthant", what: "an unknown flag", args: []string{"--frobnicate"}, code: ExitUsage, want: "unknown flag"},
+		{tool: "gpc-orthant", what: "two inputs", args: []string{"a.csv", "b.csv"}, code: ExitUsage, want: "unexpected argument"},
+		{tool: "gpc-orthant", what: "an input file that does not exist", args: []string{"no-such-file.csv"}, code: ExitIO, want: "no such file"},
+		{tool: "gpc-orthant", what: "an input that cannot be read (a directory)", args: []string{"testdata"}, code: ExitIO, want: "is a directory"},
+		// gpc-kernel: features and labels.
+		{tool: "gpc-kernel", what: "no label column", args: []string{"--train", "-", "--label", "class"}, stdin: "train.csv", input: text(trainCSV), code: ExitData, want: `no label column "class"`},
+		{tool: "gpc-kernel", what: "a third label value", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,-1\n3,2\n"), code: ExitData, want: `line 4, column "y": a third label value "2"`},
+		{tool: "gpc-kernel", what: "numeric labels other than +1/-1 or 1/0", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,2\n2,3\n"), code: ExitData, want: "numeric labels must be +1/-1 or 1/0"},
+		{tool: "gpc-kernel", what: "an unknown label in the test file", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--test", "-"}, stdin: "test.csv", input: text("name,a,b,sex\nt1,1,2,X\n"), code: ExitData, want: `unknown label "X"`},
+		{tool: "gpc-kernel", what: "text labels without --positive", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,cat\n2,dog\n"), code: ExitData, want: "give --positive"},
+		{tool: "gpc-kernel", what: "--positive that is not a label value", args: []string{"--train", "-", "--positive", "cow"}, stdin: "train.csv", input: text("a,y\n1,cat\n2,dog\n"), code: ExitData, want: `--positive "cow" is not a label value`},
+		{tool: "gpc-kernel", what: "a missing (null) training label", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,\n3,-1\n"), code: ExitData, want: "line 3, column \"y\": the label is missing"},
+		{tool: "gpc-kernel", what: "mismatched feature columns: the test file lacks one", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--test", "-"}, stdin: "test.csv", input: text("name,a\nt1,1\n"), code: ExitData, want: `no column "b"`},
+		{tool: "gpc-kernel", what: "mismatched feature columns: the test file has another", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--test", "-"}, stdin: "test.csv", input: text("name,a,b,c\nt1,1,2,3\n"), code: ExitData, want: `column "c" is not among`},
+		{tool: "gpc-kernel", what: "NaN in a feature", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,b,y\n1,NaN,1\n2,1,-1\n"), code: ExitData, want: `line 2, column "b"`},
+		{tool: "gpc-kernel", what: "a missing (NA) feature value", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,b,y\n1,NA,1\n2,1,-1\n"), code: ExitData, want: `line 2, column "b": feature value "NA"`},
+		{tool: "gpc-kernel", what: "text in a feature column", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,b,y\n1,x,1\n2,1,-1\n"), code: ExitData, want: `"x" is not a number`},
+		{tool: "gpc-kernel", what: "a CSV header naming a column twice", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,a,y\n1,2,1\n"), code: ExitData, want: `column name "a" appears twice`},
+		{tool: "gpc-kernel", what: "a ragged CSV file", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,b,y\n1,2\n"), code: ExitData, want: "line 2"},
+		{tool: "gpc-kernel", what: "a header and no rows", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,b,y\n"), code: ExitData, want: "no training rows"},
+		{tool: "gpc-kernel", what: "an empty file", args: []string{"--train", "-"}, stdin: "/dev/null", code: ExitData, want: "empty input"},
+		{tool: "gpc-kernel", what: "a run that cannot fit in memory: 400000 training rows", args: []string{"--train", "-"}, stdin: "big.csv", input: huge, code: ExitData, want: "400000 training rows make a 400000 x 400000 covariance of about 1.2 TiB"},
+		{tool: "gpc-kernel", what: "--kernel ard with one --alpha per feature too many", args: []string{"--train", "-", "--kernel", "ard", "--alpha", "1,2,3"}, stdin: "train.csv", input: text(trainCSV), code: ExitUsage, want: "needs 2 length scale(s) alpha, got 3"},
+		{tool: "gpc-kernel", what: "absurd flag: negative --beta", args: []string{"--train", "-", "--beta=-1"}, stdin: "train.csv", input: text(trainCSV), code: ExitUsage, want: "beta -1"},
+		{tool: "gpc-kernel", what: "no --train", args: []string{}, code: ExitUsage, want: "missing flags: --train"},
+		{tool: "gpc-kernel", what: "--train and --test both on standard input", args: []string{"--train", "-", "--test", "-"}, code: ExitUsage, want: "cannot both"},
+		{tool: "gpc-kernel", what: "--label and --id the same column", args: []string{"--train", "-", "--id", "y"}, code: ExitUsage, want: "same column"},
+		{tool: "gpc-kernel", what: "a --train file that does not exist", args: []string{"--train", "no-such-file.csv"}, code: ExitIO, want: "no such file"},
+
+		// gpc-train: the covariance stream.
+		{tool: "gpc-train", what: "wrong gpc:schema: a cloud where a covariance is expected", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `schema "gpc.cloud/1"`},
+		{tool: "gpc-train", what: "a covariance that is not positive definite", stdin: "notpd.arrows", input: func() []byte { return fx.notPD }, code: ExitData, want: "not positive definite"},
+		{tool: "gpc-train", what: "a covariance stream cut inside the train block", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cov, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-train", what: "a features file where a covariance is expected", stdin: "train.csv", input: text("sp,FL,RW,y\n0,8.8,7.7,1\n1,9.2,7.8,-1\n"), code: ExitData, want: "the matrix is not square: 3 columns but 2 rows"},
+		{tool: "gpc-train", what: "a header without rows", stdin: "x.csv", input: text("x\n"), code: ExitData, want: "1 columns but 0 rows"},
+		{tool: "gpc-train", what: "absurd flag: --samples 1", args: []string{"--samples", "1"}, code: ExitUsage, want: "--samples 1"},
+		{tool: "gpc-train", what: "a cloud that cannot fit in memory: --samples 10^13", args: []string{"--samples", "10000000000000"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "use fewer samples"},
+		{tool: "gpc-train", what: "absurd flag: --batch-size 0", args: []string{"--batch-size", "0"}, code: ExitUsage, want: "--batch-size 0"},
+
+		// gpc-predict: the cloud, and a cloud with a covariance.
+		{tool: "gpc-predict", what: "empty input", stdin: "/dev/null", code: ExitData, want: "empty input"},
+		{tool: "gpc-predict", what: "a covariance where a cloud is expected", stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: "where a cloud"},
+		{tool: "gpc-predict", what: "posteriors where a cloud is expected", stdin: "posteriors.arrows", input: func() []byte { return fx.post }, code: ExitData, want: `schema "gpc.posteriors/1" where a cloud`},
+		{tool: "gpc-predict", what: "CSV where a cloud is expected", stdin: "cloud.csv", input: text("1,0\n0,1\n"), code: ExitData, want: "a cloud is an Arrow IPC stream"},
+		{tool: "gpc-predict", what: "a cloud truncated inside its schema", stdin: "truncated.arrows", input: func() []byte { return fx.cloud[:300] }, code: ExitData, want: "not a valid Arrow IPC stream"},
+		{tool: "gpc-predict", what: "a cloud truncated inside a record batch", stdin: "truncated.arrows", input: func() []byte { return fx.cloud[:messageEnds(t, fx.cloud)[5]+100] }, code: ExitData, want: "batch 5"},
+		{tool: "gpc-predict", what: "a cloud cut at a batch boundary among the particles", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-predict", what: "a cloud cut at a batch boundary among the test rows", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, len(messageEnds(t, fx.cloud))-1, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-predict", what: "a cloud with fewer rows than its gpc:rows (batches dropped, marker kept)", stdin: "short.arrows", input: func() []byte { return cut(t, fx.cloud, len(messageEnds(t, fx.cloud))-1, true) }, code: ExitData, want: "announces 76"},
+		{tool: "gpc-predict", what: "a cloud without its gpc:group_sizes metadata", stdin: "cloud.arrows", input: func() []byte {
+			return bytes.Replace(fx.cloud, []byte(format.KeyGroupSizes), []byte("gpc:group_sizeX"), 1)
+		}, code: ExitData, want: "metadata gpc:group_sizes is missing"},
+		{tool: "gpc-predict", what: "a cloud without its gpc:order metadata", stdin: "cloud.arrows", input: func() []byte {
+			return bytes.Replace(fx.cloud, []byte("gpc:order\x00"), []byte("gpc:orde_\x00"), 1)
+		}, code: ExitData, want: "metadata gpc:order is missing"},
+		{tool: "gpc-predict", what: "a cloud and a covariance that do not belong together", args: []string{"--cloud", "@cloud.arrows", "-"}, stdin: "other-cov.arrows",
+			files: map[string][]byte{"cloud.arrows": fx.cloud},
+			input: func() []byte {
+				return runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "2")})
+			}, code: ExitData, want: "is not the one cloud.arrows was trained on"},
+		{tool: "gpc-predict", what: "--cloud and the input both on standard input", args: []string{"--cloud", "-"}, code: ExitUsage, want: "cannot both read standard input"},
+		{tool: "gpc-predict", what: "absurd flag: --batch-size 0", args: []string{"--batch-size", "0"}, code: ExitUsage, want: "--batch-size 0"},
+		{tool: "gpc-predict", what: "an unknown --count", args: []string{"--count", "exact"}, code: ExitUsage, want: "--count"},
+		{tool: "gpc-predict", what: "a --cloud file that does not exist", args: []string{"--cloud", "@no-such-cloud.arrows"}, code: ExitIO, want: "no such file"},
+		{tool: "gpc-predict", what: "an input file that does not exist", args: []string{"no-such-file.arrows"}, code: ExitIO, want: "no such file"},
+
+		// Every tool: an output that cannot be written.
+		{tool: "gpc-orthant", what: "an output that cannot be written (a full disk)", args: []string{"testdata/equicorr3.csv", "--samples", "100"}, stdin: "", full: true, code: ExitIO, want: "write output: no space left on device"},
+		{tool: "gpc-kernel", what: "an output that cannot be written (a full disk)", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name"}, full: true, code: ExitIO, want: "write covariance: no space left on device"},
+		{tool: "gpc-train", what: "an output that cannot be written (a full disk)", args: []string{"--samples", "100"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, full: true, code: ExitIO, want: "write cloud: arrow/ipc: could not write message flatbuffer: no space left on device"},
+		{tool: "gpc-predict", what: "an output that cannot be written (a full disk)", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, full: true, code: ExitIO, want: "write output: no space left on device"},
+	}
+}
+
+// availRE matches the memory figure of a message about memory, which is
+// the machine's.
+var availRE = regexp.MustCompile(`only [0-9.]+ (bytes|[KMGTPE]iB) of memory is available`)
+
+const catalogueDoc = "../../docs/bad-input.md"
+
+// catalogueMarks delimit the generated table in the document.
+const (
+	catalogueBegin = "<!-- begin catalogue: generated by go test ./internal/cli -run TestBadInputCatalogue -update -->"
+	catalogueEnd   = "<!-- end catalogue -->"
+)
+
+// TestBadInputCatalogue runs every row of the catalogue: the exit status,
+// one line on standard error that contains the expected words, nothing on
+// standard output; then it checks docs/bad-input.md against the messages.
+func TestBadInputCatalogue(t *testing.T) {
+	cases := catalogue(t)
+	msgs := make([]string, len(cases))
+	t.Run("cases", func(t *testing.T) {
+		for i, c := range cases {
+			t.Run(fmt.Sprintf("%d %s %s", i+1, c.tool, c.what), func(t *testing.T) {
+				t.Parallel()
+				msgs[i] = runBad(t, c)
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	var tab strings.Builder
+	tab.WriteString("| # | tool | bad input | command | exit | message on standard error |\n|---|---|---|---|---|---|\n")
+	for i, c := range cases {
+		fmt.Fprintf(&tab, "| %d | %s | %s | %s | %d | %s |\n", i+1, c.tool, cellMD(c.what), code(command(c)), c.code, code(msgs[i]))
+	}
+	doc, err := os.ReadFile(catalogueDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bytes.Index(doc, []byte(catalogueBegin))
+	e := bytes.Index(doc, []byte(catalogueEnd))
+	if b < 0 || e < b {
+		t.Fatalf("%s has no %q ... %q section", catalogueDoc, catalogueBegin, catalogueEnd)
+	}
+	b += len(catalogueBegin) + 1
+	if *update {
+		out := append(append(bytes.Clone(doc[:b]), tab.String()...), doc[e:]...)
+		if err := os.WriteFile(catalogueDoc, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got := string(doc[b:e]); got != tab.String() {
+		gl, wl := strings.Split(got, "\n"), strings.Split(tab.String(), "\n")
+		for i := range max(len(gl), len(wl)) {
+			g, w := at(gl, i), at(wl, i)
+			if g != w {
+				t.Fatalf("%s is out of date (go test ./internal/cli -run TestBadInputCatalogue -update, then review the diff); first difference, line %d of the table:\n doc:   %s\n tools: %s", catalogueDoc, i+1, g, w)
+			}
+		}
+	}
+	if len(cases) < 20 {
+		t.Errorf("%d rows: the catalogue needs at least 20 kinds of bad input", len(cases))
+	}
+}
+
+func at(s []string, i int) string {
+	if i < len(s) {
+		return s[i]
+	}
+	return "(nothing)"
+}
+
+// runBad runs one row and returns its message, with the machine's memory
+// figure and the temporary directory taken out.
+func runBad(t *testing.T, c badInput) string {
+	dir := t.TempDir()
+	for name, data := range c.files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := make([]string, len(c.args))
+	for i, a := range c.args {
+		if name, ok := strings.CutPrefix(a, "@"); ok {
+			a = filepath.Join(dir, name)
+		}
+		args[i] = a
+	}
+	var in []byte
+	if c.input != nil {
+		in = c.input()
+	}
+	var out, errb bytes.Buffer
+	var stdout io.Writer = &out
+	if c.full {
+		stdout = fullDisk{}
+	}
+	code := runners[c.tool](args, bytes.NewReader(in), stdout, &errb)
+	msg := errb.String()
+	if code != c.code {
+		t.Fatalf("exit %d, want %d; stderr %q", code, c.code, msg)
+	}
+	if strings.Count(msg, "\n") != 1 || !strings.HasSuffix(msg, "\n") || !strings.HasPrefix(msg, c.tool+": ") {
+		t.Fatalf("stderr is not one line %q: %q", c.tool+": ...", msg)
+	}
+	if out.Len() > 0 {
+		t.Errorf("%d bytes on stdout", out.Len())
+	}
+	msg = strings.ReplaceAll(strings.TrimSuffix(msg, "\n"), dir+string(os.PathSeparator), "")
+	if !strings.Contains(msg, c.want) {
+		t.Errorf("stderr %q does not contain %q", msg, c.want)
+	}
+	return availRE.ReplaceAllString(msg, "only N GiB of memory is available")
+}
+
+// fullDisk is an output on a full disk, as /dev/full is.
+type fullDisk struct{}
+
+func (fullDisk) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// command is how the document shows a row's command line.
+func command(c badInput) string {
+	parts := []string{c.tool}
+	for _, a := range c.args {
+		a = strings.TrimPrefix(a, "@")
+		if a == "" || strings.ContainsAny(a, " \"'") {
+			a = strconv.Quote(a)
+		}
+		parts = append(parts, a)
+	}
+	if c.stdin != "" {
+		parts = append(parts, "<", c.stdin)
+	}
+	if c.full {
+		parts = append(parts, ">", "/dev/full")
+	}
+	return strings.Join(parts, " ")
+}
+
+// code is a Markdown code span in a table cell.
+func code(s string) string {
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence + " " + cellMD(s) + " " + fence
+}
+
+func cellMD(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// TestStreamsDoNotLie: every kind of stream the tools write (covariance,
+// cloud, posteriors, orthant result), cut after any of its messages, with
+// or without the end-of-stream marker put back, is refused by gpc's
+// readers (format.Dump reads any of them): by the missing marker, or by
+// gpc:rows.
+func TestStreamsDoNotLie(t *testing.T) {
+	fx := getFixtures(t)
+	orthant := runCLI(t, Orthant, cliCase{args: []string{"--samples", "200"}, stdin: fx.cov})
+	for _, s := range []struct {
+		name string
+		data []byte
+	}{{"covariance", fx.cov}, {"cloud", fx.cloud}, {"posteriors", fx.post}, {"orthant result", orthant}} {
+		var meta bytes.Buffer
+		if err := format.Dump(&meta, bytes.NewReader(s.data)); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if !strings.Contains(meta.String(), "gpc:rows = ") {
+			t.Errorf("%s: no gpc:rows", s.name)
+		}
+		ends := messageEnds(t, s.data)
+		for k := 1; k < len(ends); k++ {
+			for _, marker := range []bool{false, true} {
+				if err := format.Dump(io.Discard, bytes.NewReader(cut(t, s.data, k, marker))); err == nil {
+					t.Errorf("%s cut after %d of %d messages (end marker %v) reads as complete", s.name, k, len(ends), marker)
+				}
+			}
+		}
+	}
+}
