@@ -86,6 +86,68 @@ func BenchmarkTrain(b *testing.B) {
 	}
 }
 
+// BenchmarkHeadline times the paper's headline run end to end in the
+// library, as gpc-train and gpc-predict run it: N = 200 training and 200
+// test patterns of the Experiment 4 data, RBF (alpha 3, beta 2), M = 10^6
+// particles; the method's preparation (for auto: both candidates' pilots
+// and the EP solve, tilt and factorisations), the training pass keeping the
+// cloud, and the posteriors of the 200 test points. method=auto is gpc's
+// default (it chooses ep/greedy here); the others are fixed as with
+// --method and --order.
+//
+//	go test ./bench -run '^$' -bench Headline -benchtime 2x -count 3
+func BenchmarkHeadline(b *testing.B) {
+	const n, nt, m = 200, 200, 1000000
+	p := Exp4Problem{N: n, NTest: nt, D: 2, Shift: 1, Sigma2: sigma0}
+	d := p.Generate(1)
+	k := &core.Kernel{Kind: core.KernelRBF, Alpha: []float64{3}, Beta: 2}
+	box := core.Box{N: n, Cov: core.ClassifierCov(k, d.X, p.D, d.Y), Labels: d.Y}
+	tr, vars := make([]float64, nt*n), make([]float64, nt)
+	for j := range nt {
+		vars[j] = core.ClassifierTestRow(tr[j*n:(j+1)*n], k, d.X, p.D, d.Y, d.XTest[j*p.D:j*p.D+p.D])
+	}
+	for _, c := range []struct {
+		name  string
+		cands []core.Candidate
+	}{
+		{"auto", core.AutoCandidates},
+		{"ep", []core.Candidate{{Method: core.MethodEP, Order: core.OrderGreedy}}},
+		{"met", []core.Candidate{{Method: core.MethodMET, Order: core.OrderSharp}}},
+		{"smc", []core.Candidate{{Method: core.MethodSMC, Order: core.OrderSharp}}},
+		{"paper-soft", []core.Candidate{{Method: core.MethodPaperSoft, Order: core.OrderShuffle}}},
+		{"paper-hard", []core.Candidate{{Method: core.MethodPaperHard, Order: core.OrderShuffle}}},
+	} {
+		b.Run(fmt.Sprintf("n=%d/m=%d/test=%d/method=%s", n, m, nt, c.name), func(b *testing.B) {
+			skipLarge(b, float64(m)*n*n)
+			post := make([]core.Posterior, nt)
+			for b.Loop() {
+				cfg := core.Config{Samples: m, Seed: 1, Keep: true, Alloc: sysmem.Floats}
+				var f *core.Factor
+				var err error
+				if len(c.cands) > 1 {
+					var cand core.Candidate
+					f, cand, _, err = core.Choose(context.Background(), box, c.cands, 0, cfg)
+					cfg.Method = cand.Method
+				} else {
+					cfg.Method = c.cands[0].Method
+					f, err = core.Prepare(box, c.cands[0], cfg.Seed, 0)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := core.Estimate(context.Background(), f, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := core.Predict(post, f, res.Cloud, tr, vars); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+		})
+	}
+}
+
 // BenchmarkPredict times the posteriors of 1000 test points from a cloud of
 // m particles (the soft count, all threads).
 //
