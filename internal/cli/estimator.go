@@ -22,7 +22,7 @@ type estimatorFlags struct {
 	ESS     float64 `name:"ess" default:"0" help:"Resample when the effective sample size falls below this fraction of the particles, in (0, 1] (0: 0.5 for ep and smc, 0.001 for met)."`
 	Jitter  float64 `default:"0" help:"Add this to the covariance diagonal before factorising; recorded in the output metadata (gpc:jitter)."`
 	// MaxMemory bounds the particles' memory (core.Config.MaxMemory).
-	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the particles may take, e.g. 8GB or 512MiB (0: half the machine's memory). Fewer groups run at once when theirs do not fit; if not even one group of the default count fits, the particles are split into more, smaller groups (independent, combined exactly: the estimate agrees within its standard error). gpc-train regenerates a cloud that does not fit in parts as it writes it (the same particles, in twice the time)."`
+	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the particles may take, e.g. 8GB or 512MiB (0: half the available memory; never more than what is left after factorising). Fewer groups run at once when theirs do not fit; if not even one group of the default count fits, the particles are split into more, smaller groups (independent, combined exactly: the estimate agrees within its standard error). gpc-train regenerates a cloud that does not fit in parts as it writes it (the same particles, in twice the time). A run that no split fits (--groups fixed, or more than 4096 groups needed), or a cloud larger than the available memory, is refused (exit 80)."`
 }
 
 func (c *estimatorFlags) validateEstimator() error {

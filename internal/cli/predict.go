@@ -37,7 +37,7 @@ type predictCmd struct {
 	BatchSize int      `default:"4096" help:"Test rows per batch (and per Arrow record batch)."`
 	Count     string   `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper)."`
 	Seed      int64    `default:"1" help:"Random seed of the hard count's draws."`
-	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the cloud may take, e.g. 8GB or 512MiB (0: half the machine's memory); a larger cloud is refused."`
+	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the cloud may take, e.g. 8GB or 512MiB (0: half the available memory); a larger cloud is refused (exit 80)."`
 	commonFlags
 }
 
