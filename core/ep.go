@@ -3,6 +3,9 @@ package core
 import (
 	"fmt"
 	"math"
+	"runtime"
+
+	"gpc/internal/gemm"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -90,15 +93,51 @@ func NewEP(box Box, jitter float64) (*EP, error) {
 	return e, nil
 }
 
-// sweep runs EP's passes over the sites, updating only the lower triangle of
-// Sigma (recompute rebuilds all of it).
+// epDelay is the number of sites whose rank-one updates of Sigma a sweep
+// delays and then applies at once, as one matrix product.
+const epDelay = 64
+
+// sweep runs EP's passes over the sites (recompute rebuilds Sigma, M and Z
+// from the sites afterwards). The rank-one updates Sigma -= c col col' of
+// each site are delayed: with the last q <= epDelay updates held as the
+// columns of U (n x q) and their coefficients, the current Sigma is
+// S - U diag(c) U', so a site's column costs S's row (S is symmetric) less
+// q multiply-adds per element, and every epDelay sites S takes the q
+// updates in one product on internal/gemm's kernel: the sweep's n^3
+// multiply-adds at the product's speed rather than at memory's.
 func (e *EP) sweep() error {
 	n, sg := e.N, e.Sigma
 	col := make([]float64, n)
+	u := make([]float64, n*epDelay)  // row r: the q delayed columns' entries r
+	cu := make([]float64, n*epDelay) // the same scaled by -c
+	cs := make([]float64, epDelay)
+	q := 0
+	var ws gemm.Workspace
+	flush := func() {
+		if q == 0 {
+			return
+		}
+		// S (n x n) += (-U diag(c)) U'.
+		ws.NT(n, n, q, cu, epDelay, u, epDelay, sg, n, true, runtime.GOMAXPROCS(0))
+		q = 0
+	}
 	for e.Stats.Sweeps = 1; e.Stats.Sweeps <= MaxEPSweeps; e.Stats.Sweeps++ {
 		e.Stats.Change = 0
 		for i := range n {
-			sii := sg[i*n+i]
+			// col = Sigma_i = S_i - U diag(c) U_i'.
+			copy(col, sg[i*n:i*n+n])
+			ui := u[i*epDelay : i*epDelay+q]
+			for j, v := range ui {
+				cs[j] = v
+			}
+			for r := range n {
+				x := col[r]
+				for j, v := range cu[r*epDelay : r*epDelay+q] {
+					x = math.FMA(v, cs[j], x)
+				}
+				col[r] = x
+			}
+			sii := col[i]
 			tc := 1/sii - e.Tau[i]
 			nc := e.M[i]/sii - e.Nu[i]
 			if !(tc > 0) || math.IsInf(tc, 1) {
@@ -123,21 +162,25 @@ func (e *EP) sweep() error {
 			e.Stats.Change = math.Max(e.Stats.Change, math.Max(math.Abs(tau-e.Tau[i]), math.Abs(nu-e.Nu[i])*sc)/tc)
 			dt, dn := tau-e.Tau[i], nu-e.Nu[i]
 			e.Tau[i], e.Nu[i] = tau, nu
-			// Sigma -= c col col' with c = dt/(1 + dt Sigma_ii), col = Sigma_i;
-			// M = Sigma Nu moves along col (col'Nu is the old M_i).
-			for r := range n {
-				if r < i {
-					col[r] = sg[i*n+r]
-				} else {
-					col[r] = sg[r*n+i]
-				}
+			if dt == 0 && dn == 0 {
+				continue
 			}
+			// Sigma -= c col col' with c = dt/(1 + dt Sigma_ii) (delayed);
+			// M = Sigma Nu moves along col (col'Nu is the old M_i).
 			c := dt / (1 + dt*sii)
 			floats.AddScaled(e.M, dn*(1-c*sii)-c*e.M[i], col)
-			for r := range n {
-				floats.AddScaled(sg[r*n:r*n+r+1], -c*col[r], col[:r+1])
+			if c == 0 {
+				continue
+			}
+			for r, v := range col {
+				u[r*epDelay+q] = v
+				cu[r*epDelay+q] = -c * v
+			}
+			if q++; q == epDelay {
+				flush()
 			}
 		}
+		flush()
 		if e.Stats.Change < EPTol {
 			return nil
 		}
@@ -148,7 +191,8 @@ func (e *EP) sweep() error {
 
 // recompute sets Sigma, M and LogZ from the sites: with B = I + T^1/2 R
 // T^1/2 = L_B L_B' and V = L_B^-1 T^1/2 R, Sigma = R - V'V (Rasmussen and
-// Williams, Algorithm 3.5). cov is R and is overwritten by Sigma.
+// Williams, Algorithm 3.5). cov is R and is overwritten by Sigma. The
+// triangular solve and V'V run on internal/gemm's kernel.
 func (e *EP) recompute(cov []float64) error {
 	n := e.N
 	sq := make([]float64, n)
@@ -171,20 +215,28 @@ func (e *EP) recompute(cov []float64) error {
 	}
 	var lb mat.TriDense
 	ch.LTo(&lb)
-	v := mat.NewDense(n, n, nil)
+	l := make([]float64, n*n)
 	for i := range n {
-		for j := range n {
-			v.Set(i, j, sq[i]*cov[i*n+j])
+		for j := 0; j <= i; j++ {
+			l[i*n+j] = lb.At(i, j)
 		}
 	}
-	if err := v.Solve(&lb, v); err != nil {
-		return fmt.Errorf("core: EP broke down: %v", err)
+	// W = V' (n x n): row r is L_B^-1 (T^1/2 R)[:, r] = L_B^-1 (R[r, :] T^1/2)'.
+	w := make([]float64, n*n)
+	for r := range n {
+		for j := range n {
+			w[r*n+j] = cov[r*n+j] * sq[j]
+		}
 	}
-	var vtv mat.SymDense
-	vtv.SymOuterK(1, v.T())
+	workers := runtime.GOMAXPROCS(0)
+	var ws gemm.Workspace
+	solveRowsTo(w, n, l, n, &ws, workers)
+	// V'V = W W'; Sigma = R - W W'.
+	vtv := l // L_B is no longer needed
+	ws.NT(n, n, n, w, n, w, n, vtv, n, false, workers)
 	for i := range n {
 		for j := range n {
-			cov[i*n+j] -= vtv.At(i, j)
+			cov[i*n+j] -= vtv[i*n+j]
 		}
 	}
 	e.Sigma = cov
@@ -263,7 +315,7 @@ type epSteps struct {
 // resampled if the effective sample size fell, and draws its variable from
 // N(c, 1/lambda) truncated to [A_k, B_k]; z_k = (u_k - mu)/l is stored.
 func (fl *filter) stepEP(i, i0 int) {
-	n, bs, m := fl.f.N, fl.bs, fl.m
+	n, m := fl.f.N, fl.m
 	k := i - i0
 	st := fl.f.ep
 	l := fl.f.L[i*n+i]
@@ -271,33 +323,56 @@ func (fl *filter) stepEP(i, i0 int) {
 	lambda := 1/l2 - st.tau[i]
 	s := 1 / math.Sqrt(lambda)
 	kappa := st.kappa[i]
-	lrow := fl.f.L[i*n+i0 : i*n+i]
 	a, b := fl.f.A[i], fl.f.B[i]
 	logw, lg, lo, hi, off := fl.logw[:m], fl.lg[:m], fl.lo[:m], fl.hi[:m], fl.off[:m]
+	mus := fl.zk[:m] // the conditional means, until the draws
+	fl.condMeans(i, i0, mus)
 	base := -0.5 * math.Log(lambda*l2)
-	for p := range m {
-		mu := fl.part[p*bs+k]
-		if k > 0 {
-			mu += floats.Dot(lrow, fl.zb[p*bs:p*bs+k])
+	// The orthant case (B = +Inf, the classifier's) goes through the batch
+	// kernels of fastnorm.go, which add log P(lo <= Z) to logw after the
+	// Gaussian part of log g; boxes through LogPhiDiff.
+	oneSided := math.IsInf(b, 1)
+	mx := math.Inf(-1)
+	il2, ilam, is, il := 1/l2, 1/lambda, 1/s, 1/l // no division per particle
+	for p, mu := range mus {
+		c := (mu*il2 - kappa) * ilam
+		lo[p], hi[p] = (a-c)*is, (b-c)*is
+		off[p] = (c - mu) * il
+		g := base + 0.5*lambda*c*c - 0.5*mu*mu*il2
+		if oneSided {
+			logw[p] += g
+		} else {
+			lg[p] = g + LogPhiDiff(lo[p], hi[p])
+			logw[p] += lg[p]
+			mx = max(mx, logw[p])
 		}
-		c := (mu/l2 - kappa) / lambda
-		lo[p], hi[p] = (a-c)/s, (b-c)/s
-		off[p] = (c - mu) / l
-		lg[p] = base + 0.5*lambda*c*c - 0.5*mu*mu/l2 + LogPhiDiff(lo[p], hi[p])
-		logw[p] += lg[p]
 	}
+	if oneSided {
+		mx = tailWeights(lo, fl.tp, fl.cp, lg, logw)
+	}
+	extra := 0.0
 	if i == 0 {
-		fl.logZ += st.logZ
+		extra = st.logZ
 	}
-	resampled, dead := fl.reweight(0)
+	inc, resampled, dead := fl.reweight(mx, extra)
 	if dead {
 		return
 	}
 	u := fl.tmpM[:m]
 	idx := fl.idx[:m]
 	drawUniforms(u, func(p int) bool { return i == 0 || resampled && idx[p] == idx[p-1] }, fl.rng, fl.perm)
+	zk := fl.zk[:m]
+	if oneSided {
+		tailDraws(zk, lo, fl.tp, fl.cp, lg, u)
+	} else {
+		for p := range m {
+			zk[p] = TruncNormQuantile(lo[p], hi[p], u[p])
+		}
+	}
 	sl := s / l
-	for p := range m {
-		fl.zb[p*bs+k] = off[p] + sl*TruncNormQuantile(lo[p], hi[p], u[p])
+	zt := fl.zt[k%subBlock*m : k%subBlock*m+m]
+	for p, z := range zk {
+		zt[p] = off[p] + sl*z
+		logw[p] -= inc
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 
 	"gpc/core"
@@ -170,26 +172,36 @@ func TestEstimateExact(t *testing.T) {
 	}
 }
 
-// TestThreadsDeterminism: the result is bit-identical for any thread count.
+// TestThreadsDeterminism: the result is bit-identical for any thread count,
+// for every method (the EP solve and the tilt use every thread too).
+// Not parallel: it sets GOMAXPROCS.
 func TestThreadsDeterminism(t *testing.T) {
-	t.Parallel()
 	d := uniformLoadings(80, 5)
-	f, err := core.NewFactor(orthant(80, oracle.OneFactor(d)), core.Ordering{Kind: core.OrderShuffle, Seed: 1}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var first core.Result
-	for i, threads := range []int{1, 2, 3, 8} {
-		res, err := core.Estimate(context.Background(), f, core.Config{Samples: 3000, Groups: 12, Seed: 9, Threads: threads})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			first = res
-			continue
-		}
-		if math.Float64bits(res.LogP) != math.Float64bits(first.LogP) || math.Float64bits(res.SE) != math.Float64bits(first.SE) {
-			t.Errorf("threads %d: log P %v SE %v, threads 1: %v %v", threads, res.LogP, res.SE, first.LogP, first.SE)
+	box := orthant(80, oracle.OneFactor(d))
+	for _, cand := range []core.Candidate{{Method: core.MethodSMC, Order: core.OrderShuffle}, {Method: core.MethodEP, Order: core.OrderGreedy}, {Method: core.MethodMET, Order: core.OrderSharp}} {
+		var first core.Result
+		var firstF *core.Factor
+		for i, threads := range []int{1, 2, 3, 8} {
+			procs := runtime.GOMAXPROCS(threads)
+			f, err := core.Prepare(box, cand, 1, 0)
+			runtime.GOMAXPROCS(procs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := core.Estimate(context.Background(), f, core.Config{Method: cand.Method, Samples: 3000, Groups: 12, Seed: 9, Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				first, firstF = res, f
+				continue
+			}
+			if !slices.Equal(f.L, firstF.L) {
+				t.Errorf("%v, threads %d: the factor differs from threads 1's", cand, threads)
+			}
+			if math.Float64bits(res.LogP) != math.Float64bits(first.LogP) || math.Float64bits(res.SE) != math.Float64bits(first.SE) {
+				t.Errorf("%v, threads %d: log P %v SE %v, threads 1: %v %v", cand, threads, res.LogP, res.SE, first.LogP, first.SE)
+			}
 		}
 	}
 }

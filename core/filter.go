@@ -5,9 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/floats"
+	"gpc/internal/gemm"
 )
 
 // filter propagates one group of particles through the variables of a
@@ -21,9 +19,13 @@ import (
 //
 //	part[p][k] = sum_{j < i0} L[i0+k][j] z[p][j],
 //
-// and each step adds the few in-block terms. Resampling inside a block moves
-// only the block's own columns (zb, part) and an ancestor index anc; the
-// stored rows of z are gathered once, in place, at the end of the block.
+// and each step adds the few in-block terms: every subBlock steps a product
+// brings the block's earlier draws into the next sub-block's partial means,
+// and inside a sub-block the steps work on its partial means and draws
+// transposed (pt, zt: one contiguous vector per step). Resampling inside a
+// block moves only the block's own columns (zb, part, pt, zt) and an
+// ancestor index anc; the stored rows of z are gathered once, in place, at
+// the end of the block.
 // Particle p stays in slot p throughout, so the random numbers each particle
 // uses, and hence the result, do not depend on the block size (up to the
 // rounding of the partial means).
@@ -38,12 +40,24 @@ type filter struct {
 	logw []float64 // normalized log weights: logsumexp(logw) = 0
 	anc  []int     // anc[p]: the stored row that particle p's history is in
 	orig []int     // orig[p]: the slot of particle p's ancestor at the first variable
-	part []float64 // m x bs partial conditional means
-	zb   []float64 // m x bs in-block draws
+	// part and zb are m x bs, stored by groups of 8 columns: column k of
+	// particle p at [(k/8)*8m + 8p + k%8], so that a sub-block's values
+	// are one contiguous m x 8 block (gemm.NTGrouped's layout).
+	part []float64 // partial conditional means
+	zb   []float64 // in-block draws
+	pt   []float64 // subBlock x m: the sub-block's partial means, by step
+	zt   []float64 // subBlock x m: the sub-block's draws, by step
 	lo   []float64 // standardized lower bound of the current step, per particle
 	hi   []float64 // standardized upper bound
 	lg   []float64 // log incremental weight of the current step
+	tp   []float64 // P(Z >= lo) of the current step (orthant variables)
+	cp   []float64 // P(Z < lo)
+	zk   []float64 // the current step's draws
 	off  []float64 // MethodEP: the draw's offset, per particle
+
+	// pending is set when logw carries a tilt correction not yet
+	// normalized into logZ.
+	pending bool
 
 	// scratch
 	idx   []int
@@ -54,8 +68,8 @@ type filter struct {
 	spare []float64 // one history row, for gather's cycles
 	perm  []int     // drawUniforms' scratch
 
-	rng   *rand.Rand
-	alpha []float64
+	rng  *rand.Rand
+	gemm gemm.Workspace
 
 	// results of the last run
 	logZ      float64
@@ -84,7 +98,7 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 	bs := min(cfg.BlockSize, f.N)
 	var z []float64
 	if !cfg.Keep { // else each group brings its own, to keep
-		z = make([]float64, maxM*f.N)
+		z = cfg.alloc(maxM * f.N)
 	}
 	return &filter{
 		z: z,
@@ -92,15 +106,20 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 		logw:  make([]float64, maxM),
 		anc:   make([]int, maxM),
 		orig:  make([]int, maxM),
-		part:  make([]float64, maxM*bs),
-		zb:    make([]float64, maxM*bs),
+		part:  make([]float64, maxM*((bs+7)&^7)),
+		zb:    make([]float64, maxM*((bs+7)&^7)),
+		pt:    make([]float64, maxM*subBlock),
+		zt:    make([]float64, maxM*subBlock),
 		lo:    make([]float64, maxM),
 		hi:    make([]float64, maxM),
 		lg:    make([]float64, maxM),
+		tp:    make([]float64, maxM),
+		cp:    make([]float64, maxM),
+		zk:    make([]float64, maxM),
 		off:   make([]float64, maxM),
 		idx:   make([]int, maxM),
 		acc:   make([]int, maxM),
-		tmpB:  make([]float64, maxM*bs),
+		tmpB:  make([]float64, maxM*((bs+7)&^7)),
 		tmpM:  make([]float64, maxM),
 		tmpI:  make([]int, maxM),
 		spare: make([]float64, f.N),
@@ -115,6 +134,7 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 	n, bs := fl.f.N, fl.bs
 	fl.m, fl.rng = m, r
 	fl.logZ, fl.minESS, fl.resamples, fl.deadAt = 0, 1, 0, -1
+	fl.pending = false
 	logw := fl.logw[:m]
 	for p := range logw {
 		logw[p] = -math.Log(float64(m))
@@ -128,45 +148,118 @@ func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(in
 		for p := range m {
 			fl.anc[p] = p
 		}
-		part := fl.part[:m*bs]
+		part := fl.part[:m*((bs+7)&^7)]
 		if i0 == 0 {
 			clear(part)
 		} else {
 			// part (m x nb) = z[:, :i0] (m x i0) * L[i0:i1, :i0]' (i0 x nb)
-			blas64.Implementation().Dgemm(blas.NoTrans, blas.Trans, m, i1-i0, i0,
-				1, fl.z, n, fl.f.L[i0*n:], n, 0, part, bs)
+			fl.gemm.NTGrouped(m, i1-i0, i0, fl.z, n, 8, fl.f.L[i0*n:], n, part, 8, 8*m, false, 1)
 		}
 		for i := i0; i < i1; i++ {
+			if k := i - i0; k%subBlock == 0 {
+				nb := min(subBlock, i1-i)
+				if k > 0 {
+					fl.storeSub(k-subBlock, subBlock)
+					// The sub-block's partial means gain the block's earlier
+					// draws: part[:, k:k+nb] += zb[:, :k] L[i:i+nb, i0:i]'.
+					fl.gemm.NTGrouped(m, nb, k, fl.zb, 8, 8*m, fl.f.L[i*n+i0:], n, fl.part[k*m:], 8, 8*m, true, 1)
+				}
+				fl.loadSub(k, nb)
+			}
 			fl.step(i, i0)
 			if math.IsInf(fl.logZ, -1) {
 				fl.deadAt = i
 				return nil
 			}
 		}
+		last := (i1 - i0 - 1) / subBlock * subBlock
+		fl.storeSub(last, i1-i0-last)
 		fl.gather(i0, i1)
 		if progress != nil {
 			progress(int64(m) * int64(i1-i0))
 		}
 	}
+	if fl.pending {
+		inc := LogSumExp(logw)
+		fl.logZ += inc
+		for p := range logw {
+			logw[p] -= inc
+		}
+		fl.pending = false
+	}
 	return nil
 }
 
+// subBlock is the number of steps between the products that bring the
+// block's own draws into the partial means: inside a sub-block each step
+// adds at most subBlock-1 terms per particle.
+const subBlock = 8
+
+// loadSub starts the sub-block of block columns [k0, k0+nb): its partial
+// means, part[:, k0:k0+nb], are copied into pt, one contiguous vector per
+// step, so that the steps read and write contiguous memory (pt and zt)
+// rather than a line of each particle's rows.
+func (fl *filter) loadSub(k0, nb int) {
+	m := fl.m
+	part := fl.part[k0*m : k0*m+8*m] // the sub-block's group
+	for p := range m {
+		for j, v := range part[p*8 : p*8+nb] {
+			fl.pt[j*m+p] = v
+		}
+	}
+}
+
+// storeSub ends the sub-block of columns [k0, k0+nb): its draws, zt, go
+// into zb[:, k0:k0+nb].
+func (fl *filter) storeSub(k0, nb int) {
+	m := fl.m
+	zb := fl.zb[k0*m : k0*m+8*m]
+	for p := range m {
+		row := zb[p*8 : p*8+nb]
+		for j := range row {
+			row[j] = fl.zt[j*m+p]
+		}
+	}
+}
+
 // condition computes, for every particle, the standardized bounds of
-// variable i given its history, lo[p] = (A[i] - mu_p)/L[i][i] and hi[p]
-// likewise, with mu_p = part[p][k] + sum_{i0 <= j < i} L[i][j] zb[p][j-i0].
-func (fl *filter) condition(i, i0 int) {
-	n, bs, m := fl.f.N, fl.bs, fl.m
+// variable i given its history, lo[p] = (A[i] - mu_p)/L[i][i] - shift and
+// hi[p] likewise, with mu_p = part[p][k] + sum_{s <= j < i} L[i][j]
+// zb[p][j-i0], where part already holds the terms before the sub-block
+// start s (part and zb of the sub-block being in pt and zt).
+func (fl *filter) condition(i, i0 int, shift float64) {
+	n, m := fl.f.N, fl.m
 	k := i - i0
-	lrow := fl.f.L[i*n+i0 : i*n+i]
+	k0 := k - k%subBlock
+	lrow := fl.f.L[i*n+i0+k0 : i*n+i]
 	inv := 1 / fl.f.L[i*n+i]
 	a, b := fl.f.A[i], fl.f.B[i]
+	pt := fl.pt[(k-k0)*m : (k-k0)*m+m]
 	for p := range m {
-		mu := fl.part[p*bs+k]
-		if k > 0 {
-			mu += floats.Dot(lrow, fl.zb[p*bs:p*bs+k])
+		mu := pt[p]
+		for j, l := range lrow {
+			mu = math.FMA(l, fl.zt[j*m+p], mu)
 		}
-		fl.lo[p] = (a - mu) * inv
-		fl.hi[p] = (b - mu) * inv
+		fl.lo[p] = float64((a-mu)*inv) - shift
+		fl.hi[p] = float64((b-mu)*inv) - shift
+	}
+}
+
+// condMeans computes, for every particle, the conditional mean of variable
+// i given its history in the filter's standardized form, mu[p] =
+// sum_{j < i} L[i][j] z[p][j], as condition does.
+func (fl *filter) condMeans(i, i0 int, mu []float64) {
+	n, m := fl.f.N, fl.m
+	k := i - i0
+	k0 := k - k%subBlock
+	lrow := fl.f.L[i*n+i0+k0 : i*n+i]
+	pt := fl.pt[(k-k0)*m : (k-k0)*m+m]
+	for p := range m {
+		v := pt[p]
+		for j, l := range lrow {
+			v = math.FMA(l, fl.zt[j*m+p], v)
+		}
+		mu[p] = v
 	}
 }
 
@@ -176,13 +269,17 @@ func (fl *filter) step(i, i0 int) {
 		fl.stepEP(i, i0)
 		return
 	}
-	fl.condition(i, i0)
 	switch fl.method {
 	case MethodSMC:
+		fl.condition(i, i0, 0)
 		fl.stepSMC(i-i0, i == 0, 0)
 	case MethodMET:
+		// The tilted proposal draws z - mu from the standard normal
+		// truncated to the shifted interval.
+		fl.condition(i, i0, fl.f.Mu[i])
 		fl.stepSMC(i-i0, i == 0, fl.f.Mu[i])
 	default:
+		fl.condition(i, i0, 0)
 		fl.stepPaper(i - i0)
 	}
 }
@@ -194,79 +291,88 @@ func (fl *filter) step(i, i0 int) {
 // size fell below the threshold, and only then draws each particle's z from
 // its conditional normal truncated to [lo_p, hi_p]: no draw is wasted.
 // The normalizing-constant estimate grows by log sum_p W_p g_p.
+//
+// Orthant variables (hi = +Inf, the classifier's case) go through the batch
+// kernels of fastnorm.go; boxes through LogPhiDiff and TruncNormQuantile.
 func (fl *filter) stepSMC(k int, first bool, mu float64) {
-	m, bs := fl.m, fl.bs
+	m := fl.m
 	logw, lg, lo, hi := fl.logw[:m], fl.lg[:m], fl.lo[:m], fl.hi[:m]
 	oneSided := math.IsInf(hi[0], 1) // the orthant case: every particle shares B[i] = +Inf
-	if mu != 0 {
-		// The tilted proposal draws z - mu from the standard normal
-		// truncated to the shifted interval.
+	var mx float64
+	if oneSided {
+		mx = tailWeights(lo, fl.tp, fl.cp, lg, logw)
+	} else {
+		mx = math.Inf(-1)
 		for p := range m {
-			lo[p] -= mu
-			hi[p] -= mu
-		}
-	}
-	for p := range m {
-		if oneSided {
-			lg[p] = LogPhi(-lo[p])
-		} else {
 			lg[p] = LogPhiDiff(lo[p], hi[p])
+			logw[p] += lg[p]
+			mx = max(mx, logw[p])
 		}
-		logw[p] += lg[p]
 	}
-	resampled, dead := fl.reweight(mu * mu / 2)
+	inc, resampled, dead := fl.reweight(mx, mu*mu/2)
 	if dead {
 		return
 	}
 	u := fl.tmpM[:m]
 	idx := fl.idx[:m]
 	drawUniforms(u, func(p int) bool { return first || resampled && idx[p] == idx[p-1] }, fl.rng, fl.perm)
-	for p := range m {
-		if oneSided {
-			fl.zb[p*bs+k] = mu + upperTailQuantile(lo[p], lg[p], u[p])
-		} else {
-			fl.zb[p*bs+k] = mu + TruncNormQuantile(lo[p], hi[p], u[p])
-		}
-	}
-	if mu != 0 {
-		// The rest of the tilted weight, phi(z)/phi(z - mu) = exp(mu^2/2 - mu z),
-		// depends on the draw (its mu^2/2 went into logZ above).
+	zk := fl.zk[:m]
+	if oneSided {
+		tailDraws(zk, lo, fl.tp, fl.cp, lg, u)
+	} else {
 		for p := range m {
-			logw[p] -= mu * fl.zb[p*bs+k]
-		}
-		inc := LogSumExp(logw)
-		fl.logZ += inc
-		for p := range logw {
-			logw[p] -= inc
+			zk[p] = TruncNormQuantile(lo[p], hi[p], u[p])
 		}
 	}
+	zt := fl.zt[k%subBlock*m : k%subBlock*m+m]
+	// Store the draws and normalize the weights; with a tilt, the rest of
+	// the tilted weight, phi(z)/phi(z - mu) = exp(mu^2/2 - mu z), depends on
+	// the draw (its mu^2/2 went into logZ above), and its normalization is
+	// left to the next step's sum (or the run's end).
+	for p, z := range zk {
+		z += mu
+		zt[p] = z
+		logw[p] -= inc
+		if mu != 0 {
+			logw[p] -= mu * z
+		}
+	}
+	fl.pending = mu != 0
 }
 
 // reweight ends the weighting half of a step, after the step's log
-// incremental weights were added to logw: the estimate of log P grows by the
-// log of their weighted mean plus extra, the weights are normalized, the
-// effective sample size is recorded, and the particles are resampled if it
-// fell below the threshold. dead reports that every weight is zero.
-func (fl *filter) reweight(extra float64) (resampled, dead bool) {
-	logw := fl.logw[:fl.m]
-	inc := LogSumExp(logw)
+// incremental weights were added to logw (mx: the largest logw): the
+// estimate of log P grows by inc, the log of their sum (the weights came in
+// normalized but for the previous step's tilt correction, so inc is this
+// step's increment plus that correction's), plus extra; the effective
+// sample size is recorded, and the particles are resampled if it fell below
+// the threshold, which normalizes the weights and returns inc = 0; else
+// the weights are left for the caller to normalize by inc (in its draws'
+// loop). dead reports that every weight is zero.
+func (fl *filter) reweight(mx, extra float64) (inc float64, resampled, dead bool) {
+	m := fl.m
+	logw := fl.logw[:m]
+	inc = mx
+	var s1, s2 float64
+	if !math.IsInf(mx, -1) {
+		s1, s2 = expSums(logw, mx)
+		inc += math.Log(s1)
+	}
 	fl.logZ += inc + extra
+	fl.pending = false
 	if math.IsInf(inc, -1) {
-		return false, true
+		return inc, false, true
 	}
-	sum2 := 0.0
-	for p := range logw {
-		logw[p] -= inc
-		w := math.Exp(logw[p])
-		sum2 += w * w
-	}
-	ess := 1 / sum2 / float64(fl.m)
+	ess := s1 * s1 / s2 / float64(m)
 	fl.minESS = math.Min(fl.minESS, ess)
 	if ess < fl.ess {
+		for p := range logw {
+			logw[p] -= inc
+		}
 		fl.resample()
-		return true, false
+		return 0, true, false // the weights are now equal and normalized
 	}
-	return false, false
+	return inc, false, false
 }
 
 // LatinBlock is the size of the blocks of consecutive particles whose
@@ -362,7 +468,11 @@ func (fl *filter) reorder(idx []int) {
 		}
 		copy(a, tmpI)
 	}
-	for _, s := range [][]float64{fl.lo, fl.hi, fl.lg, fl.off} {
+	vecs := [][]float64{fl.lo, fl.hi, fl.lg, fl.tp, fl.cp, fl.off}
+	for j := range subBlock {
+		vecs = append(vecs, fl.pt[j*m:j*m+m], fl.zt[j*m:j*m+m])
+	}
+	for _, s := range vecs {
 		t := fl.tmpM[:m]
 		for p, j := range idx {
 			t[p] = s[j]
@@ -370,11 +480,14 @@ func (fl *filter) reorder(idx []int) {
 		copy(s, t)
 	}
 	for _, s := range [][]float64{fl.part, fl.zb} {
-		t := fl.tmpB[:m*bs]
-		for p, j := range idx {
-			copy(t[p*bs:p*bs+bs], s[j*bs:j*bs+bs])
+		size := m * ((bs + 7) &^ 7) // whole groups of 8 columns
+		t := fl.tmpB[:size]
+		for g := 0; g < size; g += 8 * m {
+			for p, j := range idx {
+				copy(t[g+p*8:g+p*8+8], s[g+j*8:g+j*8+8])
+			}
 		}
-		copy(s[:m*bs], t)
+		copy(s[:size], t)
 	}
 }
 
@@ -386,7 +499,7 @@ func (fl *filter) reorder(idx []int) {
 // conditional probability of the interval before the draw (paper-soft, the
 // soft count of eq. RATIO-MS-2).
 func (fl *filter) stepPaper(k int) {
-	m, bs := fl.m, fl.bs
+	m := fl.m
 	lo, hi, lg := fl.lo[:m], fl.hi[:m], fl.lg[:m]
 	if fl.method == MethodPaperSoft {
 		for p := range m {
@@ -396,7 +509,7 @@ func (fl *filter) stepPaper(k int) {
 	acc := fl.acc[:0] // accepted particles
 	for p := range m {
 		x := fl.rng.NormFloat64()
-		fl.zb[p*bs+k] = x
+		fl.zt[k%subBlock*m+p] = x
 		if lo[p] <= x && x <= hi[p] {
 			acc = append(acc, p)
 		}
@@ -444,7 +557,7 @@ func (fl *filter) stepPaper(k int) {
 // the worklist empties is a permutation of pending rows (each read exactly
 // once), whose cycles are rotated through one spare row.
 func (fl *filter) gather(i0, i1 int) {
-	n, bs, m := fl.f.N, fl.bs, fl.m
+	n, m := fl.f.N, fl.m
 	anc := fl.anc[:m]
 	if i0 > 0 {
 		reads := fl.tmpI[:m]
@@ -494,6 +607,8 @@ func (fl *filter) gather(i0, i1 int) {
 	}
 	nb := i1 - i0
 	for p := range m {
-		copy(fl.z[p*n+i0:p*n+i1], fl.zb[p*bs:p*bs+nb])
+		for k := 0; k < nb; k += 8 {
+			copy(fl.z[p*n+i0+k:p*n+min(i1, i0+k+8)], fl.zb[k*m+p*8:k*m+p*8+8])
+		}
 	}
 }

@@ -2,11 +2,10 @@ package core
 
 import (
 	"math"
+	"runtime"
+	"slices"
 
-	"gonum.org/v1/gonum/floats"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
+	"gpc/internal/gemm"
 )
 
 // Posterior is the probability that a test variable is positive given the
@@ -52,6 +51,9 @@ type PredictOptions struct {
 	// does not depend on how the test rows are batched.
 	Seed  uint64
 	First int
+	// Threads is the number of goroutines (0: GOMAXPROCS); the result does
+	// not depend on it.
+	Threads int
 }
 
 // PredictWith is Predict with options.
@@ -63,13 +65,14 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 	if t == 0 {
 		return nil
 	}
-	b, offset, sigma, err := f.testBasis(r, vars, t)
+	if opt.Threads <= 0 {
+		opt.Threads = runtime.GOMAXPROCS(0)
+	}
+	w, offset, sigma, isig, err := f.testBasis(r, vars, t, opt.Threads)
 	if err != nil {
 		return err
 	}
-	impl := blas64.Implementation()
 	g := len(c.Groups)
-	pg := make([]float64, g*t) // group means
 	maxLogZ := math.Inf(-1)
 	for _, grp := range c.Groups {
 		maxLogZ = math.Max(maxLogZ, grp.LogZ)
@@ -77,37 +80,8 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 	if math.IsInf(maxLogZ, -1) {
 		return inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
 	}
-	var mu []float64
-	for gi := range c.Groups {
-		grp := &c.Groups[gi]
-		m := grp.Len()
-		mu = slicesGrow(mu, m*t)
-		// mu (m x t) = Z (m x n) B (n x t): the particles' conditional means.
-		impl.Dgemm(blas.NoTrans, blas.NoTrans, m, t, n, 1, grp.Z, n, b, t, 0, mu, t)
-		if offset != nil {
-			for p := range m {
-				floats.Add(mu[p*t:p*t+t], offset)
-			}
-		}
-		row := pg[gi*t : gi*t+t]
-		if opt.Hard {
-			for j := range t {
-				rng := NewStream(opt.Seed, domainPredict, uint64(opt.First+j)<<20|uint64(gi))
-				for p := range m {
-					if mu[p*t+j]+sigma[j]*rng.NormFloat64() > 0 {
-						row[j] += math.Exp(grp.LogW[p])
-					}
-				}
-			}
-			continue
-		}
-		for p := range m {
-			w := math.Exp(grp.LogW[p])
-			for j := range t {
-				row[j] += w * Phi(mu[p*t+j]/sigma[j])
-			}
-		}
-	}
+	pg := make([]float64, g*t) // group means
+	groupMeans(pg, c, w, offset, sigma, isig, n, t, opt)
 	for j := range t {
 		var sa, sap, sa2d float64
 		for gi, grp := range c.Groups {
@@ -130,75 +104,89 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 	return nil
 }
 
-// slicesGrow returns s resliced to length n, reallocating if needed.
-func slicesGrow(s []float64, n int) []float64 {
-	if cap(s) < n {
-		return make([]float64, n)
-	}
-	return s[:n]
-}
-
 // testBasis returns, for T test variables with covariances r (T x N, input
-// order) and variances vars, the n x t matrix b, offsets and conditional
-// standard deviations such that a particle's conditional mean of test
-// variable j is offset_j + sum_k z_k b[k][j] (offset nil for zero), its
-// conditional standard deviation sigma_j.
+// order) and variances vars, the t x n matrix w (row j for test j, in the
+// Factor's order), offsets and conditional standard deviations (and their
+// inverses) such that a particle's conditional mean of test variable j is
+// offset_j + w_j . z (offset nil for zero), its conditional standard
+// deviation sigma_j.
 //
-// For a Factor of R itself, b = L^-1 r (in the Factor's order) and
-// sigma^2 = s - |b|^2. For MethodEP's Factor of Sigma (v = M + L z),
-// b = L' R^-1 r and offset = M'R^-1 r, with R^-1 r from R's Cholesky.
-func (f *Factor) testBasis(r, vars []float64, t int) (b, offset, sigma []float64, err error) {
+// For a Factor of R itself, w_j = L^-1 r_j (in the Factor's order) and
+// sigma^2 = s - |w_j|^2. For MethodEP's Factor of Sigma (v = M + L z),
+// w_j = L' x_j and offset_j = M . x_j with x_j = R^-1 r_j (in the Factor's
+// order), from R's Cholesky factor. The triangular solves and the product
+// run on internal/gemm's kernel (solveRowsTo).
+func (f *Factor) testBasis(r, vars []float64, t, workers int) (w, offset, sigma, isig []float64, err error) {
 	n := f.N
-	b = make([]float64, n*t)
-	sigma = make([]float64, t)
-	impl := blas64.Implementation()
-	if f.ep == nil {
-		// B = L^-1 Rp' (n x t): column j is w for test j.
-		for j := range t {
-			for k, v := range f.Perm {
-				b[k*t+j] = r[j*n+v]
-			}
-		}
-		impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, t, 1, f.L, n, b, t)
+	sigma, isig = make([]float64, t), make([]float64, t)
+	var ws gemm.Workspace
+	setSigma := func(y []float64) error {
 		for j := range t {
 			s2 := vars[j]
-			for k := range n {
-				s2 -= b[k*t+j] * b[k*t+j]
+			for _, v := range y[j*n : j*n+n] {
+				s2 -= v * v
 			}
 			if !(s2 > 0) {
-				return nil, nil, nil, inputErrorf(j, "test row %d: its variance %v given the train variables is %v, not positive: the row does not belong with this covariance", j, vars[j], s2)
+				return inputErrorf(j, "test row %d: its variance %v given the train variables is %v, not positive: the row does not belong with this covariance", j, vars[j], s2)
 			}
 			sigma[j] = math.Sqrt(s2)
+			isig[j] = 1 / sigma[j]
 		}
-		return b, nil, sigma, nil
+		return nil
 	}
-	// X = R^-1 Rp' (n x t) in input order, through R's Cholesky factor
-	// (input order: rl is lower triangular, R = rl rl').
-	x := make([]float64, n*t)
-	for j := range t {
-		for v := range n {
-			x[v*t+j] = r[j*n+v]
+	if f.ep == nil {
+		// W = Rp L^-T (t x n): row j is w for test j.
+		w = make([]float64, t*n)
+		for j := range t {
+			for k, v := range f.Perm {
+				w[j*n+k] = r[j*n+v]
+			}
 		}
+		solveRowsTo(w, t, f.L, n, &ws, workers)
+		if err := setSigma(w); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		return w, nil, sigma, isig, nil
 	}
+	// Y = r rl^-T (rows y_j = rl^-1 r_j, input order; R = rl rl'), whose
+	// norms give sigma; then X = Y rl^-1 (x_j = rl^-T y_j = R^-1 r_j),
+	// solved as a lower-triangular system in the reversed order.
 	rl := f.ep.rchol
-	impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, t, 1, rl, n, x, t)
+	y := slices.Clone(r[:t*n])
+	solveRowsTo(y, t, rl, n, &ws, workers)
+	if err := setSigma(y); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	u := make([]float64, n*n) // u[a][b] = rl[n-1-b][n-1-a]: rl' reversed
+	for a := range n {
+		for b := 0; b <= a; b++ {
+			u[a*n+b] = rl[(n-1-b)*n+n-1-a]
+		}
+	}
 	for j := range t {
-		s2 := vars[j]
-		for v := range n {
-			s2 -= x[v*t+j] * x[v*t+j]
-		}
-		if !(s2 > 0) {
-			return nil, nil, nil, inputErrorf(j, "test row %d: its variance %v given the train variables is %v, not positive: the row does not belong with this covariance", j, vars[j], s2)
-		}
-		sigma[j] = math.Sqrt(s2)
+		slices.Reverse(y[j*n : j*n+n])
 	}
-	impl.Dtrsm(blas.Left, blas.Lower, blas.Trans, blas.NonUnit, n, t, 1, rl, n, x, t)
-	// b = L' X[Perm]; offset = M[Perm]' X[Perm].
+	solveRowsTo(y, t, u, n, &ws, workers)
+	// xp_j = x_j[Perm] (the reversal undone); offset_j = M[Perm] . xp_j;
+	// w_j = L' xp_j, that is W = XP L = XP (L')'.
+	xp := u[:0]
+	xp = slices.Grow(xp, t*n)[:t*n]
 	offset = make([]float64, t)
-	for k, v := range f.Perm {
-		copy(b[k*t:k*t+t], x[v*t:v*t+t])
-		floats.AddScaled(offset, f.ep.m[k], x[v*t:v*t+t])
+	for j := range t {
+		row := xp[j*n : j*n+n]
+		for k, v := range f.Perm {
+			row[k] = y[j*n+n-1-v]
+			offset[j] = math.FMA(f.ep.m[k], row[k], offset[j])
+		}
 	}
-	impl.Dtrmm(blas.Left, blas.Lower, blas.Trans, blas.NonUnit, n, t, 1, f.L, n, b, t)
-	return b, offset, sigma, nil
+	lt := y[:0] // L' (row-major): lt[a][b] = L[b][a]
+	lt = slices.Grow(lt, n*n)[:n*n]
+	for a := range n {
+		for b := range n {
+			lt[a*n+b] = f.L[b*n+a]
+		}
+	}
+	w = make([]float64, t*n)
+	ws.NT(t, n, n, xp, n, lt, n, w, n, false, workers)
+	return w, offset, sigma, isig, nil
 }

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -83,12 +84,14 @@ func cloudSchema(meta map[string]string) *arrow.Schema {
 // by group, then test rows, each in record batches of at most batchRows
 // rows, so that nothing is held twice.
 type CloudWriter struct {
-	bw    *bufio.Writer
-	iw    *ipc.Writer
-	rb    *array.RecordBuilder
-	n     int
-	batch int
-	rows  int // rows in the builder
+	bw     *bufio.Writer
+	iw     *ipc.Writer
+	rb     *array.RecordBuilder
+	schema *arrow.Schema
+	mem    memory.Allocator
+	n      int
+	batch  int
+	rows   int // rows in the builder
 }
 
 // NewCloudWriter starts a cloud stream on w with metadata meta (to which it
@@ -103,7 +106,7 @@ func NewCloudWriter(w io.Writer, train *Covariance, meta map[string]string, batc
 		}
 	}
 	schema := cloudSchema(m)
-	cw := &CloudWriter{bw: bufio.NewWriter(w), n: train.N, batch: max(1, batchRows)}
+	cw := &CloudWriter{bw: bufio.NewWriter(w), schema: schema, mem: mem, n: train.N, batch: max(1, batchRows)}
 	cw.iw = ipc.NewWriter(cw.bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	cw.rb = array.NewRecordBuilder(mem, schema)
 	n := train.N
@@ -175,15 +178,94 @@ func (cw *CloudWriter) flush() error {
 	return nil
 }
 
-// WriteParticles writes group g's particles.
+// WriteParticles writes group g's particles. Their values are not copied:
+// each record batch's z column is a window on grp.Z, written to the stream
+// as it is.
 func (cw *CloudWriter) WriteParticles(g int, grp *core.CloudGroup) error {
+	if err := cw.flush(); err != nil { // the rows before, in order
+		return err
+	}
 	n := cw.n
-	for p := range grp.Len() {
-		if err := cw.row(KindParticle, nil, grp.Z[p*n:p*n+n], grp.LogW[p], g, math.NaN(), math.NaN(), ""); err != nil {
+	// At most batch rows, and fewer than 2^31 values (int32 list offsets).
+	rows := max(1, min(cw.batch, (math.MaxInt32-1)/max(n, 1)))
+	for p0 := 0; p0 < grp.Len(); p0 += rows {
+		p1 := min(grp.Len(), p0+rows)
+		if err := cw.writeParticleBatch(g, grp.Z[p0*n:p1*n], grp.LogW[p0:p1]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeParticleBatch writes one record of len(logW) particles whose z rows
+// are z (row-major), wrapping z's memory as the column's values.
+func (cw *CloudWriter) writeParticleBatch(g int, z, logW []float64) error {
+	k, n := len(logW), cw.n
+	mem := cw.mem
+	f64 := arrow.PrimitiveTypes.Float64
+	listType := cw.schema.Field(2).Type // the schema's list of float64
+	offsets := make([]int32, k+1)
+	for p := range offsets {
+		offsets[p] = int32(p * n)
+	}
+	zeros := make([]int32, k+1)
+	listOf := func(off []int32, vals []float64) arrow.Array {
+		child := array.NewData(f64, len(vals), []*memory.Buffer{nil, memory.NewBufferBytes(float64Bytes(vals))}, nil, 0, 0)
+		defer child.Release()
+		d := array.NewData(listType, k, []*memory.Buffer{nil, memory.NewBufferBytes(int32Bytes(off))}, []arrow.ArrayData{child}, 0, 0)
+		defer d.Release()
+		return array.NewListData(d)
+	}
+	kind := array.NewStringBuilder(mem)
+	defer kind.Release()
+	kind.Reserve(k)
+	for range k {
+		kind.Append(KindParticle)
+	}
+	grp := array.NewInt32Builder(mem)
+	defer grp.Release()
+	grp.Reserve(k)
+	for range k {
+		grp.Append(int32(g))
+	}
+	lw := array.NewFloat64Builder(mem)
+	defer lw.Release()
+	lw.AppendValues(logW, nil)
+	cols := []arrow.Array{
+		kind.NewArray(),
+		listOf(zeros, nil),
+		listOf(offsets, z),
+		lw.NewArray(),
+		grp.NewArray(),
+		array.MakeArrayOfNull(mem, f64, k),
+		array.MakeArrayOfNull(mem, f64, k),
+		array.MakeArrayOfNull(mem, arrow.BinaryTypes.String, k),
+	}
+	rec := array.NewRecord(cw.schema, cols, int64(k))
+	for _, c := range cols {
+		c.Release()
+	}
+	defer rec.Release()
+	if err := cw.iw.Write(rec); err != nil {
+		return &IOError{Op: "write cloud", Err: err}
+	}
+	return nil
+}
+
+// float64Bytes and int32Bytes view a slice's memory as bytes (Arrow
+// buffers are little-endian, as every platform Go runs gpc on).
+func float64Bytes(v []float64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*8)
+}
+
+func int32Bytes(v []int32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*4)
 }
 
 // WriteTest writes test rows.
@@ -232,6 +314,7 @@ type CloudReader struct {
 	batch int
 	rows  int // rows read
 	done  bool
+	opt   CloudOptions
 
 	// Train is the train block, Cloud the particles, Perm the variable
 	// order they were drawn in.
@@ -240,8 +323,19 @@ type CloudReader struct {
 	Perm  []int
 }
 
+// CloudOptions tune OpenCloud.
+type CloudOptions struct {
+	// Limit is the most bytes the particles may take (as the metadata
+	// announces them): a larger cloud is refused with a *MemoryError.
+	// 0 means no limit.
+	Limit int64
+	// Alloc, if not nil, allocates each group's array of draws (n values,
+	// overwritten as they are read).
+	Alloc func(n int) []float64
+}
+
 // OpenCloud opens a cloud stream and reads its train block and particles.
-func OpenCloud(r io.Reader, name string, mem memory.Allocator) (cr *CloudReader, err error) {
+func OpenCloud(r io.Reader, name string, mem memory.Allocator, opt CloudOptions) (cr *CloudReader, err error) {
 	in, err := openInput(r, name)
 	if err != nil {
 		return nil, err
@@ -254,7 +348,7 @@ func OpenCloud(r io.Reader, name string, mem memory.Allocator) (cr *CloudReader,
 	if err != nil {
 		return nil, err
 	}
-	cr = &CloudReader{name: name, w: in.w, src: src, meta: schema.Metadata().ToMap()}
+	cr = &CloudReader{name: name, w: in.w, src: src, meta: schema.Metadata().ToMap(), opt: opt}
 	if err := cr.start(schema); err != nil {
 		src.release()
 		return nil, err
@@ -297,10 +391,13 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 	}
 	total := 0
 	for _, s := range sizes {
-		if s < 1 {
+		if s < 1 || s > math.MaxInt32 {
 			return dataErrorf(name, "metadata %s: a group of %d particles", KeyGroupSizes, s)
 		}
 		total += s
+	}
+	if need := int64(total) * int64(n) * 8; need/8/int64(n) != int64(total) || cr.opt.Limit > 0 && need > cr.opt.Limit {
+		return &MemoryError{What: fmt.Sprintf("%s: a cloud of %d particles in %d dimensions", name, total, n), Need: need, Limit: cr.opt.Limit}
 	}
 	cr.Perm = perm
 	cr.Train = &Covariance{N: n, Meta: cr.meta, Layout: "cloud"}
@@ -377,11 +474,19 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 				return dataErrorf(where, "particle of group %d out of place (groups of %v particles, written in order)", k, sizes)
 			}
 			grp := &cr.Cloud.Groups[k]
-			z, err := listRow(cr.rec.Column(2), cr.row, n, where, "z")
-			if err != nil {
+			if grp.Z == nil {
+				// Sized once, from the metadata (whose total was checked
+				// against the limit): the cloud is never held twice.
+				if cr.opt.Alloc != nil {
+					grp.Z = cr.opt.Alloc(sizes[k] * n)[:0]
+				} else {
+					grp.Z = make([]float64, 0, sizes[k]*n)
+				}
+				grp.LogW = make([]float64, 0, sizes[k])
+			}
+			if grp.Z, err = appendListRow(grp.Z, cr.rec.Column(2), cr.row, n, where, "z"); err != nil {
 				return err
 			}
-			grp.Z = append(grp.Z, z...)
 			grp.LogW = append(grp.LogW, lw)
 		}
 		cr.row++
@@ -468,6 +573,45 @@ func (cr *CloudReader) Close() {
 		cr.src.release()
 		cr.src = nil
 	}
+}
+
+// appendListRow appends row i of a list of float64 column, which must hold
+// n finite values, to dst, reading the column's values directly.
+func appendListRow(dst []float64, col arrow.Array, i, n int, where, name string) ([]float64, error) {
+	if col.IsNull(i) {
+		return dst, dataErrorf(where, "column %q is null", name)
+	}
+	lst := col.(*array.List)
+	s, e := lst.ValueOffsets(i)
+	if int(e-s) != n {
+		return dst, dataErrorf(where, "column %q has %d entries, want %d", name, e-s, n)
+	}
+	vals, ok := lst.ListValues().(*array.Float64)
+	if !ok {
+		return listRowAppend(dst, col, i, n, where, name)
+	}
+	if s < 0 || int(e) > vals.Len() {
+		return dst, dataErrorf(where, "malformed Arrow data: column %q row points past its values", name)
+	}
+	if vals.NullN() > 0 {
+		return listRowAppend(dst, col, i, n, where, name)
+	}
+	src := vals.Float64Values()[s:e]
+	for k, v := range src {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return dst, dataErrorf(fmt.Sprintf("%s, %s[%d]", where, name, k), "%v: values must be finite", v)
+		}
+	}
+	return append(dst, src...), nil
+}
+
+// listRowAppend is appendListRow through listRow, for unusual layouts.
+func listRowAppend(dst []float64, col arrow.Array, i, n int, where, name string) ([]float64, error) {
+	vals, err := listRow(col, i, n, where, name)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, vals...), nil
 }
 
 // listRow returns row i of a list column, which must hold n finite values.

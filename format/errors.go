@@ -8,8 +8,9 @@ import (
 
 // Exit codes carried by the errors of this package (STYLE.md section 3).
 const (
-	ExitData = 65 // bad input data
-	ExitIO   = 74 // an I/O failure
+	ExitData  = 65 // bad input data
+	ExitIO    = 74 // an I/O failure
+	ExitUsage = 80 // a limit the user set (--max-memory) is too small
 )
 
 // DataError is input that cannot be used: a malformed or truncated stream, a
@@ -44,6 +45,20 @@ func (e *IOError) Unwrap() error { return e.Err }
 
 // ExitCode is 74, sysexits' EX_IOERR.
 func (e *IOError) ExitCode() int { return ExitIO }
+
+// MemoryError is input that would take more memory than the caller allows
+// (the tools' --max-memory): What it is, the bytes it needs and the limit.
+type MemoryError struct {
+	What        string
+	Need, Limit int64
+}
+
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("format: %s needs %.3g GB, more than the memory limit of %.3g GB (--max-memory)", e.What, float64(e.Need)/1e9, float64(e.Limit)/1e9)
+}
+
+// ExitCode is 80: the limit is the user's to raise.
+func (e *MemoryError) ExitCode() int { return ExitUsage }
 
 func dataErrorf(where, format string, args ...any) *DataError {
 	return &DataError{Where: where, Err: fmt.Errorf(format, args...)}

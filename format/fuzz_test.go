@@ -308,7 +308,7 @@ func FuzzOpenCloud(f *testing.F) {
 			return
 		}
 		defer watchdog()()
-		cr, err := OpenCloud(bytes.NewReader(data), "fuzz", mem)
+		cr, err := OpenCloud(bytes.NewReader(data), "fuzz", mem, CloudOptions{Limit: 1 << 26})
 		if err != nil {
 			return
 		}

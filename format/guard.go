@@ -21,8 +21,9 @@ import (
 // after its 8-byte magic; its footer is not needed.
 type ipcGuard struct {
 	r       *bufio.Reader
-	pending []byte
-	err     error // sticky: returned once pending is drained
+	pending [][]byte // the current message's parts, not yet read
+	body    int64    // then as many body bytes, passed through from r
+	err     error    // sticky: returned once pending is drained
 	msgs    int
 	shape   *shape // of the schema, once read
 	eos     bool   // the end-of-stream marker was read
@@ -51,22 +52,55 @@ func (g *ipcGuard) checkEnd(meta map[string]string) error {
 }
 
 func (g *ipcGuard) Read(p []byte) (int, error) {
-	for len(g.pending) == 0 {
+	for {
+		for len(g.pending) > 0 && len(g.pending[0]) == 0 {
+			g.pending = g.pending[1:]
+		}
+		if len(g.pending) > 0 {
+			n := copy(p, g.pending[0])
+			g.pending[0] = g.pending[0][n:]
+			return n, nil
+		}
+		if g.body > 0 {
+			// An uncompressed body goes straight from the input into the
+			// reader's buffer: its lengths were checked with the metadata.
+			n, err := g.r.Read(p[:min(int64(len(p)), g.body)])
+			g.body -= int64(n)
+			if n > 0 || err == nil {
+				return n, nil
+			}
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			g.body, g.err = 0, fmt.Errorf("message %d body: %w", g.msgs-1, err)
+			return 0, g.err
+		}
 		if g.err != nil {
 			return 0, g.err
 		}
-		g.pending, g.err = g.next()
+		g.pending, g.body, g.err = g.next()
 	}
-	n := copy(p, g.pending)
-	g.pending = g.pending[n:]
-	return n, nil
 }
 
+// trustedLen is how much of a length read from the stream readN allocates
+// before the data arrive: beyond it, the buffer grows with the data.
+const trustedLen = 64 << 20
+
 // readN reads exactly n bytes, allocating as the data arrives rather than
-// trusting n.
+// trusting n beyond trustedLen.
 func (g *ipcGuard) readN(n int64) ([]byte, error) {
-	var buf bytes.Buffer
-	got, err := io.CopyN(&buf, g.r, n)
+	if n <= trustedLen {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(g.r, buf); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		return buf, nil
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, trustedLen+bytes.MinRead))
+	got, err := io.CopyN(buf, g.r, n)
 	if got < n {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
@@ -76,58 +110,60 @@ func (g *ipcGuard) readN(n int64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// next reads one message and returns its bytes (framing, metadata, body),
-// or the end-of-stream marker with io.EOF.
-func (g *ipcGuard) next() ([]byte, error) {
+// next reads one message and returns its bytes (framing, metadata, and the
+// body of a compressed message) and the length of a body still to be read
+// from the input, or the end-of-stream marker with io.EOF.
+func (g *ipcGuard) next() ([][]byte, int64, error) {
 	var head [8]byte
 	n, err := io.ReadFull(g.r, head[:4])
 	if n == 0 && errors.Is(err, io.EOF) {
-		return nil, io.EOF // end without a marker: the reader treats it as the end
+		return nil, 0, io.EOF // end without a marker: the reader treats it as the end
 	}
 	if err != nil {
-		return nil, fmt.Errorf("message %d: %w", g.msgs, io.ErrUnexpectedEOF)
+		return nil, 0, fmt.Errorf("message %d: %w", g.msgs, io.ErrUnexpectedEOF)
 	}
 	cont := binary.LittleEndian.Uint32(head[:4])
 	if cont == 0 {
 		g.eos = true
-		return head[:4], io.EOF // legacy end-of-stream marker
+		return [][]byte{head[:4]}, 0, io.EOF // legacy end-of-stream marker
 	}
 	if cont != 0xffffffff {
-		return nil, fmt.Errorf("message %d: no continuation marker (bytes %x): not an Arrow IPC stream from version 0.15 or later", g.msgs, head[:4])
+		return nil, 0, fmt.Errorf("message %d: no continuation marker (bytes %x): not an Arrow IPC stream from version 0.15 or later", g.msgs, head[:4])
 	}
 	if _, err := io.ReadFull(g.r, head[4:]); err != nil {
-		return nil, fmt.Errorf("message %d: %w", g.msgs, io.ErrUnexpectedEOF)
+		return nil, 0, fmt.Errorf("message %d: %w", g.msgs, io.ErrUnexpectedEOF)
 	}
 	metaLen := int32(binary.LittleEndian.Uint32(head[4:]))
 	if metaLen == 0 {
 		g.eos = true
-		return head[:], io.EOF
+		return [][]byte{head[:]}, 0, io.EOF
 	}
 	if metaLen < 0 {
-		return nil, fmt.Errorf("message %d: negative metadata length %d", g.msgs, metaLen)
+		return nil, 0, fmt.Errorf("message %d: negative metadata length %d", g.msgs, metaLen)
 	}
 	meta, err := g.readN(int64(metaLen))
 	if err != nil {
-		return nil, fmt.Errorf("message %d metadata: %w", g.msgs, err)
+		return nil, 0, fmt.Errorf("message %d metadata: %w", g.msgs, err)
 	}
 	m, err := checkMessage(meta, g.shape)
 	if err != nil {
-		return nil, fmt.Errorf("message %d: %w", g.msgs, err)
+		return nil, 0, fmt.Errorf("message %d: %w", g.msgs, err)
 	}
 	if m.schema != nil {
 		g.shape = m.schema
 	}
+	g.msgs++
+	if !m.compress {
+		return [][]byte{head[:], meta}, m.bodyLen, nil
+	}
 	body, err := g.readN(m.bodyLen)
 	if err != nil {
-		return nil, fmt.Errorf("message %d body: %w", g.msgs, err)
+		return nil, 0, fmt.Errorf("message %d body: %w", g.msgs-1, err)
 	}
 	if err := m.checkBody(body); err != nil {
-		return nil, fmt.Errorf("message %d: %w", g.msgs, err)
+		return nil, 0, fmt.Errorf("message %d: %w", g.msgs-1, err)
 	}
-	g.msgs++
-	out := make([]byte, 0, 8+len(meta)+len(body))
-	out = append(append(append(out, head[:]...), meta...), body...)
-	return out, nil
+	return [][]byte{head[:], meta, body}, 0, nil
 }
 
 // fb reads a flatbuffer with bounds checks: every accessor returns an error

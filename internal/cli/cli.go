@@ -235,6 +235,7 @@ func (e *internalError) ExitCode() int { return ExitInternal }
 func classify(err error, ctx context.Context) int {
 	var ec interface{ ExitCode() int }
 	var ie *core.InputError
+	var me *core.MemoryError
 	switch {
 	case errors.Is(err, syscall.EPIPE):
 		return exitPipe
@@ -246,6 +247,8 @@ func classify(err error, ctx context.Context) int {
 		return ec.ExitCode()
 	case errors.As(err, &ie):
 		return ExitData
+	case errors.As(err, &me):
+		return ExitUsage
 	}
 	return ExitInternal
 }

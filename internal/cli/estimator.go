@@ -8,6 +8,7 @@ import (
 
 	"gpc/core"
 	"gpc/format"
+	"gpc/internal/sysmem"
 )
 
 // estimatorFlags are the flags of the tools that run the estimator
@@ -20,6 +21,8 @@ type estimatorFlags struct {
 	Groups  int     `default:"0" help:"Independent particle groups; the estimate is their mean and the standard error comes from their spread (0: up to 32, at least 250 particles each; 1 for the paper's methods, which then report no standard error)."`
 	ESS     float64 `name:"ess" default:"0" help:"Resample when the effective sample size falls below this fraction of the particles, in (0, 1] (0: 0.5 for ep and smc, 0.001 for met)."`
 	Jitter  float64 `default:"0" help:"Add this to the covariance diagonal before factorising; recorded in the output metadata (gpc:jitter)."`
+	// MaxMemory bounds the particles' memory (core.Config.MaxMemory).
+	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the particles may take, e.g. 8GB or 512MiB (0: half the available memory; never more than what is left after factorising). Fewer groups run at once when theirs do not fit; if not even one group of the default count fits, the particles are split into more, smaller groups (independent, combined exactly: the estimate agrees within its standard error). gpc-train regenerates a cloud that does not fit in parts as it writes it (the same particles, in twice the time). A run that no split fits (--groups fixed, or more than 4096 groups needed), or a cloud larger than the available memory, is refused (exit 80)."`
 }
 
 func (c *estimatorFlags) validateEstimator() error {
@@ -47,7 +50,7 @@ func (c *estimatorFlags) config(threads int) core.Config {
 	method, _ := core.ParseMethod(c.Method)
 	return core.Config{
 		Method: method, Samples: c.Samples, Groups: c.Groups, Seed: uint64(c.Seed),
-		Threads: threads, ESSThreshold: c.ESS,
+		Threads: threads, ESSThreshold: c.ESS, MaxMemory: c.MaxMemory.limit(), Alloc: sysmem.Floats,
 	}
 }
 
@@ -104,25 +107,36 @@ func (c *estimatorFlags) prepare(e *env, box core.Box, name string, cfg *core.Co
 // estimate prepares the box and runs the estimator with progress, warning
 // when the standard error cannot be trusted.
 func (c *estimatorFlags) estimate(e *env, box core.Box, name string, cfg *core.Config, progress bool) (*core.Factor, []core.Pilot, core.Result, error) {
-	if err := checkEstimateMemory(name, box.N, *cfg, candidates(c.Method, c.Order), cfg.Keep); err != nil {
+	if err := checkEstimateMemory(name, box.N, cfg, candidates(c.Method, c.Order), cfg.Keep); err != nil {
 		return nil, nil, core.Result{}, err
 	}
 	f, pilots, err := c.prepare(e, box, name, cfg)
 	if err != nil {
 		return nil, nil, core.Result{}, err
 	}
-	e.rep.startProgress(progress, estimateProgress(cfg.Samples, box.N))
+	res, err := c.runEstimate(e, f, cfg, progress)
+	return f, pilots, res, err
+}
+
+// runEstimate runs the estimator on a prepared factor with progress, warning when
+// the standard error cannot be trusted or the particles were split to fit
+// --max-memory.
+func (c *estimatorFlags) runEstimate(e *env, f *core.Factor, cfg *core.Config, progress bool) (core.Result, error) {
+	e.rep.startProgress(progress, estimateProgress(cfg.Samples, f.N))
 	cfg.Progress = e.rep.add
 	res, err := core.Estimate(e.ctx, f, *cfg)
 	cfg.Progress = nil
 	e.rep.stopProgress()
 	if err != nil {
-		return nil, nil, res, err
+		return res, err
+	}
+	if cfg.Groups == 0 && res.Groups > core.DefaultGroups(cfg.Method, cfg.Samples) {
+		e.rep.warnf("the particles were split into %d groups of %d to fit --max-memory (%.3g GB)", res.Groups, res.Samples/res.Groups, float64(cfg.MaxMemory)/1e9)
 	}
 	if ok, why := res.Trust(); !ok {
 		e.rep.warnf("the standard error is not reliable: %s", why)
 	}
-	return f, pilots, res, nil
+	return res, nil
 }
 
 // estimatorMeta is the metadata that says how an estimate was made.

@@ -313,7 +313,7 @@ func TestArrowJSInterop(t *testing.T) {
 	// 5. Arrow JS reads the cloud: the train block, the particles with
 	// their normalized weights, the test rows.
 	jcl := jsRead(t, script, cloud)
-	cr, err := format.OpenCloud(bytes.NewReader(cloud), "cloud", format.NewAllocator())
+	cr, err := format.OpenCloud(bytes.NewReader(cloud), "cloud", format.NewAllocator(), format.CloudOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

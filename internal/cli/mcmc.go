@@ -179,9 +179,10 @@ func (c *mcmcCmd) run(e *env) error {
 	// With --test the chain keeps the cloud of the estimate it holds.
 	mcfg := cfg
 	mcfg.Groups = c.groups()
-	if err := checkEstimateMemory(c.Train, train.rows, mcfg, cands, test != nil); err != nil {
+	if err := checkEstimateMemory(c.Train, train.rows, &mcfg, cands, test != nil); err != nil {
 		return err
 	}
+	cfg.MaxMemory = mcfg.MaxMemory
 	surf, pilots, refOrder, err := core.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
 	if err != nil {
 		return err

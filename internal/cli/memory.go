@@ -3,12 +3,14 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/alecthomas/kong"
 
 	"gpc/core"
 	"gpc/format"
@@ -94,67 +96,129 @@ func memoryBudget() int64 {
 	return max(n, 1)
 }
 
-// The estimator's large arrays, in float64 values (core/filter.go,
-// core/factor.go, core/tilt.go): a factored covariance is about factorCopies
-// N x N matrices (the ordered copy and its Cholesky factor, the tilt's
-// matrix, the ordering's scratch); each particle of a group in flight holds
-// its N draws (unless they are kept in the cloud) and workPerParticle
-// values of per-step state plus two blocks of partial means.
-const (
-	factorCopies    = 4
-	workPerParticle = 12
-)
+// factorCopies is about how many N x N matrices a factored covariance
+// takes (core/factor.go, core/tilt.go, core/ep.go): the ordered copy and
+// its Cholesky factor, the tilt's or EP's matrix, the ordering's scratch.
+const factorCopies = 4
 
-// estimateMemory returns the bytes an estimate of N variables with cfg
-// needs: factor for the factorisations (one per candidate the pilots
-// compare), particles for the particle arrays.
-func estimateMemory(n int, cfg core.Config, cands []core.Candidate, keep bool) (factor, particles float64) {
+// memoryPlan decides, for an estimate of N variables with cfg on a machine
+// with avail bytes free, what cannot fit and the memory limit for the
+// particles (core.Config.MaxMemory), so that the story is one:
+//
+//   - the factorisations (one per candidate the pilots compare) must fit in
+//     memory: else the input is too large (exit 65);
+//   - with keep (gpc-train's cloud), the whole cloud must fit in the
+//     memory left, since gpc-predict holds it at once: else the flags ask
+//     too much (exit 80); a cloud over --max-memory but within the machine
+//     is regenerated in parts as it is written;
+//   - the particles in flight are bounded by --max-memory (default: half
+//     the available memory), never more than the memory left after the
+//     factorisations: groups that do not fit are run fewer at a time, or
+//     split into more, smaller groups (core.Config.MaxMemory); a run that
+//     no split fits (--groups fixed their count, or more than
+//     core.MaxSplitGroups would be needed) is refused (exit 80).
+func memoryPlan(avail int64, flag, name string, n int, cfg core.Config, cands []core.Candidate, keep bool) (limit int64, err error) {
 	nf := float64(n)
-	factor = 8 * factorCopies * nf * nf * float64(max(1, len(cands)))
-	method := cfg.Method
-	if len(cands) > 0 {
-		method = cands[0].Method
+	factor := 8 * factorCopies * nf * nf * float64(max(1, len(cands)))
+	a := float64(avail)
+	if factor > a {
+		return 0, &dataError{fmt.Sprintf("%s: %d variables: factorising the %d x %d covariance needs about %s, and only %s of memory is available", name, n, n, n, format.Bytes(factor), format.Bytes(a))}
 	}
-	groups := cfg.Groups
-	if groups <= 0 {
-		groups = core.DefaultGroups(method, cfg.Samples)
+	if cloud := float64(core.CloudBytes(cfg.Samples, n)); keep && factor+cloud > a {
+		return 0, usagef("%s %d: a cloud of %d particles of %d variables needs about %s, and only %s of memory is available: use fewer samples", flag, cfg.Samples, cfg.Samples, n, format.Bytes(factor+cloud), format.Bytes(a))
 	}
-	threads := cfg.Threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
+	limit = max(1, avail-int64(factor))
+	if cfg.MaxMemory > 0 && cfg.MaxMemory < limit {
+		limit = cfg.MaxMemory
 	}
-	perGroup := float64((cfg.Samples + groups - 1) / groups)
-	block := float64(min(n, core.DefaultBlockSize))
-	work := float64(min(threads, groups)) * perGroup * (workPerParticle + 3*block)
-	if keep {
-		particles = 8 * (float64(cfg.Samples)*nf + work)
-	} else {
-		particles = 8 * (float64(min(threads, groups))*perGroup*nf + work)
+	cfg.MaxMemory = limit
+	var me *core.MemoryError
+	if err := core.CheckMemory(cfg, n); errors.As(err, &me) {
+		return 0, usagef("%s %d: %s needs about %s, and only %s of memory is available for the particles: use fewer samples", flag, cfg.Samples, me.What, format.Bytes(float64(me.Need)), format.Bytes(float64(me.Limit)))
 	}
-	return factor, particles
+	return limit, nil
 }
 
-// checkEstimateMemory refuses an estimate that cannot fit: a covariance too
-// large to factorise is the input's fault (exit 65), particles that do not
-// fit are the flags' (exit 80).
-func checkEstimateMemory(name string, n int, cfg core.Config, cands []core.Candidate, keep bool) error {
+// checkEstimateMemory applies memoryPlan with the memory available now:
+// it refuses an estimate that cannot fit and lowers cfg.MaxMemory to what
+// is left after the factorisations.
+func checkEstimateMemory(name string, n int, cfg *core.Config, cands []core.Candidate, keep bool) error {
 	return checkMemoryFlag("--samples", name, n, cfg, cands, keep)
 }
 
 // checkMemoryFlag is checkEstimateMemory for particles that the flag
 // named sets (gpc-tune's --exploit-samples).
-func checkMemoryFlag(flag, name string, n int, cfg core.Config, cands []core.Candidate, keep bool) error {
+func checkMemoryFlag(flag, name string, n int, cfg *core.Config, cands []core.Candidate, keep bool) error {
 	avail, ok := availableMemory()
 	if !ok {
 		return nil
 	}
-	factor, particles := estimateMemory(n, cfg, cands, keep)
-	a := float64(avail)
-	switch {
-	case factor > a:
-		return &dataError{fmt.Sprintf("%s: %d variables: factorising the %d x %d covariance needs about %s, and only %s of memory is available", name, n, n, n, format.Bytes(factor), format.Bytes(a))}
-	case factor+particles > a:
-		return usagef("%s %d: %d particles of %d variables need about %s, and only %s of memory is available: use fewer samples", flag, cfg.Samples, cfg.Samples, n, format.Bytes(factor+particles), format.Bytes(a))
+	limit, err := memoryPlan(avail, flag, name, n, *cfg, cands, keep)
+	if err != nil {
+		return err
 	}
+	cfg.MaxMemory = limit
 	return nil
+}
+
+// byteSize is a --max-memory value: a number of bytes with an optional
+// unit, k, M, G or T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024),
+// with or without a final B; 0 selects defaultMaxMemory.
+type byteSize int64
+
+// Decode parses the flag's value (kong.MapperValue).
+func (b *byteSize) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("size", &s); err != nil {
+		return err
+	}
+	v, err := parseByteSize(s)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(v)
+	return nil
+}
+
+// parseByteSize parses a byteSize's text.
+func parseByteSize(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSpace(s), "B")
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || !(v >= 0) || v*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a memory size (bytes, or a number with k, M, G, T, Ki, Mi, Gi or Ti)", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// maxMemoryShare is the default --max-memory as a share of the available
+// memory (MemAvailable, or the room under a cgroup limit): half, so that a
+// pipeline's two tools holding one cloud each still fit.
+const maxMemoryShare = 0.5
+
+// defaultMaxMemory is maxMemoryShare of the memory available to the
+// process, or 0 (no limit) where it cannot be known.
+func defaultMaxMemory() int64 {
+	n, ok := availableMemory()
+	if !ok {
+		return 0
+	}
+	return max(1, int64(maxMemoryShare*float64(n)))
+}
+
+// limit returns the memory limit a --max-memory value selects.
+func (b byteSize) limit() int64 {
+	if b > 0 {
+		return int64(b)
+	}
+	return defaultMaxMemory()
 }

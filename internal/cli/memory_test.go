@@ -1,29 +1,119 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"gpc/core"
 )
 
-// TestEstimateMemory: the particles kept for a cloud take Samples x N
-// float64s; without a cloud only the groups in flight hold theirs.
-func TestEstimateMemory(t *testing.T) {
-	cfg := core.Config{Samples: 1 << 20, Threads: 2}
+func TestParseByteSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+	}{{"0", 0}, {"123", 123}, {"8GB", 8e9}, {"8G", 8e9}, {"512MiB", 512 << 20}, {"1.5Gi", 3 << 29}, {"10kB", 10000}, {"2TB", 2e12}} {
+		if got, err := parseByteSize(c.in); err != nil || got != c.want {
+			t.Errorf("parseByteSize(%q) = %v, %v, want %v", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "x", "-1GB", "8XB", "1e30"} {
+		if _, err := parseByteSize(bad); err == nil {
+			t.Errorf("parseByteSize(%q) succeeded", bad)
+		}
+	}
+	if d := defaultMaxMemory(); d < 1<<28 {
+		t.Errorf("default --max-memory %d bytes", d)
+	}
+}
+
+// TestTrainInParts: a cloud larger than --max-memory is estimated, then
+// regenerated in parts as it is written: the stream is byte for byte the
+// one an unlimited run writes.
+func TestTrainInParts(t *testing.T) {
+	t.Parallel()
+	cov := runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "1.5")})
+	// 12 groups of 250 particles in 8 dimensions: the cloud takes 216 kB,
+	// a running group 96 kB besides its particles.
+	args := []string{"--samples", "3000", "--threads", "1"}
+	want := runCLI(t, Train, cliCase{args: args, stdin: cov})
+	got := runCLI(t, Train, cliCase{args: append(args, "--max-memory", "150kB"), stdin: cov, stderr: "regenerated in parts"})
+	if !bytes.Equal(got, want) {
+		t.Error("the cloud written in parts differs from the cloud kept whole")
+	}
+	runCLI(t, Train, cliCase{args: append(args, "--max-memory", "50kB"), stdin: cov, code: ExitUsage, stderr: "memory limit"})
+	runCLI(t, Predict, cliCase{args: []string{"--max-memory", "100kB"}, stdin: want, code: ExitUsage, stderr: "--max-memory"})
+}
+
+// TestOrthantSplit: when no group of the default count fits, gpc-orthant
+// splits the particles into more groups, and the estimate agrees with the
+// unsplit one within their standard errors.
+func TestOrthantSplit(t *testing.T) {
+	t.Parallel()
+	for _, method := range []string{"smc", "ep"} {
+		args := []string{"testdata/equicorr3.csv", "--samples", "20000", "--format", "csv", "--method", method, "--order", "variance"}
+		read := func(out []byte) (logP, se float64, groups int) {
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			head, rec := strings.Split(lines[0], ","), strings.Split(lines[1], ",")
+			for i, h := range head {
+				switch h {
+				case "log_p":
+					logP, _ = strconv.ParseFloat(rec[i], 64)
+				case "se_log_p":
+					se, _ = strconv.ParseFloat(rec[i], 64)
+				case "groups":
+					groups, _ = strconv.Atoi(rec[i])
+				}
+			}
+			return logP, se, groups
+		}
+		p0, se0, g0 := read(runCLI(t, Orthant, cliCase{args: args}))
+		// A group of 625 particles in 3 dimensions takes 625 x 57 x 8 = 285 kB.
+		p1, se1, g1 := read(runCLI(t, Orthant, cliCase{args: append(args, "--max-memory", "60kB"), stderr: "split into"}))
+		if g1 <= g0 {
+			t.Fatalf("%s: %d groups under the limit, %d without", method, g1, g0)
+		}
+		if d := math.Abs(p1 - p0); d > 4*math.Hypot(se0, se1) {
+			t.Errorf("%s: split log P %v (SE %v), unsplit %v (SE %v)", method, p1, se1, p0, se0)
+		}
+	}
+}
+
+// TestMemoryPlan: the factorisations must fit (exit 65), a kept cloud must
+// fit whole (exit 80); otherwise the particles' limit is --max-memory, but
+// never more than the memory left after the factorisations.
+func TestMemoryPlan(t *testing.T) {
 	cands := []core.Candidate{{Method: core.MethodMET, Order: core.OrderSharp}}
-	const n = 1000
-	factor, kept := estimateMemory(n, cfg, cands, true)
-	if want := 8.0 * n * n * factorCopies; factor != want {
-		t.Errorf("factor %v, want %v", factor, want)
+	const n, gb = 1000, int64(1e9)
+	factor := int64(8 * factorCopies * n * n) // 32 MB
+	cfg := core.Config{Samples: 1 << 20, MaxMemory: 4 * gb}
+	cloud := core.CloudBytes(cfg.Samples, n) // 8.4 GB
+	var de *dataError
+	if _, err := memoryPlan(factor-1, "--samples", "x", n, cfg, cands, false); !errors.As(err, &de) {
+		t.Errorf("a factorisation over the memory: %v, want a data error", err)
 	}
-	if lo := 8.0 * float64(cfg.Samples) * n; kept < lo || kept > 1.2*lo {
-		t.Errorf("a kept cloud of %d particles of %d variables: %v bytes, want a little over %v", cfg.Samples, n, kept, lo)
+	if _, err := memoryPlan(factor+cloud-1, "--samples", "x", n, cfg, cands, true); err == nil || classify(err, context.Background()) != ExitUsage {
+		t.Errorf("a cloud over the memory: %v, want a usage error", err)
 	}
-	_, flight := estimateMemory(n, cfg, cands, false)
-	groups := core.DefaultGroups(core.MethodMET, cfg.Samples) // 32
-	if lo := 8.0 * 2 * float64(cfg.Samples/groups) * n; flight < lo || flight > 1.3*lo {
-		t.Errorf("2 groups in flight: %v bytes, want a little over %v", flight, lo)
+	for _, c := range []struct {
+		avail, max, want int64
+		keep             bool
+	}{
+		{100 * gb, 4 * gb, 4 * gb, true},       // the flag's limit: the cloud is written in parts
+		{100 * gb, 0, 100*gb - factor, false},  // no limit: what is left
+		{3 * gb, 4 * gb, 3*gb - factor, false}, // never more than what is left
+		{factor + cloud, 4 * gb, 4 * gb, true}, // the cloud fits, just
+	} {
+		cfg.MaxMemory = c.max
+		got, err := memoryPlan(c.avail, "--samples", "x", n, cfg, cands, c.keep)
+		if err != nil || got != c.want {
+			t.Errorf("avail %d, --max-memory %d, keep %v: limit %d, %v; want %d", c.avail, c.max, c.keep, got, err, c.want)
+		}
 	}
 }
 

@@ -130,7 +130,7 @@ func TestOrthantThreads(t *testing.T) {
 	}
 	in := covStream(t, &format.Covariance{N: n, Cov: cov}, nil)
 	var first []byte
-	for _, threads := range []string{"1", "4", "2"} {
+	for _, threads := range []string{"1", "4", "2", "8"} {
 		out := runCLI(t, Orthant, cliCase{args: []string{"--threads", threads, "--samples", "4000"}, stdin: in})
 		if first == nil {
 			first = out

@@ -197,7 +197,7 @@ func TestSavedCloud(t *testing.T) {
 func TestPipelineThreads(t *testing.T) {
 	kernel := append(append([]string{}, tiny...), "--alpha", "1.5")
 	var first []byte
-	for _, th := range []string{"1", "3"} {
+	for _, th := range []string{"1", "2", "8"} {
 		_, cloud, post := pipeline(t, append(kernel, "--threads", th), []string{"--samples", "3000", "--threads", th}, []string{"--threads", th})
 		out := append(cloud, post...)
 		if first == nil {

@@ -5,10 +5,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/debug"
 	"strconv"
 
 	"gpc/core"
 	"gpc/format"
+	"gpc/internal/sysmem"
 )
 
 const predictDescription = `Compute test posteriors p(y* = +1) from a particle cloud: the last step of the pipeline.
@@ -30,13 +32,18 @@ Output, one row per test row: id (the input's, or the row number among the test 
 
 // predictCmd is gpc-predict's command line.
 type predictCmd struct {
-	Input     string `arg:"" optional:"" default:"-" help:"The cloud with test rows (gpc-train's output), or with --cloud a covariance stream; - or nothing reads standard input."`
-	Cloud     string `help:"A saved cloud (gpc-train's output); the input is then the covariance stream whose test rows are predicted."`
-	BatchSize int    `default:"4096" help:"Test rows per batch (and per Arrow record batch)."`
-	Count     string `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper)."`
-	Seed      int64  `default:"1" help:"Random seed of the hard count's draws."`
+	Input     string   `arg:"" optional:"" default:"-" help:"The cloud with test rows (gpc-train's output), or with --cloud a covariance stream; - or nothing reads standard input."`
+	Cloud     string   `help:"A saved cloud (gpc-train's output); the input is then the covariance stream whose test rows are predicted."`
+	BatchSize int      `default:"4096" help:"Test rows per batch (and per Arrow record batch)."`
+	Count     string   `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper)."`
+	Seed      int64    `default:"1" help:"Random seed of the hard count's draws."`
+	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the cloud may take, e.g. 8GB or 512MiB (0: half the available memory); a larger cloud is refused (exit 80)."`
 	commonFlags
 }
+
+// cloudGCPercent is the garbage collector's GOGC while a tool holds a
+// cloud: garbage may reach 10% of the live heap.
+const cloudGCPercent = 10
 
 // Predict runs gpc-predict.
 func Predict(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -61,6 +68,11 @@ func (c *predictCmd) Validate() error {
 }
 
 func (c *predictCmd) run(e *env) error {
+	// The cloud's record batches are garbage as soon as their particles are
+	// copied out: collect them before the heap doubles (the particles hold
+	// no pointers, so a collection costs little), so that the cloud is in
+	// memory about once.
+	defer debug.SetGCPercent(debug.SetGCPercent(cloudGCPercent))
 	mem := format.NewAllocator()
 	r, name, closeIn, err := openInput(c.Input, e.stdin)
 	if err != nil {
@@ -73,7 +85,8 @@ func (c *predictCmd) run(e *env) error {
 	}
 	testRows := -1 // unknown
 	if c.Cloud == "" {
-		if cloud, err = format.OpenCloud(r, name, mem); err != nil {
+		enlargePipe(r)
+		if cloud, err = format.OpenCloud(r, name, mem, format.CloudOptions{Limit: c.MaxMemory.limit(), Alloc: sysmem.Floats}); err != nil {
 			return err
 		}
 		defer cloud.Close()
@@ -87,7 +100,7 @@ func (c *predictCmd) run(e *env) error {
 			return &format.IOError{Op: "open --cloud", Err: err}
 		}
 		defer cf.Close()
-		if cloud, err = format.OpenCloud(cf, c.Cloud, mem); err != nil {
+		if cloud, err = format.OpenCloud(cf, c.Cloud, mem, format.CloudOptions{Limit: c.MaxMemory.limit(), Alloc: sysmem.Floats}); err != nil {
 			return err
 		}
 		defer cloud.Close()
@@ -153,7 +166,7 @@ func (c *predictCmd) run(e *env) error {
 			break
 		}
 		post := make([]core.Posterior, t.Len())
-		opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), First: row}
+		opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), First: row, Threads: c.Threads}
 		if err := core.PredictWith(post, f, cloud.Cloud, t.Cov, t.Var, opt); err != nil {
 			if ie, ok := err.(*core.InputError); ok && ie.Index >= 0 {
 				return &dataError{fmt.Sprintf("%s: test row %d: %s", name, row+ie.Index, ie.Msg)}

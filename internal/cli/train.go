@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"io"
 	"strconv"
 
@@ -61,22 +62,35 @@ func (c *trainCmd) run(e *env) error {
 	defer cr.Close()
 	train := cr.Train()
 	cfg := c.config(c.Threads)
-	cfg.Keep = true
-	f, pilots, res, err := c.estimate(e, boxOf(train), name, &cfg, c.Progress)
+	out := c.outputFormat(e.stdout)
+	cfg.Keep = out == format.Arrow // a summary needs no cloud
+	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), cfg.Keep); err != nil {
+		return err
+	}
+	f, pilots, err := c.prepare(e, boxOf(train), name, &cfg)
+	if err != nil {
+		return err
+	}
+	res, err := c.runEstimate(e, f, &cfg, c.Progress)
+	var me *core.MemoryError
+	inParts := false
+	if errors.As(err, &me) && cfg.Keep {
+		// The cloud does not fit: estimate without keeping it, then
+		// regenerate its groups in parts as they are written.
+		e.rep.warnf("the cloud needs %.3g GB, more than --max-memory (%.3g GB): it is regenerated in parts as it is written, which doubles the run time", float64(me.Need)/1e9, float64(me.Limit)/1e9)
+		cfg.Keep, inParts = false, true
+		res, err = c.runEstimate(e, f, &cfg, c.Progress)
+	}
 	if err != nil {
 		return err
 	}
 	meta := estimatorMeta(f, cfg, pilots, c.Jitter)
 	passMeta(meta, train.Meta)
-	sizes := make([]int, res.Groups)
-	for g := range sizes {
-		sizes[g] = res.Cloud.Groups[g].Len()
-	}
 	meta[format.KeyTool] = "gpc-train"
 	meta[format.KeyFingerprint] = format.Fingerprint(train.Cov)
 	meta[format.KeySamples] = strconv.Itoa(res.Samples)
 	meta[format.KeyGroups] = strconv.Itoa(res.Groups)
-	meta[format.KeyGroupSizes] = format.JoinInts(sizes)
+	meta[format.KeyGroupSizes] = format.JoinInts(core.GroupSizes(res.Samples, res.Groups))
 	meta[format.KeyGroupLogP] = format.JoinFloats(res.GroupLogP)
 	meta[format.KeyLogML] = fmtFloat(res.LogP)
 	meta[format.KeySELogML] = fmtFloat(res.SE)
@@ -85,22 +99,28 @@ func (c *trainCmd) run(e *env) error {
 			meta[format.KeyRows] = strconv.Itoa(rows + res.Samples)
 		}
 	}
-	out := c.outputFormat(e.stdout)
 	if out != format.Arrow {
 		return c.summary(e, cr, &res, f, cfg, meta, out, mem)
 	}
+	enlargePipe(e.stdout)
 	cw, err := format.NewCloudWriter(e.stdout, train, meta, c.BatchSize, mem)
 	if err != nil {
 		return err
 	}
-	for g := range res.Cloud.Groups {
-		if err := e.ctx.Err(); err != nil {
+	if inParts {
+		if err := c.writeInParts(e, cw, f, cfg, res.Groups); err != nil {
 			return err
 		}
-		if err := cw.WriteParticles(g, &res.Cloud.Groups[g]); err != nil {
-			return err
+	} else {
+		for g := range res.Cloud.Groups {
+			if err := e.ctx.Err(); err != nil {
+				return err
+			}
+			if err := cw.WriteParticles(g, &res.Cloud.Groups[g]); err != nil {
+				return err
+			}
+			res.Cloud.Groups[g] = core.CloudGroup{} // written: let it go
 		}
-		res.Cloud.Groups[g] = core.CloudGroup{} // written: let it go
 	}
 	for {
 		if err := e.ctx.Err(); err != nil {
@@ -118,6 +138,41 @@ func (c *trainCmd) run(e *env) error {
 		}
 	}
 	return cw.Close()
+}
+
+// writeInParts regenerates the cloud of an estimate that did not fit in
+// memory, as many groups at a time as fit, and writes them: the same
+// particles, bit for bit, as a run that kept them (core.EstimateRange).
+func (c *trainCmd) writeInParts(e *env, cw *format.CloudWriter, f *core.Factor, cfg core.Config, groups int) error {
+	cfg.Keep, cfg.Groups = true, groups
+	batch := core.GroupsInMemory(cfg, f.N)
+	if batch < 1 {
+		sizes := core.GroupSizes(cfg.Samples, groups)
+		return &core.MemoryError{Need: core.CloudBytes(sizes[0], f.N), Limit: cfg.MaxMemory, What: "one particle group with its working memory"}
+	}
+	p := estimateProgress(cfg.Samples, f.N)
+	what := p.what
+	p.what = func(done int64) string { return "regenerating the cloud: " + what(done) }
+	e.rep.startProgress(c.Progress, p)
+	defer e.rep.stopProgress()
+	cfg.Progress = e.rep.add
+	for a := 0; a < groups; a += batch {
+		b := min(groups, a+batch)
+		cl, err := core.EstimateRange(e.ctx, f, cfg, a, b)
+		if err != nil {
+			return err
+		}
+		for k := range cl.Groups {
+			if err := e.ctx.Err(); err != nil {
+				return err
+			}
+			if err := cw.WriteParticles(a+k, &cl.Groups[k]); err != nil {
+				return err
+			}
+			cl.Groups[k] = core.CloudGroup{}
+		}
+	}
+	return nil
 }
 
 // summary writes one row describing the training run (and counts the test

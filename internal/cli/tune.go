@@ -350,13 +350,13 @@ func (c *tuneCmd) run(e *env) error {
 	cands := candidates(c.Method, c.Order)
 	cfg := ef.config(c.Threads)
 	// The grid's estimates, then the exploit stage's and the optimizer's.
-	if err := checkEstimateMemory(c.Train, train.rows, cfg, cands, false); err != nil {
+	if err := checkEstimateMemory(c.Train, train.rows, &cfg, cands, false); err != nil {
 		return err
 	}
 	if c.Exploit > 0 || c.Optimize {
 		big := cfg
 		big.Samples = c.ExploitSamples
-		if err := checkMemoryFlag("--exploit-samples", c.Train, train.rows, big, cands, false); err != nil {
+		if err := checkMemoryFlag("--exploit-samples", c.Train, train.rows, &big, cands, false); err != nil {
 			return err
 		}
 	}

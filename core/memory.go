@@ -1,0 +1,167 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Memory. A group of m particles being propagated takes filterBytes(m):
+// its draws z (m x N, unless they are kept, when they are the cloud's),
+// three m x BlockSize block arrays and a few per-particle vectors. A kept
+// cloud takes cloudBytes: M x (N + 1) values. Config.MaxMemory bounds the
+// sum of the kept cloud and the groups running at once:
+//
+//   - fewer groups run at once when the threads' groups do not fit (the
+//     result does not change);
+//   - when not even one group of the default count fits, the particles are
+//     split into more, smaller groups: independent particle systems with
+//     their own random streams, combined exactly as groups always are (the
+//     size-weighted mean of their estimates, posteriors weighted by them),
+//     so the result agrees with the unsplit run's within its standard error;
+//   - with Keep, a cloud larger than the limit cannot be returned at once:
+//     Estimate returns a *MemoryError, and the caller estimates without
+//     keeping, then regenerates the groups in batches that fit with
+//     EstimateRange (each group's particles depend only on the seed and the
+//     group's index, so they come out bit for bit the same).
+
+// MemoryError reports a run whose particles do not fit in Config.MaxMemory.
+type MemoryError struct {
+	Need, Limit int64
+	What        string
+}
+
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("core: %s needs %.3g GB, more than the memory limit of %.3g GB", e.What, float64(e.Need)/1e9, float64(e.Limit)/1e9)
+}
+
+// filterBytes is the memory of one running group of m particles in n
+// dimensions with block size bs (keep: z is counted with the cloud).
+func filterBytes(m, n, bs int, keep bool) int64 {
+	// part, zb and tmpB (whole groups of 8 columns), pt and zt (subBlock
+	// each), and 14 per-particle vectors of 8 bytes.
+	b := int64(m) * int64(3*((bs+7)&^7)+2*subBlock+14) * 8
+	if !keep {
+		b += int64(m) * int64(n) * 8
+	}
+	return b
+}
+
+// CloudBytes is the memory of a kept cloud of m particles in n dimensions.
+func CloudBytes(m, n int) int64 { return int64(m) * int64(n+1) * 8 }
+
+// plan resolves c's defaults and its memory limit for n dimensions: the
+// configuration to run (Groups possibly raised) and how many groups run at
+// once.
+func (c Config) plan(n int) (Config, int, error) {
+	userGroups := c.Groups
+	c = c.withDefaults()
+	bs := min(c.BlockSize, n)
+	workers := min(c.Threads, c.Groups)
+	if c.MaxMemory <= 0 {
+		return c, workers, nil
+	}
+	avail := c.MaxMemory
+	if c.Keep {
+		avail -= CloudBytes(c.Samples, n)
+	}
+	largest := (c.Samples + c.Groups - 1) / c.Groups
+	one := filterBytes(largest, n, bs, c.Keep)
+	if c.Keep && avail < one {
+		return c, 0, &MemoryError{Need: CloudBytes(c.Samples, n) + one, Limit: c.MaxMemory, What: fmt.Sprintf("a cloud of %d particles in %d dimensions", c.Samples, n)}
+	}
+	if avail >= one {
+		return c, int(min(int64(workers), avail/one)), nil
+	}
+	// Not even one group fits: smaller groups, if the count was ours to
+	// choose.
+	perParticle := filterBytes(1, n, bs, false)
+	fit := int(avail / perParticle)
+	if userGroups != 0 || fit < 2 {
+		return c, 0, &MemoryError{Need: one, Limit: c.MaxMemory, What: fmt.Sprintf("a group of %d particles in %d dimensions", largest, n)}
+	}
+	c.Groups = (c.Samples + fit - 1) / fit
+	if c.Groups > MaxSplitGroups {
+		per := (c.Samples + MaxSplitGroups - 1) / MaxSplitGroups
+		return c, 0, &MemoryError{Need: filterBytes(per, n, bs, false), Limit: c.MaxMemory, What: fmt.Sprintf("a group of %d particles in %d dimensions (%d particles split into the most groups allowed, %d)", per, n, c.Samples, MaxSplitGroups)}
+	}
+	largest = (c.Samples + c.Groups - 1) / c.Groups
+	return c, int(max(1, min(int64(min(c.Threads, c.Groups)), avail/filterBytes(largest, n, bs, false)))), nil
+}
+
+// MaxSplitGroups bounds the groups a run is split into to fit its memory
+// limit: each group's estimate is kept (in Result.GroupLogP and a cloud's
+// metadata), and a run that would need more is far beyond what the machine
+// could compute anyway (4096 groups that fill the memory are more particle
+// steps than weeks of computing).
+const MaxSplitGroups = 4096
+
+// CheckMemory reports, as a *MemoryError, an estimate that cannot run
+// within cfg.MaxMemory for a Factor in n dimensions, however split; a kept
+// cloud is not counted (see EstimateRange).
+func CheckMemory(cfg Config, n int) error {
+	cfg.Keep = false
+	_, _, err := cfg.plan(n)
+	return err
+}
+
+// GroupsInMemory returns how many of cfg's groups EstimateRange can keep at
+// once within cfg.MaxMemory (all of them without a limit), for a Factor in
+// n dimensions; 0 if not even one fits.
+func GroupsInMemory(cfg Config, n int) int {
+	c := cfg.withDefaults()
+	if c.MaxMemory <= 0 {
+		return c.Groups
+	}
+	bs := min(c.BlockSize, n)
+	largest := (c.Samples + c.Groups - 1) / c.Groups
+	scratch := int64(min(c.Threads, c.Groups)) * filterBytes(largest, n, bs, true)
+	per := CloudBytes(largest, n)
+	if c.MaxMemory < scratch+per {
+		return 0
+	}
+	return int(min(int64(c.Groups), (c.MaxMemory-scratch)/per))
+}
+
+// EstimateRange runs groups [first, last) of the estimate cfg describes,
+// exactly as Estimate runs them (same sizes, same random streams, so the
+// same bits), and returns their particles: the cloud of an estimate too
+// large to keep at once, in parts. cfg.Keep is implied; cfg.Groups must be
+// the count Estimate used (Result.Groups). Its progress is reported as
+// Estimate's.
+func EstimateRange(ctx context.Context, f *Factor, cfg Config, first, last int) (*Cloud, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Method == MethodMET && f.Mu == nil {
+		return nil, errors.New("core: MethodMET needs a tilted Factor (Factor.Tilt)")
+	}
+	if (cfg.Method == MethodEP) != (f.ep != nil) {
+		return nil, errors.New("core: MethodEP needs, and only it takes, a Factor from PrepareEP")
+	}
+	c := cfg.withDefaults()
+	if first < 0 || last > c.Groups || first >= last {
+		panic("core: EstimateRange: bad group range")
+	}
+	c.Keep = true
+	bs := min(c.BlockSize, f.N)
+	sizes := GroupSizes(c.Samples, c.Groups)
+	workers := min(c.Threads, last-first)
+	if c.MaxMemory > 0 {
+		var held int64
+		for k := first; k < last; k++ {
+			held += CloudBytes(sizes[k], f.N)
+		}
+		one := filterBytes(sizes[first], f.N, bs, true)
+		avail := c.MaxMemory - held
+		if avail < one {
+			return nil, &MemoryError{Need: held + one, Limit: c.MaxMemory, What: fmt.Sprintf("groups %d-%d", first, last-1)}
+		}
+		workers = int(min(int64(workers), avail/one))
+	}
+	_, kept, err := runGroups(ctx, f, &c, sizes, first, last, workers)
+	if err != nil {
+		return nil, err
+	}
+	return &Cloud{N: f.N, Groups: kept}, nil
+}

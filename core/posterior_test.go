@@ -1,0 +1,160 @@
+package core
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
+
+	"gpc/internal/gemm"
+)
+
+// predictProblem is a box of n variables from testBox and t test rows:
+// the covariance of n+t variables of the same form, split into the box's
+// block and the test rows.
+func predictProblem(n, t int) (Box, []float64, []float64) {
+	all := testBox(n+t, false)
+	nt := n + t
+	cov := make([]float64, n*n)
+	for i := range n {
+		copy(cov[i*n:i*n+n], all.Cov[i*nt:i*nt+n])
+	}
+	r, vars := make([]float64, t*n), make([]float64, t)
+	for j := range t {
+		copy(r[j*n:j*n+n], all.Cov[(n+j)*nt:(n+j)*nt+n])
+		vars[j] = all.Cov[(n+j)*nt+n+j]
+	}
+	return Box{N: n, Cov: cov, Lower: all.Lower[:n], Upper: all.Upper[:n], Mean: all.Mean[:n]}, r, vars
+}
+
+// TestPredictMatchesNaive checks the blocked, parallel prediction against
+// the formula of PredictWith's doc comment evaluated directly: w by forward
+// substitution, each particle's Phi(w.z/sigma) with Phi, group means
+// summed particle by particle.
+func TestPredictMatchesNaive(t *testing.T) {
+	t.Parallel()
+	const n, nt = 150, 13 // more than two blocks of the triangular solve
+	box, r, vars := predictProblem(n, nt)
+	f, err := NewFactor(box, Ordering{Kind: OrderGiven}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Estimate(context.Background(), f, Config{Samples: 9000, Groups: 3, Seed: 3, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cloud
+	got := make([]Posterior, nt)
+	if err := PredictWith(got, f, c, r, vars, PredictOptions{Threads: 3}); err != nil {
+		t.Fatal(err)
+	}
+	maxLogZ := math.Inf(-1)
+	for _, g := range c.Groups {
+		maxLogZ = math.Max(maxLogZ, g.LogZ)
+	}
+	for j := range nt {
+		w := make([]float64, n)
+		for k := range n {
+			s := r[j*n+f.Perm[k]]
+			for q := range k {
+				s -= f.L[k*n+q] * w[q]
+			}
+			w[k] = s / f.L[k*n+k]
+		}
+		s2 := vars[j]
+		for _, v := range w {
+			s2 -= v * v
+		}
+		sigma := math.Sqrt(s2)
+		var sa, sap float64
+		for _, g := range c.Groups {
+			pg := 0.0
+			for p := range g.Len() {
+				mu := 0.0
+				for k := range n {
+					mu += w[k] * g.Z[p*n+k]
+				}
+				pg += math.Exp(g.LogW[p]) * Phi(mu/sigma)
+			}
+			a := float64(g.Len()) * math.Exp(g.LogZ-maxLogZ)
+			sa += a
+			sap += a * pg
+		}
+		// Rounding only: sums of 3000 terms, a triangular solve of 150.
+		if want := sap / sa; !scalar.EqualWithinAbsOrRel(got[j].P, want, 1e-12, 1e-12) {
+			t.Errorf("test row %d: p = %.17g, direct %.17g", j, got[j].P, want)
+		}
+	}
+}
+
+// TestPredictThreads checks that the posteriors, soft and hard, do not
+// depend on the number of threads, bit for bit.
+func TestPredictThreads(t *testing.T) {
+	t.Parallel()
+	const n, nt = 40, 9
+	box, r, vars := predictProblem(n, nt)
+	f, err := NewFactor(box, Ordering{Kind: OrderGiven}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Groups larger than predictUnit, so a group spans several units.
+	res, err := Estimate(context.Background(), f, Config{Samples: 2*predictUnit + 777, Groups: 2, Seed: 5, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hard := range []bool{false, true} {
+		var first []Posterior
+		for _, threads := range []int{1, 2, 5} {
+			got := make([]Posterior, nt)
+			if err := PredictWith(got, f, res.Cloud, r, vars, PredictOptions{Hard: hard, Seed: 9, Threads: threads}); err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = got
+				continue
+			}
+			for j := range got {
+				if !same(got[j].P, first[j].P) || !same(got[j].SE, first[j].SE) {
+					t.Fatalf("hard=%v threads=%d: row %d: %v, one thread %v", hard, threads, j, got[j], first[j])
+				}
+			}
+		}
+	}
+}
+
+// TestSolveRows checks the blocked triangular solve against forward
+// substitution.
+func TestSolveRows(t *testing.T) {
+	t.Parallel()
+	const n, nt = 200, 7
+	box := testBox(n, false)
+	f, err := NewFactor(box, Ordering{Kind: OrderGiven}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	w := make([]float64, nt*n)
+	for i := range w {
+		w[i] = rng.NormFloat64()
+	}
+	want := append([]float64(nil), w...)
+	for j := range nt {
+		x := want[j*n : j*n+n]
+		for k := range n {
+			s := x[k]
+			for q := range k {
+				s -= f.L[k*n+q] * x[q]
+			}
+			x[k] = s / f.L[k*n+k]
+		}
+	}
+	var ws gemm.Workspace
+	solveRowsTo(w, nt, f.L, n, &ws, 2)
+	for i := range w {
+		if !scalar.EqualWithinAbsOrRel(w[i], want[i], 1e-12, 1e-11) {
+			t.Fatalf("element %d: %v, substitution %v", i, w[i], want[i])
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// naiveNT is C = A B' by sequential dot products, for comparison within
+// rounding.
+func naiveNT(m, n, k int, a []float64, lda int, b []float64, ldb int) []float64 {
+	c := make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			s := 0.0
+			for l := range k {
+				s += a[i*lda+l] * b[j*ldb+l]
+			}
+			c[i*n+j] = s
+		}
+	}
+	return c
+}
+
+func randSlice(r *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = r.NormFloat64()
+	}
+	return s
+}
+
+// shapes exercise every remainder: rows mod 3, columns mod 8, the inner
+// dimension mod 8 and across chunks (KC).
+var shapes = [][3]int{
+	{1, 1, 1}, {2, 3, 5}, {3, 8, 8}, {4, 9, 7}, {5, 16, 16}, {7, 17, 33},
+	{10, 64, 64}, {11, 5, 200}, {31, 64, 511}, {32, 63, 512}, {29, 70, 513},
+	{6, 8, 1100}, {100, 24, 3}, {97, 40, 0},
+}
+
+// TestNTAgreesWithNaive checks the product against sequential dot
+// products: the error of a dot product is at most about k eps sum |a b|.
+func TestNTAgreesWithNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var w Workspace
+	for _, s := range shapes {
+		m, n, k := s[0], s[1], s[2]
+		lda, ldb, ldc := k+3, k+1, n+2
+		a, b := randSlice(r, m*lda), randSlice(r, n*ldb)
+		for _, add := range []bool{false, true} {
+			c := randSlice(r, m*ldc)
+			c0 := append([]float64(nil), c...)
+			w.NT(m, n, k, a, lda, b, ldb, c, ldc, add, 1)
+			want := naiveNT(m, n, k, a, lda, b, ldb)
+			for i := range m {
+				for j := range n {
+					wij := want[i*n+j]
+					if add {
+						wij += c0[i*ldc+j]
+					}
+					bound := 0.0
+					for l := range k {
+						bound += math.Abs(a[i*lda+l] * b[j*ldb+l])
+					}
+					tol := 4 * float64(k+1) * 0x1p-53 * (bound + math.Abs(c0[i*ldc+j]))
+					if d := math.Abs(c[i*ldc+j] - wij); d > tol {
+						t.Fatalf("%v add=%v: C[%d][%d] = %v, want %v (tolerance %.3g)", s, add, i, j, c[i*ldc+j], wij, tol)
+					}
+				}
+				// Padding of C is never written.
+				for j := n; j < ldc && i*ldc+j < len(c); j++ {
+					if c[i*ldc+j] != c0[i*ldc+j] {
+						t.Fatalf("%v: C[%d][%d] beyond n was written", s, i, j)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNTWorkersIdentical checks that the result does not depend on the
+// number of goroutines.
+func TestNTWorkersIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	m, n, k := 3001, 40, 700
+	a, b := randSlice(r, m*k), randSlice(r, n*k)
+	var w Workspace
+	c1 := make([]float64, m*n)
+	w.NT(m, n, k, a, k, b, k, c1, n, false, 1)
+	for _, workers := range []int{2, 3, 8} {
+		c := make([]float64, m*n)
+		w.NT(m, n, k, a, k, b, k, c, n, false, workers)
+		for i := range c {
+			if math.Float64bits(c[i]) != math.Float64bits(c1[i]) {
+				t.Fatalf("workers=%d: element %d is %v, one worker gave %v", workers, i, c[i], c1[i])
+			}
+		}
+	}
+}
+
+func BenchmarkNT(b *testing.B) {
+	for _, s := range [][3]int{{31250, 64, 128}, {3125, 64, 1000}, {2000, 2000, 2000}} {
+		m, n, k := s[0], s[1], s[2]
+		b.Run(fmt.Sprintf("m=%d/n=%d/k=%d", m, n, k), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			x, y, c := randSlice(r, m*k), randSlice(r, n*k), make([]float64, m*n)
+			var w Workspace
+			for b.Loop() {
+				w.NT(m, n, k, x, k, y, k, c, n, false, 1)
+			}
+			b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// grouped copies a rows x cols row-major matrix into groups of 8 columns,
+// each a rows x 8 row-major block (the last zero-padded).
+func grouped(x []float64, rows, cols int) []float64 {
+	g := (cols + 7) / 8
+	out := make([]float64, g*rows*8)
+	for i := range rows {
+		for l := range cols {
+			out[l/8*rows*8+i*8+l%8] = x[i*cols+l]
+		}
+	}
+	return out
+}
+
+// TestNTGrouped checks that A and C stored by groups of 8 columns give
+// exactly the row-major product, on every path (assembly or Go).
+func TestNTGrouped(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var w Workspace
+	for _, s := range shapes {
+		m, n, k := s[0], s[1], s[2]
+		a, b := randSlice(r, m*k), randSlice(r, n*k)
+		for _, add := range []bool{false, true} {
+			c0 := randSlice(r, m*n)
+			want := append([]float64(nil), c0...)
+			w.NT(m, n, k, a, k, b, k, want, n, add, 1)
+			ga, gc := grouped(a, m, k), grouped(c0, m, n)
+			if k == 0 {
+				ga = []float64{}
+			}
+			w.NTGrouped(m, n, k, ga, 8, 8*m, b, k, gc, 8, 8*m, add, 2)
+			if got := grouped(want, m, n); len(got) > 0 {
+				for i := range got {
+					if math.Float64bits(gc[i]) != math.Float64bits(got[i]) {
+						t.Fatalf("%v add=%v: grouped element %d is %v, row-major %v", s, add, i, gc[i], got[i])
+					}
+				}
+			}
+		}
+	}
+}
