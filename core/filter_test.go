@@ -40,12 +40,16 @@ func referenceRun(f *Factor, method Method, m int, essFrac float64, r *rand.Rand
 	for i := range n {
 		lii := f.L[i*n+i]
 		// MethodEP's draw is off + sl x for x from the standard normal
-		// truncated to [lo, hi]; the others' are x itself.
-		sl := 1.0
+		// truncated to [lo, hi]; MethodMET's is shift + x, x truncated to
+		// the interval less the shift; the others' are x itself.
+		sl, shift := 1.0, 0.0
+		if method == MethodMET {
+			shift = f.Mu[i]
+		}
 		for p := range m {
 			mu := floats.Dot(f.L[i*n:i*n+i], z[p*n:p*n+i])
-			lo[p] = (f.A[i] - mu) / lii
-			hi[p] = (f.B[i] - mu) / lii
+			lo[p] = (f.A[i]-mu)/lii - shift
+			hi[p] = (f.B[i]-mu)/lii - shift
 			if method == MethodEP {
 				lambda := 1/(lii*lii) - f.ep.tau[i]
 				c := (mu/(lii*lii) - f.ep.kappa[i]) / lambda
@@ -55,8 +59,8 @@ func referenceRun(f *Factor, method Method, m int, essFrac float64, r *rand.Rand
 				lg[p] = -0.5*math.Log(lambda*lii*lii) + 0.5*lambda*c*c - 0.5*mu*mu/(lii*lii) + LogPhiDiff(lo[p], hi[p])
 			}
 		}
-		if method == MethodSMC || method == MethodEP {
-			oneSided := method == MethodSMC && math.IsInf(hi[0], 1)
+		if method == MethodSMC || method == MethodMET || method == MethodEP {
+			oneSided := method != MethodEP && math.IsInf(hi[0], 1)
 			for p := range m {
 				switch {
 				case method == MethodEP:
@@ -67,8 +71,11 @@ func referenceRun(f *Factor, method Method, m int, essFrac float64, r *rand.Rand
 				}
 				logw[p] += lg[p]
 			}
+			// With a tilt the weights came in short of the previous step's
+			// correction, which this sum brings in; the shift's own
+			// exp(shift^2/2) is a constant.
 			inc := LogSumExp(logw)
-			logZ += inc
+			logZ += inc + shift*shift/2
 			sum2 := 0.0
 			for p := range logw {
 				logw[p] -= inc
@@ -102,6 +109,11 @@ func referenceRun(f *Factor, method Method, m int, essFrac float64, r *rand.Rand
 					z[p*n+i] = upperTailQuantile(lo[p], lg[p], u[p])
 				default:
 					z[p*n+i] = TruncNormQuantile(lo[p], hi[p], u[p])
+				}
+				if shift != 0 {
+					// The rest of the tilted weight, phi(z)/phi(z - shift).
+					z[p*n+i] += shift
+					logw[p] -= shift * z[p*n+i]
 				}
 			}
 			continue
@@ -141,6 +153,9 @@ func referenceRun(f *Factor, method Method, m int, essFrac float64, r *rand.Rand
 			}
 		}
 		copyRows(idx)
+	}
+	if method == MethodMET {
+		logZ += LogSumExp(logw) // the last step's tilt correction
 	}
 	return logZ
 }
@@ -182,15 +197,26 @@ func TestFilterMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, method := range []Method{MethodSMC, MethodEP, MethodPaperHard, MethodPaperSoft} {
+		given := make([]int, box.N)
+		for k := range given {
+			given[k] = k
+		}
+		fmet, err := PrepareOrdered(box, MethodMET, given, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, method := range []Method{MethodSMC, MethodMET, MethodEP, MethodPaperHard, MethodPaperSoft} {
 			f := f
-			if method == MethodEP {
+			switch method {
+			case MethodEP:
 				f = fep
+			case MethodMET:
+				f = fmet
 			}
-			// EP's weights are so flat here that only a threshold near 1
-			// makes it resample.
+			// EP's and the tilt's weights are so flat here that only a
+			// threshold near 1 makes them resample.
 			ess := DefaultESSThreshold
-			if method == MethodEP {
+			if method == MethodEP || method == MethodMET {
 				ess = 0.9999
 			}
 			want := referenceRun(f, method, m, ess, NewStream(7, domainGroup, 0))
@@ -204,7 +230,7 @@ func TestFilterMatchesReference(t *testing.T) {
 				if !scalar.EqualWithinAbsOrRel(fl.logZ, want, 1e-12, 1e-11) {
 					t.Errorf("two-sided %v, %v, block %d: log Z = %.17g, reference %.17g", twoSided, method, bs, fl.logZ, want)
 				}
-				if (method == MethodSMC || method == MethodEP) && fl.resamples == 0 {
+				if method != MethodPaperHard && method != MethodPaperSoft && fl.resamples == 0 {
 					t.Errorf("%v: no resampling happened; the test does not exercise gather", method)
 				}
 			}
