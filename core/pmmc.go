@@ -368,22 +368,5 @@ func empiricalShape(states [][]float64, k int) ([]float64, bool) {
 			}
 		}
 	}
-	l := make([]float64, k*k)
-	for i := range k {
-		for j := 0; j <= i; j++ {
-			v := cov[i*k+j]
-			for p := range j {
-				v -= l[i*k+p] * l[j*k+p]
-			}
-			if i == j {
-				if !(v > 1e-12) {
-					return nil, false
-				}
-				l[i*k+i] = math.Sqrt(v)
-			} else {
-				l[i*k+j] = v / l[j*k+j]
-			}
-		}
-	}
-	return l, true
+	return smallCholesky(cov, k, 1e-12)
 }

@@ -573,22 +573,9 @@ func (s *Surface) fit(ctx context.Context, theta0, h []float64, cfg OptimizeConf
 // matrix a (row-major), or ok = false if it is not positive definite.
 func invertSPD(a []float64, k int) (inv []float64, ok bool) {
 	// Cholesky a = L L', then solve column by column.
-	l := make([]float64, k*k)
-	for i := range k {
-		for j := 0; j <= i; j++ {
-			s := a[i*k+j]
-			for p := range j {
-				s -= l[i*k+p] * l[j*k+p]
-			}
-			if i == j {
-				if !(s > 0) {
-					return nil, false
-				}
-				l[i*k+i] = math.Sqrt(s)
-			} else {
-				l[i*k+j] = s / l[j*k+j]
-			}
-		}
+	l, ok := smallCholesky(a, k, 0)
+	if !ok {
+		return nil, false
 	}
 	inv = make([]float64, k*k)
 	col := make([]float64, k)
@@ -612,4 +599,28 @@ func invertSPD(a []float64, k int) (inv []float64, ok bool) {
 		}
 	}
 	return inv, true
+}
+
+// smallCholesky returns the lower Cholesky factor of the symmetric k x k
+// matrix a (row-major, k small), or ok = false if a pivot is not above
+// tol.
+func smallCholesky(a []float64, k int, tol float64) (l []float64, ok bool) {
+	l = make([]float64, k*k)
+	for i := range k {
+		for j := 0; j <= i; j++ {
+			v := a[i*k+j]
+			for p := range j {
+				v -= l[i*k+p] * l[j*k+p]
+			}
+			if i == j {
+				if !(v > tol) {
+					return nil, false
+				}
+				l[i*k+i] = math.Sqrt(v)
+			} else {
+				l[i*k+j] = v / l[j*k+j]
+			}
+		}
+	}
+	return l, true
 }

@@ -31,7 +31,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "the smoke run: small problems, seconds")
-	full := fs.Bool("full", false, "the published run (about 40 minutes on 2 cores)")
+	full := fs.Bool("full", false, "the published run (about 15 minutes on 2 cores)")
 	out := fs.String("out", "", "directory for tables.md, log.txt and the PNG figures (required)")
 	noR := fs.Bool("no-r", false, "skip R's mvtnorm even when it is installed")
 	if err := fs.Parse(args); err != nil {
