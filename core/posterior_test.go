@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/floats/scalar"
@@ -155,6 +156,81 @@ func TestSolveRows(t *testing.T) {
 	for i := range w {
 		if !scalar.EqualWithinAbsOrRel(w[i], want[i], 1e-12, 1e-11) {
 			t.Fatalf("element %d: %v, substitution %v", i, w[i], want[i])
+		}
+	}
+}
+
+// TestPredictorPieces: a cloud given to a Predictor in pieces cut at
+// random places (inside work units and tiles, across unit boundaries, one
+// particle at a time) gives Predict's posteriors bit for bit, soft and
+// hard; every piece is released once, and Close releases the pieces of an
+// abandoned prediction.
+func TestPredictorPieces(t *testing.T) {
+	t.Parallel()
+	const n, nt = 30, 7
+	box, r, vars := predictProblem(n, nt)
+	f, err := NewFactor(box, Ordering{Kind: OrderGiven}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Groups of 3 x 4096 + 481 particles: each spans four work units, so
+	// that the order in which their sums are added matters.
+	res, err := Estimate(context.Background(), f, Config{Samples: 6*predictUnit + 962, Groups: 2, Seed: 8, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cloud
+	sizes, logZ := make([]int, len(c.Groups)), make([]float64, len(c.Groups))
+	for g := range c.Groups {
+		sizes[g], logZ[g] = c.Groups[g].Len(), c.Groups[g].LogZ
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, hard := range []bool{false, true} {
+		opt := PredictOptions{Hard: hard, Seed: 2, Threads: 3}
+		want := make([]Posterior, nt)
+		if err := PredictWith(want, f, c, r, vars, opt); err != nil {
+			t.Fatal(err)
+		}
+		for trial, maxPiece := range []int{1, 7, 300, 5000} {
+			p, err := NewPredictor(f, sizes, logZ, r, vars, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var released, pieces int
+			var mu sync.Mutex
+			for g, grp := range c.Groups {
+				for a := 0; a < grp.Len(); {
+					b := min(grp.Len(), a+1+rng.IntN(maxPiece))
+					pieces++
+					p.Add(g, a, grp.Z[a*n:b*n], grp.LogW[a:b], func() { mu.Lock(); released++; mu.Unlock() })
+					a = b
+				}
+			}
+			got := make([]Posterior, nt)
+			p.Finish(got)
+			if released != pieces {
+				t.Errorf("hard=%v trial %d: %d of %d pieces released", hard, trial, released, pieces)
+			}
+			for j := range got {
+				if !same(got[j].P, want[j].P) || !same(got[j].SE, want[j].SE) {
+					t.Fatalf("hard=%v, pieces of at most %d: row %d: %v, Predict %v", hard, maxPiece, j, got[j], want[j])
+				}
+			}
+		}
+		// Abandoned inside the first group's second unit (soft) or its
+		// only one (hard).
+		p, err := NewPredictor(f, sizes, logZ, r, vars, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		released := 0
+		var mu sync.Mutex
+		for a := 0; a < predictUnit+400; a += 100 {
+			p.Add(0, a, c.Groups[0].Z[a*n:(a+100)*n], c.Groups[0].LogW[a:a+100], func() { mu.Lock(); released++; mu.Unlock() })
+		}
+		p.Close()
+		if pieces := (predictUnit + 400 + 99) / 100; released != pieces {
+			t.Errorf("hard=%v: Close released %d of %d pieces", hard, released, pieces)
 		}
 	}
 }

@@ -68,39 +68,18 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.GOMAXPROCS(0)
 	}
-	w, offset, sigma, isig, err := f.testBasis(r, vars, t, opt.Threads)
+	sizes, logZ := make([]int, len(c.Groups)), make([]float64, len(c.Groups))
+	for g := range c.Groups {
+		sizes[g], logZ[g] = c.Groups[g].Len(), c.Groups[g].LogZ
+	}
+	p, err := NewPredictor(f, sizes, logZ, r, vars, opt)
 	if err != nil {
 		return err
 	}
-	g := len(c.Groups)
-	maxLogZ := math.Inf(-1)
-	for _, grp := range c.Groups {
-		maxLogZ = math.Max(maxLogZ, grp.LogZ)
+	for g := range c.Groups {
+		p.Add(g, 0, c.Groups[g].Z[:sizes[g]*n], c.Groups[g].LogW, nil)
 	}
-	if math.IsInf(maxLogZ, -1) {
-		return inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
-	}
-	pg := make([]float64, g*t) // group means
-	groupMeans(pg, c, w, offset, sigma, isig, n, t, opt)
-	for j := range t {
-		var sa, sap, sa2d float64
-		for gi, grp := range c.Groups {
-			a := float64(grp.Len()) * math.Exp(grp.LogZ-maxLogZ)
-			sa += a
-			sap += a * pg[gi*t+j]
-		}
-		p := sap / sa
-		for gi, grp := range c.Groups {
-			a := float64(grp.Len()) * math.Exp(grp.LogZ-maxLogZ)
-			d := pg[gi*t+j] - p
-			sa2d += a * a * d * d
-		}
-		se := math.NaN()
-		if g > 1 {
-			se = math.Sqrt(float64(g)/float64(g-1)*sa2d) / sa
-		}
-		dst[j] = Posterior{P: p, SE: se}
-	}
+	p.Finish(dst)
 	return nil
 }
 
