@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -23,7 +24,8 @@ import (
 
 // Cloud stream metadata keys (besides the common ones).
 const (
-	SchemaCloud      = "gpc.cloud/1"
+	SchemaCloud      = "gpc.cloud/2"
+	schemaCloudV1    = "gpc.cloud/1"        // test rows after the particles; still read
 	KeyFingerprint   = "gpc:fingerprint"    // Fingerprint of the train block
 	KeySamples       = "gpc:samples"        // particles, all groups
 	KeyGroups        = "gpc:groups"         // particle groups
@@ -35,6 +37,7 @@ const (
 	KeyOrderKind     = "gpc:order_kind"     // the order's name (gpc:order holds the permutation)
 	KeyLabelPositive = "gpc:label_positive" // the label value mapped to +1
 	KeyLabelNegative = "gpc:label_negative" // the label value mapped to -1
+	KeyTestsFirst    = "gpc:tests_first"    // test rows before the particles (all of them)
 	// The train block's box and mean, when they are not the orthant's
 	// defaults (comma-separated, input order).
 	KeyLower = "gpc:lower"
@@ -80,26 +83,36 @@ func cloudSchema(meta map[string]string) *arrow.Schema {
 	}, &md)
 }
 
-// CloudWriter writes a cloud stream: the train block, the particles group
-// by group, then test rows, each in record batches of at most batchRows
+// CloudWriter writes a cloud stream: the train block, the test rows when
+// they are given at the start, the particles group by group, then the test
+// rows when they were not, each in record batches of at most batchRows
 // rows, so that nothing is held twice.
 type CloudWriter struct {
-	bw     *bufio.Writer
-	iw     *ipc.Writer
-	rb     *array.RecordBuilder
-	schema *arrow.Schema
-	mem    memory.Allocator
-	n      int
-	batch  int
-	rows   int // rows in the builder
+	bw         *bufio.Writer
+	iw         *ipc.Writer
+	rb         *array.RecordBuilder
+	schema     *arrow.Schema
+	mem        memory.Allocator
+	n          int
+	batch      int
+	rows       int // rows in the builder
+	testsFirst bool
+	particles  bool // particles were written
 }
 
 // NewCloudWriter starts a cloud stream on w with metadata meta (to which it
-// adds gpc:schema and gpc:n) and writes the train block of train.
-func NewCloudWriter(w io.Writer, train *Covariance, meta map[string]string, batchRows int, mem memory.Allocator) (*CloudWriter, error) {
+// adds gpc:schema and gpc:n) and writes the train block of train. If tests
+// is not nil, its rows follow the train block (gpc:tests_first says how
+// many), so that a reader can predict them as the particles stream past;
+// they are then all the test rows of the stream. Otherwise WriteTest writes
+// test rows after the particles.
+func NewCloudWriter(w io.Writer, train *Covariance, tests *TestRows, meta map[string]string, batchRows int, mem memory.Allocator) (*CloudWriter, error) {
 	m := maps.Clone(meta)
 	m[KeySchema] = SchemaCloud
 	m[KeyN] = strconv.Itoa(train.N)
+	if tests != nil {
+		m[KeyTestsFirst] = strconv.Itoa(tests.Len())
+	}
 	for key, v := range map[string][]float64{KeyLower: train.Lower, KeyUpper: train.Upper, KeyMean: train.Mean} {
 		if v != nil {
 			m[key] = JoinFloats(v)
@@ -122,6 +135,12 @@ func NewCloudWriter(w io.Writer, train *Covariance, meta map[string]string, batc
 		if err := cw.row(KindTrain, train.Cov[r*n:r*n+n], nil, math.NaN(), -1, math.NaN(), y, id); err != nil {
 			return nil, err
 		}
+	}
+	if tests != nil {
+		if err := cw.writeTest(tests); err != nil {
+			return nil, err
+		}
+		cw.testsFirst = true
 	}
 	return cw, nil
 }
@@ -185,6 +204,7 @@ func (cw *CloudWriter) WriteParticles(g int, grp *core.CloudGroup) error {
 	if err := cw.flush(); err != nil { // the rows before, in order
 		return err
 	}
+	cw.particles = true
 	n := cw.n
 	// At most batch rows, and fewer than 2^31 values (int32 list offsets).
 	rows := max(1, min(cw.batch, (math.MaxInt32-1)/max(n, 1)))
@@ -268,8 +288,16 @@ func int32Bytes(v []int32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*4)
 }
 
-// WriteTest writes test rows.
+// WriteTest writes test rows after the particles. It fails if the test
+// rows were given to NewCloudWriter.
 func (cw *CloudWriter) WriteTest(t *TestRows) error {
+	if cw.testsFirst {
+		return errors.New("format: test rows after the particles of a cloud whose test rows came first")
+	}
+	return cw.writeTest(t)
+}
+
+func (cw *CloudWriter) writeTest(t *TestRows) error {
 	n := cw.n
 	for r := range t.Len() {
 		id := ""
@@ -302,8 +330,11 @@ func (cw *CloudWriter) Close() error {
 	return nil
 }
 
-// CloudReader reads a cloud stream: the train block and the particles when
-// it is opened, then the test rows a batch at a time.
+// CloudReader reads a cloud stream, in its order: OpenCloud reads the
+// train block; then NextTest returns the test rows that precede the
+// particles (a cloud written with them first, TestsFirst), NextParticles
+// the particles run by run (or LoadParticles all of them), and NextTest the
+// test rows that follow them (a cloud written without them first).
 type CloudReader struct {
 	name  string
 	w     *ioWatch
@@ -314,28 +345,24 @@ type CloudReader struct {
 	batch int
 	rows  int // rows read
 	done  bool
-	opt   CloudOptions
 
-	// Train is the train block, Cloud the particles, Perm the variable
-	// order they were drawn in.
+	testsFirst int   // test rows before the particles; -1: they follow them
+	tests      int   // test rows read
+	sizes      []int // particles per group
+	g, next    int   // the next particle: group g, its index next
+	particles  bool  // the particle rows were reached
+	total      int   // particles in all
+	read       int   // particles read
+
+	// Train is the train block; Perm the variable order the particles
+	// were drawn in; LogZ each group's estimate of log P.
 	Train *Covariance
-	Cloud *core.Cloud
 	Perm  []int
+	LogZ  []float64
 }
 
-// CloudOptions tune OpenCloud.
-type CloudOptions struct {
-	// Limit is the most bytes the particles may take (as the metadata
-	// announces them): a larger cloud is refused with a *MemoryError.
-	// 0 means no limit.
-	Limit int64
-	// Alloc, if not nil, allocates each group's array of draws (n values,
-	// overwritten as they are read).
-	Alloc func(n int) []float64
-}
-
-// OpenCloud opens a cloud stream and reads its train block and particles.
-func OpenCloud(r io.Reader, name string, mem memory.Allocator, opt CloudOptions) (cr *CloudReader, err error) {
+// OpenCloud opens a cloud stream and reads its train block.
+func OpenCloud(r io.Reader, name string, mem memory.Allocator) (cr *CloudReader, err error) {
 	in, err := openInput(r, name)
 	if err != nil {
 		return nil, err
@@ -348,7 +375,7 @@ func OpenCloud(r io.Reader, name string, mem memory.Allocator, opt CloudOptions)
 	if err != nil {
 		return nil, err
 	}
-	cr = &CloudReader{name: name, w: in.w, src: src, meta: schema.Metadata().ToMap(), opt: opt}
+	cr = &CloudReader{name: name, w: in.w, src: src, meta: schema.Metadata().ToMap()}
 	if err := cr.start(schema); err != nil {
 		src.release()
 		return nil, err
@@ -359,9 +386,19 @@ func OpenCloud(r io.Reader, name string, mem memory.Allocator, opt CloudOptions)
 // Meta returns the cloud's metadata.
 func (cr *CloudReader) Meta() map[string]string { return cr.meta }
 
+// TestsFirst reports whether the test rows precede the particles.
+func (cr *CloudReader) TestsFirst() bool { return cr.testsFirst >= 0 }
+
+// GroupSizes returns the number of particles of each group.
+func (cr *CloudReader) GroupSizes() []int { return cr.sizes }
+
+// Particles returns the number of particles in all.
+func (cr *CloudReader) Particles() int { return cr.total }
+
 func (cr *CloudReader) start(schema *arrow.Schema) error {
 	name := cr.name
-	if s := cr.meta[KeySchema]; s != SchemaCloud {
+	s := cr.meta[KeySchema]
+	if s != SchemaCloud && s != schemaCloudV1 {
 		if s == "" {
 			s = "none"
 		}
@@ -389,17 +426,28 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 	if n < 1 || len(perm) != n || len(sizes) != len(logZ) || len(sizes) == 0 {
 		return dataErrorf(name, "inconsistent metadata: %s = %d, %d order entries, %d group sizes, %d group estimates", KeyN, n, len(perm), len(sizes), len(logZ))
 	}
+	for _, v := range logZ {
+		if math.IsNaN(v) || math.IsInf(v, 1) {
+			return dataErrorf(name, "metadata %s: %v is not a log probability", KeyGroupLogP, v)
+		}
+	}
 	total := 0
 	for _, s := range sizes {
-		if s < 1 || s > math.MaxInt32 {
+		if s < 1 || s > math.MaxInt32 || total > math.MaxInt-s {
 			return dataErrorf(name, "metadata %s: a group of %d particles", KeyGroupSizes, s)
 		}
 		total += s
 	}
-	if need := int64(total) * int64(n) * 8; need/8/int64(n) != int64(total) || cr.opt.Limit > 0 && need > cr.opt.Limit {
-		return &MemoryError{What: fmt.Sprintf("%s: a cloud of %d particles in %d dimensions", name, total, n), Need: need, Limit: cr.opt.Limit}
+	cr.testsFirst = -1
+	if v, ok := cr.meta[KeyTestsFirst]; ok {
+		if s == schemaCloudV1 {
+			return dataErrorf(name, "metadata %s in a %s stream", KeyTestsFirst, schemaCloudV1)
+		}
+		if cr.testsFirst, err = metaInt(cr.meta, KeyTestsFirst, name); err != nil || cr.testsFirst < 0 {
+			return dataErrorf(name, "metadata %s = %q is not a row count", KeyTestsFirst, v)
+		}
 	}
-	cr.Perm = perm
+	cr.sizes, cr.total, cr.Perm, cr.LogZ = sizes, total, perm, logZ
 	cr.Train = &Covariance{N: n, Meta: cr.meta, Layout: "cloud"}
 	for _, kv := range []struct {
 		key string
@@ -418,76 +466,40 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 		}
 		*dst = v
 	}
-	cr.Cloud = &core.Cloud{N: n, Groups: make([]core.CloudGroup, len(sizes))}
-	for g := range sizes {
-		cr.Cloud.Groups[g].LogZ = logZ[g]
-	}
 	hasY, hasID := false, false
-	for i := 0; i < n+total; i++ {
+	for i := range n {
 		ok, err := cr.load()
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return dataErrorf(name, "the stream ended after %d rows, inside the %d train rows and %d particles: it was cut short", cr.rows, n, total)
+			return dataErrorf(name, "the stream ended after %d rows, inside the %d train rows: it was cut short", cr.rows, n)
 		}
-		where := fmt.Sprintf("%s: batch %d, row %d", name, cr.batch, cr.rows)
-		kind, _ := strAt(cr.rec.Column(0), cr.row)
-		want := KindTrain
-		if i >= n {
-			want = KindParticle
+		where := cr.where()
+		if kind, _ := strAt(cr.rec.Column(0), cr.row); kind != KindTrain {
+			return dataErrorf(where, "a %q row where a %s row was expected (%d train rows first)", kind, KindTrain, n)
 		}
-		if kind != want {
-			return dataErrorf(where, "a %q row where a %s row was expected (%d train rows, then %d particles, then test rows)", kind, want, n, total)
+		vals, err := listRow(cr.rec.Column(1), cr.row, n, where, ColCov)
+		if err != nil {
+			return err
 		}
-		if i < n {
-			vals, err := listRow(cr.rec.Column(1), cr.row, n, where, ColCov)
-			if err != nil {
-				return err
-			}
-			cr.Train.Cov = append(cr.Train.Cov, vals...)
-			y, yok := numAt(cr.rec.Column(6), cr.row)
-			if i == 0 {
-				hasY = yok
-			}
-			if yok != hasY {
-				return dataErrorf(where, "column %q is null on some train rows only", ColY)
-			}
-			if hasY {
-				cr.Train.Y = append(cr.Train.Y, y)
-			}
-			id, idok := strAt(cr.rec.Column(7), cr.row)
-			if i == 0 {
-				hasID = idok
-			}
-			if hasID {
-				cr.Train.ID = append(cr.Train.ID, id)
-			}
-		} else {
-			g, gok := numAt(cr.rec.Column(4), cr.row)
-			lw, wok := numAt(cr.rec.Column(3), cr.row)
-			if !gok || !wok || math.IsNaN(lw) || lw > 1e-9 {
-				return dataErrorf(where, "a particle needs a group and a normalized log weight (<= 0), got %v and %v", g, lw)
-			}
-			k := int(g)
-			if k < 0 || k >= len(sizes) || cr.Cloud.Groups[k].Len() >= sizes[k] || (k > 0 && cr.Cloud.Groups[k-1].Len() < sizes[k-1]) {
-				return dataErrorf(where, "particle of group %d out of place (groups of %v particles, written in order)", k, sizes)
-			}
-			grp := &cr.Cloud.Groups[k]
-			if grp.Z == nil {
-				// Sized once, from the metadata (whose total was checked
-				// against the limit): the cloud is never held twice.
-				if cr.opt.Alloc != nil {
-					grp.Z = cr.opt.Alloc(sizes[k] * n)[:0]
-				} else {
-					grp.Z = make([]float64, 0, sizes[k]*n)
-				}
-				grp.LogW = make([]float64, 0, sizes[k])
-			}
-			if grp.Z, err = appendListRow(grp.Z, cr.rec.Column(2), cr.row, n, where, "z"); err != nil {
-				return err
-			}
-			grp.LogW = append(grp.LogW, lw)
+		cr.Train.Cov = append(cr.Train.Cov, vals...)
+		y, yok := numAt(cr.rec.Column(6), cr.row)
+		if i == 0 {
+			hasY = yok
+		}
+		if yok != hasY {
+			return dataErrorf(where, "column %q is null on some train rows only", ColY)
+		}
+		if hasY {
+			cr.Train.Y = append(cr.Train.Y, y)
+		}
+		id, idok := strAt(cr.rec.Column(7), cr.row)
+		if i == 0 {
+			hasID = idok
+		}
+		if hasID {
+			cr.Train.ID = append(cr.Train.ID, id)
 		}
 		cr.row++
 		cr.rows++
@@ -495,7 +507,15 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 	if fp, ok := cr.meta[KeyFingerprint]; ok && fp != Fingerprint(cr.Train.Cov) {
 		return dataErrorf(name, "the train block does not match the cloud's own fingerprint: the stream is corrupt")
 	}
+	if cr.testsFirst < 0 {
+		cr.particles = true
+	}
 	return nil
+}
+
+// where names the next row, for messages.
+func (cr *CloudReader) where() string {
+	return fmt.Sprintf("%s: batch %d, row %d", cr.name, cr.batch, cr.rows)
 }
 
 // load makes cr.rec a record with unread rows; false at the end.
@@ -520,10 +540,16 @@ func (cr *CloudReader) load() (bool, error) {
 	return true, nil
 }
 
-// NextTest returns up to max further test rows, or nil at the end (after
-// checking gpc:rows when present).
+// NextTest returns up to max further test rows, or nil where they end:
+// before the particles in a cloud whose test rows come first (after
+// checking their count), at the end of the stream otherwise (after
+// checking gpc:rows when present). In a cloud whose test rows follow the
+// particles, it may be called only once they were read.
 func (cr *CloudReader) NextTest(max int) (t *TestRows, err error) {
 	defer recoverArrow(cr.name, &err)
+	if cr.particles && cr.read < cr.total {
+		return nil, errors.New("format: CloudReader.NextTest before the particles were read")
+	}
 	n := cr.Train.N
 	t = &TestRows{}
 	for t.Len() < max {
@@ -534,9 +560,19 @@ func (cr *CloudReader) NextTest(max int) (t *TestRows, err error) {
 		if !ok {
 			break
 		}
-		where := fmt.Sprintf("%s: batch %d, row %d", cr.name, cr.batch, cr.rows)
-		if kind, _ := strAt(cr.rec.Column(0), cr.row); kind != KindTest {
-			return nil, dataErrorf(where, "a %q row after the particles, where only test rows may follow", kind)
+		where := cr.where()
+		kind, _ := strAt(cr.rec.Column(0), cr.row)
+		if !cr.particles && kind == KindParticle {
+			break // the end of the leading test rows
+		}
+		if kind != KindTest {
+			if cr.particles {
+				return nil, dataErrorf(where, "a %q row after the particles, where only test rows may follow", kind)
+			}
+			return nil, dataErrorf(where, "a %q row among the test rows that precede the particles", kind)
+		}
+		if cr.particles && cr.testsFirst >= 0 {
+			return nil, dataErrorf(where, "a test row after the particles, but metadata %s says the test rows came before them", KeyTestsFirst)
 		}
 		vals, err := listRow(cr.rec.Column(1), cr.row, n, where, ColCov)
 		if err != nil {
@@ -557,14 +593,188 @@ func (cr *CloudReader) NextTest(max int) (t *TestRows, err error) {
 		t.Y = append(t.Y, y)
 		cr.row++
 		cr.rows++
+		cr.tests++
 	}
-	if t.Len() == 0 {
-		if err := checkRows(cr.meta, cr.rows); err != nil {
-			return nil, dataErrorf(cr.name, "%v", err)
+	if t.Len() > 0 {
+		return t, nil
+	}
+	if !cr.particles {
+		if cr.tests != cr.testsFirst {
+			return nil, dataErrorf(cr.where(), "%d test rows before the particles, but metadata %s announces %d", cr.tests, KeyTestsFirst, cr.testsFirst)
+		}
+		cr.particles = true
+		return nil, nil
+	}
+	if err := checkRows(cr.meta, cr.rows); err != nil {
+		return nil, dataErrorf(cr.name, "%v", err)
+	}
+	return nil, nil
+}
+
+// Particles is a run of consecutive particles of one group, as
+// NextParticles returns them: windows on the stream's memory, valid until
+// Release.
+type Particles struct {
+	// Group is the particles' group, First the first one's index in it.
+	Group, First int
+	// Z holds the particles' draws, len(LogW) rows of N, row-major, in
+	// the cloud's variable order (Perm).
+	Z []float64
+	// LogW holds their log weights, normalized in their group.
+	LogW []float64
+	rec  arrow.Record
+}
+
+// Release lets go of the particles' memory. It may be called from any
+// goroutine, once.
+func (p *Particles) Release() {
+	if p.rec != nil {
+		p.rec.Release()
+		p.rec = nil
+	}
+}
+
+// NextParticles returns the next run of particles (at most one record
+// batch's, of one group), or nil after the last. It skips the test rows
+// that precede the particles if NextTest did not read them; in a cloud
+// whose test rows come first, it checks that the stream ends after the
+// particles before it returns nil.
+func (cr *CloudReader) NextParticles() (ps *Particles, err error) {
+	defer recoverArrow(cr.name, &err)
+	for !cr.particles {
+		t, err := cr.NextTest(4096)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			break
+		}
+	}
+	if cr.read == cr.total {
+		if cr.testsFirst >= 0 {
+			// Nothing may follow: the stream ends here (gpc:rows checked).
+			if t, err := cr.NextTest(1); t != nil || err != nil {
+				return nil, err
+			}
 		}
 		return nil, nil
 	}
-	return t, nil
+	n := cr.Train.N
+	ok, err := cr.load()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, dataErrorf(cr.name, "the stream ended after %d rows, %d particles of %d: it was cut short", cr.rows, cr.read, cr.total)
+	}
+	rec := cr.rec
+	kinds, _ := rec.Column(0).(*array.String)
+	groups, _ := rec.Column(4).(*array.Int32)
+	logW, _ := rec.Column(3).(*array.Float64)
+	zl, _ := rec.Column(2).(*array.List)
+	if kinds == nil || groups == nil || logW == nil || zl == nil {
+		return nil, dataErrorf(cr.where(), "malformed Arrow data: the columns are not of the cloud's types")
+	}
+	// The run: rows of this record, of group cr.g, up to its end.
+	i0 := cr.row
+	k := min(int(rec.NumRows())-i0, cr.sizes[cr.g]-cr.next)
+	ps = &Particles{Group: cr.g, First: cr.next, LogW: make([]float64, 0, k)}
+	at := func(i int) string { return fmt.Sprintf("%s: batch %d, row %d", cr.name, cr.batch, cr.rows+i-i0) }
+	for i := i0; i < i0+k; i++ {
+		kind := ""
+		if kinds.IsValid(i) {
+			kind = kinds.Value(i)
+		}
+		if kind != KindParticle {
+			return nil, dataErrorf(at(i), "a %q row where particle %d of group %d was expected (groups of %v particles, written in order)", kind, cr.next+i-i0, cr.g, cr.sizes)
+		}
+		if groups.IsNull(i) || logW.IsNull(i) || math.IsNaN(logW.Value(i)) || logW.Value(i) > 1e-9 {
+			g, _ := numAt(groups, i)
+			lw, _ := numAt(logW, i)
+			return nil, dataErrorf(at(i), "a particle needs a group and a normalized log weight (<= 0), got %v and %v", g, lw)
+		}
+		if g := int(groups.Value(i)); g != cr.g {
+			return nil, dataErrorf(at(i), "particle of group %d out of place (groups of %v particles, written in order)", g, cr.sizes)
+		}
+		ps.LogW = append(ps.LogW, logW.Value(i))
+	}
+	// The draws: the rows' values are contiguous when each holds n.
+	for i := i0; i < i0+k; i++ {
+		if zl.IsNull(i) {
+			return nil, dataErrorf(at(i), "column %q is null", "z")
+		}
+		if s, e := zl.ValueOffsets(i); int(e-s) != n {
+			return nil, dataErrorf(at(i), "column %q has %d entries, want %d", "z", e-s, n)
+		}
+	}
+	s, _ := zl.ValueOffsets(i0)
+	vals, isF64 := zl.ListValues().(*array.Float64)
+	if isF64 && vals.NullN() == 0 && s >= 0 && int(s)+k*n <= vals.Len() {
+		ps.Z = vals.Float64Values()[s : int(s)+k*n]
+		for q, v := range ps.Z {
+			if v-v != 0 { // NaN or ±Inf, in one comparison
+				return nil, dataErrorf(fmt.Sprintf("%s: batch %d, row %d, z[%d]", cr.name, cr.batch, cr.rows+q/n, q%n), "%v: values must be finite", v)
+			}
+		}
+		rec.Retain()
+		ps.rec = rec
+	} else {
+		// An unusual layout: the rows copied one by one.
+		ps.Z = make([]float64, 0, k*n)
+		for i := i0; i < i0+k; i++ {
+			if ps.Z, err = listRowAppend(ps.Z, zl, i, n, at(i), "z"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	cr.row += k
+	cr.rows += k
+	cr.read += k
+	cr.next += k
+	if cr.next == cr.sizes[cr.g] {
+		cr.g++
+		cr.next = 0
+	}
+	return ps, nil
+}
+
+// LoadParticles reads all the particles into a core.Cloud. limit is the
+// most bytes their draws may take (0: no limit): a larger cloud is refused
+// with a *MemoryError before any is read. alloc, if not nil, allocates each
+// group's array of draws (n values, overwritten as they are read).
+func (cr *CloudReader) LoadParticles(limit int64, alloc func(n int) []float64) (*core.Cloud, error) {
+	n := cr.Train.N
+	if need := int64(cr.total) * int64(n) * 8; need/8/int64(n) != int64(cr.total) || limit > 0 && need > limit {
+		return nil, &MemoryError{What: fmt.Sprintf("%s: a cloud of %d particles in %d dimensions", cr.name, cr.total, n), Need: need, Limit: limit}
+	}
+	c := &core.Cloud{N: n, Groups: make([]core.CloudGroup, len(cr.sizes))}
+	for g := range c.Groups {
+		c.Groups[g].LogZ = cr.LogZ[g]
+	}
+	for {
+		ps, err := cr.NextParticles()
+		if err != nil {
+			return nil, err
+		}
+		if ps == nil {
+			return c, nil
+		}
+		grp := &c.Groups[ps.Group]
+		if grp.Z == nil {
+			// Sized once, from the metadata (whose total was checked
+			// against the limit): the cloud is never held twice.
+			m := cr.sizes[ps.Group]
+			if alloc != nil {
+				grp.Z = alloc(m * n)[:0]
+			} else {
+				grp.Z = make([]float64, 0, m*n)
+			}
+			grp.LogW = make([]float64, 0, m)
+		}
+		grp.Z = append(grp.Z, ps.Z...)
+		grp.LogW = append(grp.LogW, ps.LogW...)
+		ps.Release()
+	}
 }
 
 // Close releases the reader.
@@ -575,37 +785,8 @@ func (cr *CloudReader) Close() {
 	}
 }
 
-// appendListRow appends row i of a list of float64 column, which must hold
-// n finite values, to dst, reading the column's values directly.
-func appendListRow(dst []float64, col arrow.Array, i, n int, where, name string) ([]float64, error) {
-	if col.IsNull(i) {
-		return dst, dataErrorf(where, "column %q is null", name)
-	}
-	lst := col.(*array.List)
-	s, e := lst.ValueOffsets(i)
-	if int(e-s) != n {
-		return dst, dataErrorf(where, "column %q has %d entries, want %d", name, e-s, n)
-	}
-	vals, ok := lst.ListValues().(*array.Float64)
-	if !ok {
-		return listRowAppend(dst, col, i, n, where, name)
-	}
-	if s < 0 || int(e) > vals.Len() {
-		return dst, dataErrorf(where, "malformed Arrow data: column %q row points past its values", name)
-	}
-	if vals.NullN() > 0 {
-		return listRowAppend(dst, col, i, n, where, name)
-	}
-	src := vals.Float64Values()[s:e]
-	for k, v := range src {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return dst, dataErrorf(fmt.Sprintf("%s, %s[%d]", where, name, k), "%v: values must be finite", v)
-		}
-	}
-	return append(dst, src...), nil
-}
-
-// listRowAppend is appendListRow through listRow, for unusual layouts.
+// listRowAppend appends row i of a list column, which must hold n finite
+// values, to dst.
 func listRowAppend(dst []float64, col arrow.Array, i, n int, where, name string) ([]float64, error) {
 	vals, err := listRow(col, i, n, where, name)
 	if err != nil {

@@ -28,6 +28,33 @@
 // stream or file, and CSV text with or without a header. The form is
 // detected from the content: Arrow's magic bytes, else text.
 //
+// # Cloud stream (gpc.cloud/2)
+//
+// gpc-train's output: what gpc-predict needs, self-contained. Columns:
+//
+//	kind   utf8: "train", "test" or "particle"
+//	cov    List<float64>: a train or test row's covariance with the N
+//	       train variables (empty on particle rows)
+//	z      List<float64>: a particle's N draws, in the order gpc:order
+//	       (empty on other rows)
+//	log_w  float64: a particle's log weight, normalized in its group
+//	group  int32: a particle's group
+//	var    float64: a test row's variance
+//	y, id  the row's label and id, as in the covariance stream
+//
+// Rows: the N train rows; the test rows, when gpc:tests_first is present
+// (it counts them); the particles, group by group (gpc:group_sizes); the
+// test rows, when gpc:tests_first is absent. gpc-train puts the test rows
+// first when they take at most a sixteenth of the cloud's memory (or 1
+// MiB), so that gpc-predict predicts them as the particles stream past,
+// holding a few record batches instead of the cloud. Metadata: gpc:n,
+// gpc:samples, gpc:groups, gpc:group_sizes, gpc:group_log_p (each group's
+// estimate of log P), gpc:log_ml and gpc:se_log_ml, gpc:method, gpc:order,
+// gpc:seed, gpc:fingerprint (of the train block), gpc:lower, gpc:upper and
+// gpc:mean when the box is not the orthant, gpc:rows, and the input's
+// kernel and label keys. gpc.cloud/1 streams (test rows always after the
+// particles, no gpc:tests_first) are still read.
+//
 // # Orthant result (gpc.orthant/1)
 //
 // One row: log_p, se_log_p, p, n, samples, groups, method, order, seed,

@@ -278,37 +278,19 @@ func FuzzWriteTable(f *testing.F) {
 }
 
 // FuzzOpenCloud: any bytes read as a cloud either fail with an error or
-// give a cloud whose parts agree.
+// give a cloud whose parts agree. Seeded with both layouts (test rows
+// before and after the particles).
 func FuzzOpenCloud(f *testing.F) {
 	mem := memory.NewGoAllocator()
-	c := sampleCov()
-	cloud := &core.Cloud{N: c.N, Groups: []core.CloudGroup{
-		{Z: []float64{0.1, 0.2, 0.3, -1, 0, 1}, LogW: []float64{-0.5, -0.9}, LogZ: -2},
-		{Z: []float64{0.4, 0.5, 0.6}, LogW: []float64{0}, LogZ: -2.5},
-	}}
-	var buf bytes.Buffer
-	cw, err := NewCloudWriter(&buf, c, map[string]string{KeyGroupSizes: "2,1", KeyGroupLogP: "-2,-2.5", KeyOrder: "2,0,1", KeyFingerprint: Fingerprint(c.Cov)}, 2, mem)
-	if err != nil {
-		f.Fatal(err)
+	for _, first := range []bool{true, false} {
+		f.Add(sampleCloud(f, first, 2, mem))
 	}
-	for g := range cloud.Groups {
-		if err := cw.WriteParticles(g, &cloud.Groups[g]); err != nil {
-			f.Fatal(err)
-		}
-	}
-	if err := cw.WriteTest(&c.Test); err != nil {
-		f.Fatal(err)
-	}
-	if err := cw.Close(); err != nil {
-		f.Fatal(err)
-	}
-	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > fuzzMax {
 			return
 		}
 		defer watchdog()()
-		cr, err := OpenCloud(bytes.NewReader(data), "fuzz", mem, CloudOptions{Limit: 1 << 26})
+		cr, err := OpenCloud(bytes.NewReader(data), "fuzz", mem)
 		if err != nil {
 			return
 		}
@@ -317,21 +299,87 @@ func FuzzOpenCloud(f *testing.F) {
 		if len(cr.Train.Cov) != n*n || len(cr.Perm) != n {
 			t.Fatalf("train block of %d values, order of %d, for N = %d", len(cr.Train.Cov), len(cr.Perm), n)
 		}
-		for _, g := range cr.Cloud.Groups {
-			if len(g.Z) != g.Len()*n {
-				t.Fatalf("group of %d particles with %d values", g.Len(), len(g.Z))
+		tests := func() bool {
+			for {
+				tr, err := cr.NextTest(2)
+				if err != nil {
+					return false
+				}
+				if tr == nil {
+					return true
+				}
+				if len(tr.Cov) != tr.Len()*n {
+					t.Fatalf("%d test values for %d rows", len(tr.Cov), tr.Len())
+				}
 			}
 		}
+		if cr.TestsFirst() && !tests() {
+			return
+		}
+		sizes := cr.GroupSizes()
+		g, next := 0, 0
 		for {
-			tr, err := cr.NextTest(2)
-			if err != nil || tr == nil {
+			ps, err := cr.NextParticles()
+			if err != nil {
 				return
 			}
-			if len(tr.Cov) != tr.Len()*n {
-				t.Fatalf("%d test values for %d rows", len(tr.Cov), tr.Len())
+			if ps == nil {
+				break
 			}
+			if ps.Group != g || ps.First != next || len(ps.Z) != len(ps.LogW)*n || len(ps.LogW) == 0 {
+				t.Fatalf("particles %d.. of group %d (%d, %d values) where %d of group %d were expected", ps.First, ps.Group, len(ps.LogW), len(ps.Z), next, g)
+			}
+			if next += len(ps.LogW); next == sizes[g] {
+				g, next = g+1, 0
+			}
+			ps.Release()
+		}
+		if g != len(sizes) {
+			t.Fatalf("the particles ended in group %d of %d", g, len(sizes))
+		}
+		if !cr.TestsFirst() {
+			tests()
 		}
 	})
+}
+
+// sampleCloud is a small cloud stream of sampleCov's train block, two
+// groups of particles and its test rows, before the particles (first) or
+// after them, in record batches of batch rows.
+func sampleCloud(tb testing.TB, first bool, batch int, mem memory.Allocator) []byte {
+	c := sampleCov()
+	cloud := sampleParticles()
+	var buf bytes.Buffer
+	var tests *TestRows
+	if first {
+		tests = &c.Test
+	}
+	cw, err := NewCloudWriter(&buf, c, tests, map[string]string{KeyGroupSizes: "2,1", KeyGroupLogP: "-2,-2.5", KeyOrder: "2,0,1", KeyFingerprint: Fingerprint(c.Cov)}, batch, mem)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for g := range cloud.Groups {
+		if err := cw.WriteParticles(g, &cloud.Groups[g]); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if !first {
+		if err := cw.WriteTest(&c.Test); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := cw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// sampleParticles is sampleCloud's particles.
+func sampleParticles() *core.Cloud {
+	return &core.Cloud{N: 3, Groups: []core.CloudGroup{
+		{Z: []float64{0.1, 0.2, 0.3, -1, 0, 1}, LogW: []float64{-0.5, -0.9}, LogZ: -2},
+		{Z: []float64{0.4, 0.5, 0.6}, LogW: []float64{0}, LogZ: -2.5},
+	}}
 }
 
 // sameCovNaN is sameCov for values that may hold NaN (a test label that is

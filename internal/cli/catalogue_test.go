@@ -151,7 +151,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-orthant", what: "a gpc stream cut at a batch boundary (no end-of-stream marker)", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cov, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
 		{tool: "gpc-orthant", what: "a stream with fewer rows than its gpc:rows (batches dropped, marker kept)", stdin: "short.arrows", input: func() []byte { return cut(t, fx.cov, 6, true) }, code: ExitData, want: "10 rows but the metadata (gpc:rows) announces 12"},
 		{tool: "gpc-orthant", what: "a stream with a schema and no rows", stdin: "schema-only.arrows", input: func() []byte { return cut(t, fx.cov, 1, true) }, code: ExitData, want: "no rows"},
-		{tool: "gpc-orthant", what: "wrong gpc:schema: a cloud where a covariance is expected", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `schema "gpc.cloud/1" where a covariance stream`},
+		{tool: "gpc-orthant", what: "wrong gpc:schema: a cloud where a covariance is expected", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `schema "gpc.cloud/2" where a covariance stream`},
 		{tool: "gpc-orthant", what: "wrong gpc:schema: posteriors where a covariance is expected", stdin: "posteriors.arrows", input: func() []byte { return fx.post }, code: ExitData, want: `schema "gpc.posteriors/1"`},
 		{tool: "gpc-orthant", what: "schema mismatch: a cov column that is not a list", stdin: "cov-float.arrows", input: func() []byte { return table(t, format.Column{Name: "cov", Float: []float64{1}}) }, code: ExitData, want: `column "cov": type float64`},
 		{tool: "gpc-orthant", what: "schema mismatch: a text column among the matrix columns", stdin: "text-column.arrows", input: func() []byte {
@@ -212,7 +212,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-kernel", what: "a --train file that does not exist", args: []string{"--train", "no-such-file.csv"}, code: ExitIO, want: "no such file"},
 
 		// gpc-train: the covariance stream.
-		{tool: "gpc-train", what: "wrong gpc:schema: a cloud where a covariance is expected", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `schema "gpc.cloud/1"`},
+		{tool: "gpc-train", what: "wrong gpc:schema: a cloud where a covariance is expected", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `schema "gpc.cloud/2"`},
 		{tool: "gpc-train", what: "a covariance that is not positive definite", stdin: "notpd.arrows", input: func() []byte { return fx.notPD }, code: ExitData, want: "not positive definite"},
 		{tool: "gpc-train", what: "a covariance stream cut inside the train block", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cov, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
 		{tool: "gpc-train", what: "a features file where a covariance is expected", stdin: "train.csv", input: text("sp,FL,RW,y\n0,8.8,7.7,1\n1,9.2,7.8,-1\n"), code: ExitData, want: "the matrix is not square: 3 columns but 2 rows"},
@@ -229,8 +229,11 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "a cloud truncated inside its schema", stdin: "truncated.arrows", input: func() []byte { return fx.cloud[:300] }, code: ExitData, want: "not a valid Arrow IPC stream"},
 		{tool: "gpc-predict", what: "a cloud truncated inside a record batch", stdin: "truncated.arrows", input: func() []byte { return fx.cloud[:messageEnds(t, fx.cloud)[5]+100] }, code: ExitData, want: "batch 5"},
 		{tool: "gpc-predict", what: "a cloud cut at a batch boundary among the particles", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
-		{tool: "gpc-predict", what: "a cloud cut at a batch boundary among the test rows", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, len(messageEnds(t, fx.cloud))-1, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
-		{tool: "gpc-predict", what: "a cloud with fewer rows than its gpc:rows (batches dropped, marker kept)", stdin: "short.arrows", input: func() []byte { return cut(t, fx.cloud, len(messageEnds(t, fx.cloud))-1, true) }, code: ExitData, want: "announces 76"},
+		{tool: "gpc-predict", what: "a cloud cut at its last batch boundary", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, len(messageEnds(t, fx.cloud))-1, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-predict", what: "a cloud with fewer rows than its gpc:rows (batches dropped, marker kept)", stdin: "short.arrows", input: func() []byte { return cut(t, fx.cloud, len(messageEnds(t, fx.cloud))-1, true) }, code: ExitData, want: "62 particles of 64: it was cut short"},
+		{tool: "gpc-predict", what: "a cloud with test rows before the particles but no gpc:tests_first", stdin: "cloud.arrows", input: func() []byte {
+			return bytes.Replace(fx.cloud, []byte(format.KeyTestsFirst), []byte("gpc:tests_firsX"), 1)
+		}, code: ExitData, want: `a "test" row where particle 0 of group 0 was expected`},
 		{tool: "gpc-predict", what: "a cloud without its gpc:group_sizes metadata", stdin: "cloud.arrows", input: func() []byte {
 			return bytes.Replace(fx.cloud, []byte(format.KeyGroupSizes), []byte("gpc:group_sizeX"), 1)
 		}, code: ExitData, want: "metadata gpc:group_sizes is missing"},
@@ -286,7 +289,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-mcmc", what: "a --posteriors file that cannot be created", args: tinyTrain("--test", "testdata/tiny-test.csv", "--posteriors", "no-such-dir/p.csv", "--samples", "64", "--iterations", "2", "--burn", "0"), code: ExitIO, want: "create --posteriors"},
 
 		{tool: "gpc-kernel", what: "an output that cannot be written (a full disk)", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name"}, full: true, code: ExitIO, want: "write covariance: no space left on device"},
-		{tool: "gpc-train", what: "an output that cannot be written (a full disk)", args: []string{"--samples", "100"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, full: true, code: ExitIO, want: "write cloud: arrow/ipc: could not write message flatbuffer: no space left on device"},
+		{tool: "gpc-train", what: "an output that cannot be written (a full disk)", args: []string{"--samples", "100"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, full: true, code: ExitIO, want: "write cloud: arrow/ipc: could not write payload message body: no space left on device"},
 		{tool: "gpc-predict", what: "an output that cannot be written (a full disk)", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, full: true, code: ExitIO, want: "write output: no space left on device"},
 		{tool: "gpc-tune", what: "an output that cannot be written (a full disk)", args: tinyTrain("--beta", "1,2", "--samples", "64", "--exploit-samples", "64", "--no-optimize"), full: true, code: ExitIO, want: "no space left on device"},
 		{tool: "gpc-mcmc", what: "an output that cannot be written (a full disk)", args: tinyTrain("--samples", "64", "--iterations", "2", "--burn", "0"), full: true, code: ExitIO, want: "write output: no space left on device"},

@@ -276,7 +276,7 @@ func oneLine(s string) string {
 func passMeta(dst, src map[string]string) {
 	for k, v := range src {
 		switch k {
-		case format.KeySchema, format.KeyTool, format.KeyVersion, format.KeyRows, format.KeyN:
+		case format.KeySchema, format.KeyTool, format.KeyVersion, format.KeyRows, format.KeyN, format.KeyTestsFirst:
 			continue
 		}
 		if _, set := dst[k]; !set && strings.HasPrefix(k, "gpc:") {

@@ -310,16 +310,17 @@ func TestArrowJSInterop(t *testing.T) {
 		t.Error("gpc-train's cloud from the Arrow JS covariance differs from the one from gpc-kernel's")
 	}
 
-	// 5. Arrow JS reads the cloud: the train block, the particles with
-	// their normalized weights, the test rows.
+	// 5. Arrow JS reads the cloud: the train block, the test rows (before
+	// the particles: they are few), the particles with their normalized
+	// weights.
 	jcl := jsRead(t, script, cloud)
-	cr, err := format.OpenCloud(bytes.NewReader(cloud), "cloud", format.NewAllocator(), format.CloudOptions{})
+	cr, err := format.OpenCloud(bytes.NewReader(cloud), "cloud", format.NewAllocator())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cr.Close()
 	kinds, z, logW, group := column(t, jcl, "kind"), column(t, jcl, "z"), column(t, jcl, "log_w"), column(t, jcl, "group")
-	if jcl.NumRows != n+2000+tests || jcl.Metadata[format.KeySchema] != format.SchemaCloud {
+	if jcl.NumRows != n+2000+tests || jcl.Metadata[format.KeySchema] != format.SchemaCloud || jcl.Metadata[format.KeyTestsFirst] != strconv.Itoa(tests) || !cr.TestsFirst() {
 		t.Fatalf("the cloud as Arrow JS reads it: %d rows, metadata %v", jcl.NumRows, jcl.Metadata)
 	}
 	r := 0
@@ -331,9 +332,18 @@ func TestArrowJSInterop(t *testing.T) {
 			}
 		}
 	}
+	for ; r < n+tests; r++ {
+		if kinds[r] != "test" || !same(num(t, column(t, jcl, "var")[r]), want.Test.Var[r-n]) {
+			t.Fatalf("cloud row %d: %v", r, kinds[r])
+		}
+	}
+	cl, err := cr.LoadParticles(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sums := map[string]float64{}
-	for g := range cr.Cloud.Groups {
-		grp := &cr.Cloud.Groups[g]
+	for g := range cl.Groups {
+		grp := &cl.Groups[g]
 		for p := range grp.Len() {
 			zr := nums(t, z[r])
 			if kinds[r] != "particle" || group[r] != strconv.Itoa(g) || !same(num(t, logW[r]), grp.LogW[p]) || !same(zr[n-1], grp.Z[p*n+n-1]) {
@@ -346,11 +356,6 @@ func TestArrowJSInterop(t *testing.T) {
 	for g, s := range sums {
 		if math.Abs(s-1) > 1e-9 { // normalized weights: their exps sum to 1 in each group
 			t.Errorf("group %s: weights sum to %v", g, s)
-		}
-	}
-	for ; r < n+2000+tests; r++ {
-		if kinds[r] != "test" || !same(num(t, column(t, jcl, "var")[r]), want.Test.Var[r-n-2000]) {
-			t.Fatalf("cloud row %d: %v", r, kinds[r])
 		}
 	}
 

@@ -243,3 +243,101 @@ func TestPipelinePipes(t *testing.T) {
 		t.Error("the piped binaries' output differs from the in-process pipeline's")
 	}
 }
+
+// TestPredictStreamAndHeld: gpc-predict gives the same posteriors, bit for
+// bit, whether it predicts the test rows as the particles stream past (a
+// cloud with its test rows first; --cloud with test rows that fit ahead)
+// or holds the cloud (a gpc.cloud/1 stream, written by gpc-train 0.1.0
+// before the test rows moved ahead of the particles; --cloud with more
+// test rows than fit ahead), soft and hard.
+func TestPredictStreamAndHeld(t *testing.T) {
+	t.Parallel()
+	v1, err := os.ReadFile("testdata/cloud-v1.arrows") // --samples 320 --groups 4
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	v1File := filepath.Join(dir, "cloud-v1.arrows")
+	if err := os.WriteFile(v1File, v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cov := runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "1.5")})
+	v2 := runCLI(t, Train, cliCase{args: []string{"--samples", "320", "--groups", "4"}, stdin: cov})
+	cr, err := format.OpenCloud(bytes.NewReader(v2), "v2", format.NewAllocator())
+	if err != nil || !cr.TestsFirst() {
+		t.Fatalf("gpc-train's cloud of 4 test rows: tests first %v, %v", cr != nil && cr.TestsFirst(), err)
+	}
+	cr.Close()
+	for _, count := range []string{"soft", "hard"} {
+		args := []string{"--format", "csv", "--count", count, "--threads", "3"}
+		want := runCLI(t, Predict, cliCase{args: args, stdin: v1}) // held
+		for _, c := range []struct {
+			name  string
+			args  []string
+			stdin []byte
+		}{
+			{"v2 cloud, streamed", nil, v2},
+			{"--cloud v1, streamed", []string{"--cloud", v1File}, cov},
+			{"v1 cloud, one thread", []string{"--threads", "1"}, v1},
+			{"v2 cloud, batches of 1", []string{"--batch-size", "1"}, v2},
+		} {
+			if got := runCLI(t, Predict, cliCase{args: append(append([]string{}, args...), c.args...), stdin: c.stdin}); !bytes.Equal(got, want) {
+				t.Errorf("%s, %s count:\n%s\nwant (v1 cloud, held):\n%s", c.name, count, got, want)
+			}
+		}
+		// 200 test rows take 200 x 192 bytes (testRowBytes) ahead: under
+		// a 30 kB limit they do not fit, the cloud (320 x 8 x 8 bytes)
+		// does, and is held.
+		cov200 := runCLI(t, Kernel, cliCase{args: []string{"--train", "testdata/tiny-train.csv", "--test", manyTests(t, dir, 200), "--label", "sex", "--positive", "M", "--id", "name", "--alpha", "1.5"}})
+		streamed := runCLI(t, Predict, cliCase{args: append(args, "--cloud", v1File), stdin: cov200})
+		held := runCLI(t, Predict, cliCase{args: append(args, "--cloud", v1File, "--max-memory", "30kB"), stdin: cov200})
+		if !bytes.Equal(held, streamed) || bytes.Count(held, []byte("\n")) != 201 {
+			t.Errorf("%s count, 200 test rows: %d lines held, %d streamed, or they differ", count, bytes.Count(held, []byte("\n")), bytes.Count(streamed, []byte("\n")))
+		}
+		runCLI(t, Predict, cliCase{args: append(args, "--cloud", v1File, "--max-memory", "10kB"), stdin: cov200, code: ExitUsage, stderr: "--max-memory"})
+	}
+}
+
+// manyTests writes a test file of k rows (features b and a, as tiny's) in
+// dir and returns its name.
+func manyTests(t *testing.T, dir string, k int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("name,b,a\n")
+	for i := range k {
+		fmt.Fprintf(&b, "t%d,%g,%g\n", i, float64(i%97)/40-1, float64(i%89)/30-1)
+	}
+	name := filepath.Join(dir, fmt.Sprintf("test-%d.csv", k))
+	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestTrainTestsAfter: test rows beyond what fits ahead of the particles
+// (aheadBytes: 1 MiB for a small cloud) follow them, and gpc-predict
+// holds that cloud: its posteriors are those of the same cloud's test rows
+// predicted with --cloud, streamed.
+func TestTrainTestsAfter(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("6000 test rows")
+	}
+	testFile := manyTests(t, t.TempDir(), 6000) // 6000 x 192 bytes: more than 1 MiB
+	cov := runCLI(t, Kernel, cliCase{args: []string{"--train", "testdata/tiny-train.csv", "--test", testFile, "--label", "sex", "--positive", "M", "--id", "name", "--alpha", "1.5"}})
+	cloud := runCLI(t, Train, cliCase{args: []string{"--samples", "320", "--groups", "4"}, stdin: cov})
+	cr, err := format.OpenCloud(bytes.NewReader(cloud), "cloud", format.NewAllocator())
+	if err != nil || cr.TestsFirst() {
+		t.Fatalf("a cloud with 6000 test rows: tests first %v, %v", cr != nil && cr.TestsFirst(), err)
+	}
+	cr.Close()
+	cloudFile := filepath.Join(filepath.Dir(testFile), "cloud.arrows")
+	if err := os.WriteFile(cloudFile, cloud, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held := runCLI(t, Predict, cliCase{args: []string{"--format", "csv"}, stdin: cloud})
+	streamed := runCLI(t, Predict, cliCase{args: []string{"--format", "csv", "--cloud", cloudFile}, stdin: cov})
+	if !bytes.Equal(held, streamed) || bytes.Count(held, []byte("\n")) != 6001 {
+		t.Errorf("6000 test rows after the particles: %d lines held, %d streamed, or they differ", bytes.Count(held, []byte("\n")), bytes.Count(streamed, []byte("\n")))
+	}
+}

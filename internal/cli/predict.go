@@ -19,7 +19,9 @@ const predictDescription = `Compute test posteriors p(y* = +1) from a particle c
 
 For each test row (a test pattern's covariance r with the train variables and variance s), the posterior is the weighted mean over the cloud's particles of Phi(mu*/sigma*), with mu* = r' R^-1 v and sigma*^2 = s - r' R^-1 r (the paper's soft count), and its standard error comes from the independent particle groups.
 
-The cloud is read from the input (gpc-train's output, whose test rows follow it), or from --cloud FILE, a saved cloud; the input is then a covariance stream (gpc-kernel's) whose train block must be the cloud's (its fingerprint is checked) and whose test rows are predicted.
+The cloud is read from the input (gpc-train's output, with the input's test rows), or from --cloud FILE, a saved cloud; the input is then a covariance stream (gpc-kernel's) whose train block must be the cloud's (its fingerprint is checked) and whose test rows are predicted.
+
+The test rows are predicted as the particles stream past, so the cloud is never held: gpc-train writes them ahead of the particles when they take at most a sixteenth of the cloud's memory (or 1 MiB), and with --cloud as many are read ahead. Beyond that the cloud is held in memory (--max-memory) and the test rows predicted a batch at a time. The posteriors are the same, bit for bit.
 
 Output, one row per test row: id (the input's, or the row number among the test rows), p, se, label (the predicted class, in the training labels' values), y (the true label when the test file had one). The metadata carries the cloud's gpc:log_ml and gpc:se_log_ml.
 
@@ -37,7 +39,7 @@ type predictCmd struct {
 	BatchSize int      `default:"4096" help:"Test rows per batch (and per Arrow record batch)."`
 	Count     string   `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper)."`
 	Seed      int64    `default:"1" help:"Random seed of the hard count's draws."`
-	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the cloud may take, e.g. 8GB or 512MiB (0: half the available memory); a larger cloud is refused (exit 80)."`
+	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the cloud may take when it must be held (more test rows than fit ahead of it), and the test rows read ahead of it, e.g. 8GB or 512MiB (0: half the available memory); a larger cloud is then refused (exit 80)."`
 	commonFlags
 }
 
@@ -68,31 +70,38 @@ func (c *predictCmd) Validate() error {
 }
 
 func (c *predictCmd) run(e *env) error {
-	// The cloud's record batches are garbage as soon as their particles are
-	// copied out: collect them before the heap doubles (the particles hold
-	// no pointers, so a collection costs little), so that the cloud is in
-	// memory about once.
-	defer debug.SetGCPercent(debug.SetGCPercent(cloudGCPercent))
 	mem := format.NewAllocator()
+	// The cloud's record batches, read one after the other, reuse their
+	// memory.
+	cloudMem := format.NewRecyclingAllocator()
 	r, name, closeIn, err := openInput(c.Input, e.stdin)
 	if err != nil {
 		return err
 	}
 	defer closeIn()
+	limit := c.MaxMemory.limit()
 	var cloud *format.CloudReader
-	var tests interface {
-		NextTest(int) (*format.TestRows, error)
-	}
-	testRows := -1 // unknown
+	var tests testSource // the test rows not read ahead
+	var ahead *format.TestRows
+	stream := false // predict as the particles stream past
+	testRows := -1  // unknown
 	if c.Cloud == "" {
 		enlargePipe(r)
-		if cloud, err = format.OpenCloud(r, name, mem, format.CloudOptions{Limit: c.MaxMemory.limit(), Alloc: sysmem.Floats}); err != nil {
+		if cloud, err = format.OpenCloud(r, name, cloudMem); err != nil {
 			return err
 		}
 		defer cloud.Close()
 		tests = cloud
 		if v, err := strconv.Atoi(cloud.Meta()[format.KeyRows]); err == nil {
-			testRows = v - cloud.Train.N - totalParticles(cloud.Cloud)
+			testRows = v - cloud.Train.N - cloud.Particles()
+		}
+		if cloud.TestsFirst() {
+			// gpc-train put them first because they were small beside
+			// the cloud; they must all be read to reach it.
+			if ahead, _, err = readTests(cloud, c.BatchSize, limit, true, name); err != nil {
+				return err
+			}
+			stream = true
 		}
 	} else {
 		cf, err := os.Open(c.Cloud)
@@ -100,7 +109,7 @@ func (c *predictCmd) run(e *env) error {
 			return &format.IOError{Op: "open --cloud", Err: err}
 		}
 		defer cf.Close()
-		if cloud, err = format.OpenCloud(cf, c.Cloud, mem, format.CloudOptions{Limit: c.MaxMemory.limit(), Alloc: sysmem.Floats}); err != nil {
+		if cloud, err = format.OpenCloud(cf, c.Cloud, cloudMem); err != nil {
 			return err
 		}
 		defer cloud.Close()
@@ -115,6 +124,12 @@ func (c *predictCmd) run(e *env) error {
 		tests = cr
 		if v, err := strconv.Atoi(cr.Train().Meta[format.KeyRows]); err == nil {
 			testRows = v - cr.Train().N
+		}
+		// The test rows that fit beside a small share of the cloud are
+		// read first and predicted in one pass over it; more, and the
+		// cloud is held instead.
+		if ahead, stream, err = readTests(cr, c.BatchSize, min(limit, aheadBytes(cloud.Particles(), cloud.Train.N)), false, name); err != nil {
+			return err
 		}
 	}
 	meta := cloud.Meta()
@@ -147,8 +162,32 @@ func (c *predictCmd) run(e *env) error {
 	if c.Count == "hard" {
 		outMeta["gpc:count_seed"] = strconv.FormatInt(c.Seed, 10)
 	}
+	opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), Threads: c.Threads}
 	proto := posteriorTable(nil, nil, 0, pos, neg)
 	proto.Meta = outMeta
+	if stream {
+		post, err := c.streamPredict(e, f, cloud, ahead, opt, name)
+		if err != nil {
+			return err
+		}
+		tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, ahead.Len(), c.BatchSize, mem)
+		for a := 0; a < ahead.Len(); a += c.BatchSize {
+			b := min(ahead.Len(), a+c.BatchSize)
+			if err := tw.Write(posteriorTable(sliceTests(ahead, a, b), post[a:b], a, pos, neg)); err != nil {
+				return err
+			}
+		}
+		return tw.Close()
+	}
+	// Record batches are garbage as soon as their particles are copied
+	// out: collect them before the heap doubles (the particles hold no
+	// pointers, so a collection costs little), so that the cloud is in
+	// memory about once.
+	defer debug.SetGCPercent(debug.SetGCPercent(cloudGCPercent))
+	cl, err := cloud.LoadParticles(limit, sysmem.Floats)
+	if err != nil {
+		return err
+	}
 	tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, testRows, c.BatchSize, mem)
 	e.rep.startProgress(c.Progress, rowsProgress(testRows, "test rows"))
 	defer e.rep.stopProgress()
@@ -158,20 +197,19 @@ func (c *predictCmd) run(e *env) error {
 		if err := e.ctx.Err(); err != nil {
 			return err
 		}
-		t, err := tests.NextTest(c.BatchSize)
-		if err != nil {
+		t := ahead
+		if ahead != nil {
+			ahead = nil
+		} else if t, err = tests.NextTest(c.BatchSize); err != nil {
 			return err
 		}
 		if t == nil {
 			break
 		}
 		post := make([]core.Posterior, t.Len())
-		opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), First: row, Threads: c.Threads}
-		if err := core.PredictWith(post, f, cloud.Cloud, t.Cov, t.Var, opt); err != nil {
-			if ie, ok := err.(*core.InputError); ok && ie.Index >= 0 {
-				return &dataError{fmt.Sprintf("%s: test row %d: %s", name, row+ie.Index, ie.Msg)}
-			}
-			return err
+		opt.First = row
+		if err := core.PredictWith(post, f, cl, t.Cov, t.Var, opt); err != nil {
+			return testRowError(err, name, row)
 		}
 		if !warned && len(post) > 0 && math.IsNaN(post[0].SE) {
 			e.rep.warnf("the cloud has one particle group: the posteriors have no standard error (train with --groups)")
@@ -186,12 +224,109 @@ func (c *predictCmd) run(e *env) error {
 	return tw.Close()
 }
 
-func totalParticles(c *core.Cloud) int {
-	n := 0
-	for _, g := range c.Groups {
-		n += g.Len()
+// testSource yields test rows a batch at a time.
+type testSource interface {
+	NextTest(int) (*format.TestRows, error)
+}
+
+// aheadBytes is how much memory the test rows predicted in one pass over a
+// cloud of m particles in n dimensions may take: a sixteenth of the
+// cloud's, or 1 MiB for a small cloud. gpc-train writes test rows within
+// it before the particles; gpc-predict --cloud reads as many ahead.
+// Beyond it, holding the cloud is the smaller cost.
+func aheadBytes(m, n int) int64 {
+	return max(1<<20, int64(m)*int64(n)*8/16)
+}
+
+// testRowBytes is the memory a test row of n covariances takes while it is
+// predicted in one pass (its covariances and its row of the test basis).
+func testRowBytes(n int) int64 { return 2*8*int64(n) + 64 }
+
+// readTests reads test rows from src until they end or would take more
+// than limit bytes (testRowBytes each). It returns them (never nil) and
+// whether they are all of them. If must is set, running over limit is an
+// error: the test rows are all needed before the cloud.
+func readTests(src testSource, batch int, limit int64, must bool, name string) (*format.TestRows, bool, error) {
+	all := &format.TestRows{}
+	for {
+		t, err := src.NextTest(batch)
+		if err != nil {
+			return nil, false, err
+		}
+		if t == nil {
+			return all, true, nil
+		}
+		if all.Len() == 0 {
+			*all = *t
+		} else {
+			all.Cov = append(all.Cov, t.Cov...)
+			all.Var = append(all.Var, t.Var...)
+			all.ID = append(all.ID, t.ID...)
+			all.Y = append(all.Y, t.Y...)
+		}
+		n := len(t.Cov) / max(1, t.Len())
+		if need := int64(all.Len()) * testRowBytes(n); limit > 0 && need > limit {
+			if must {
+				return nil, false, &format.MemoryError{What: fmt.Sprintf("%s: the test rows before the particles (%d and more)", name, all.Len()), Need: need, Limit: limit}
+			}
+			return all, false, nil
+		}
 	}
-	return n
+}
+
+// sliceTests returns test rows [a, b) of t.
+func sliceTests(t *format.TestRows, a, b int) *format.TestRows {
+	n := len(t.Cov) / max(1, t.Len())
+	s := &format.TestRows{Cov: t.Cov[a*n : b*n], Var: t.Var[a:b]}
+	if t.ID != nil {
+		s.ID = t.ID[a:b]
+	}
+	if t.Y != nil {
+		s.Y = t.Y[a:b]
+	}
+	return s
+}
+
+// testRowError names the test row of a core.InputError; first is the
+// first test row of the call that failed.
+func testRowError(err error, name string, first int) error {
+	if ie, ok := err.(*core.InputError); ok && ie.Index >= 0 {
+		return &dataError{fmt.Sprintf("%s: test row %d: %s", name, first+ie.Index, ie.Msg)}
+	}
+	return err
+}
+
+// streamPredict predicts the test rows t as the cloud's particles stream
+// past, holding only the record batches in flight.
+func (c *predictCmd) streamPredict(e *env, f *core.Factor, cloud *format.CloudReader, t *format.TestRows, opt core.PredictOptions, name string) ([]core.Posterior, error) {
+	p, err := core.NewPredictor(f, cloud.GroupSizes(), cloud.LogZ, t.Cov, t.Var, opt)
+	if err != nil {
+		return nil, testRowError(err, name, 0)
+	}
+	defer p.Close()
+	e.rep.startProgress(c.Progress, countProgress(cloud.Particles(), "particles"))
+	defer e.rep.stopProgress()
+	for {
+		if err := e.ctx.Err(); err != nil {
+			return nil, err
+		}
+		ps, err := cloud.NextParticles()
+		if err != nil {
+			return nil, err
+		}
+		if ps == nil {
+			break
+		}
+		k := len(ps.LogW)
+		p.Add(ps.Group, ps.First, ps.Z, ps.LogW, ps.Release)
+		e.rep.add(int64(k))
+	}
+	post := make([]core.Posterior, t.Len())
+	p.Finish(post)
+	if len(post) > 0 && math.IsNaN(post[0].SE) {
+		e.rep.warnf("the cloud has one particle group: the posteriors have no standard error (train with --groups)")
+	}
+	return post, nil
 }
 
 // posteriorTable is a batch of the posteriors stream (gpc.posteriors/1).

@@ -102,8 +102,19 @@ func (c *trainCmd) run(e *env) error {
 	if out != format.Arrow {
 		return c.summary(e, cr, &res, f, cfg, meta, out, mem)
 	}
+	// The test rows go before the particles when they are small beside
+	// the cloud, so that gpc-predict predicts them as the particles stream
+	// past instead of holding the cloud; otherwise after them.
+	ahead, first, err := readTests(cr, c.BatchSize, aheadBytes(res.Samples, train.N), false, name)
+	if err != nil {
+		return err
+	}
 	enlargePipe(e.stdout)
-	cw, err := format.NewCloudWriter(e.stdout, train, meta, c.BatchSize, mem)
+	var lead *format.TestRows
+	if first {
+		lead = ahead
+	}
+	cw, err := format.NewCloudWriter(e.stdout, train, lead, meta, c.BatchSize, mem)
 	if err != nil {
 		return err
 	}
@@ -122,20 +133,22 @@ func (c *trainCmd) run(e *env) error {
 			res.Cloud.Groups[g] = core.CloudGroup{} // written: let it go
 		}
 	}
-	for {
+	for t := ahead; !first; {
 		if err := e.ctx.Err(); err != nil {
 			return err
 		}
-		t, err := cr.NextTest(c.BatchSize)
-		if err != nil {
-			return err
-		}
 		if t == nil {
-			break
+			if t, err = cr.NextTest(c.BatchSize); err != nil {
+				return err
+			}
+			if t == nil {
+				break
+			}
 		}
 		if err := cw.WriteTest(t); err != nil {
 			return err
 		}
+		t = nil
 	}
 	return cw.Close()
 }

@@ -1,0 +1,175 @@
+package format
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gpc/core"
+)
+
+// readCloud reads a whole cloud stream: its train block, test rows (in
+// whichever place they are) and particles, checking the runs' order.
+func readCloud(t *testing.T, data []byte) (*CloudReader, *TestRows, *core.Cloud, error) {
+	t.Helper()
+	cr, err := OpenCloud(bytes.NewReader(data), "cloud", checkedMem(t))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t.Cleanup(cr.Close)
+	all := &TestRows{}
+	tests := func() error {
+		for {
+			tr, err := cr.NextTest(1)
+			if err != nil || tr == nil {
+				return err
+			}
+			all.Cov = append(all.Cov, tr.Cov...)
+			all.Var = append(all.Var, tr.Var...)
+			all.ID = append(all.ID, tr.ID...)
+			all.Y = append(all.Y, tr.Y...)
+		}
+	}
+	if cr.TestsFirst() {
+		if err := tests(); err != nil {
+			return cr, nil, nil, err
+		}
+	}
+	cloud, err := cr.LoadParticles(0, nil)
+	if err != nil {
+		return cr, nil, nil, err
+	}
+	if !cr.TestsFirst() {
+		if err := tests(); err != nil {
+			return cr, nil, nil, err
+		}
+	}
+	return cr, all, cloud, nil
+}
+
+// TestCloudRoundTrip writes clouds with the test rows first and last, in
+// record batches of several sizes, and reads back the same train block,
+// test rows and particles.
+func TestCloudRoundTrip(t *testing.T) {
+	want := sampleCov()
+	wantCloud := sampleParticles()
+	for _, first := range []bool{true, false} {
+		for _, batch := range []int{1, 2, 3, 100} {
+			cr, tests, cloud, err := readCloud(t, sampleCloud(t, first, batch, checkedMem(t)))
+			if err != nil {
+				t.Fatalf("first=%v batch=%d: %v", first, batch, err)
+			}
+			if cr.TestsFirst() != first || cr.Meta()[KeySchema] != SchemaCloud {
+				t.Errorf("first=%v batch=%d: TestsFirst %v, schema %q", first, batch, cr.TestsFirst(), cr.Meta()[KeySchema])
+			}
+			if !reflect.DeepEqual(cr.Train.Cov, want.Cov) || !reflect.DeepEqual(cr.Train.Y, want.Y) || !reflect.DeepEqual(cr.Train.ID, want.ID) ||
+				!reflect.DeepEqual(cr.Train.Lower, want.Lower) || !reflect.DeepEqual(cr.Perm, []int{2, 0, 1}) {
+				t.Errorf("first=%v batch=%d: train block %+v", first, batch, cr.Train)
+			}
+			if !reflect.DeepEqual(*tests, want.Test) {
+				t.Errorf("first=%v batch=%d: test rows %+v, want %+v", first, batch, *tests, want.Test)
+			}
+			for g := range wantCloud.Groups {
+				if !reflect.DeepEqual(cloud.Groups[g], wantCloud.Groups[g]) {
+					t.Errorf("first=%v batch=%d: group %d %+v, want %+v", first, batch, g, cloud.Groups[g], wantCloud.Groups[g])
+				}
+			}
+		}
+	}
+}
+
+// TestCloudParticlesSkipTests: NextParticles skips the leading test rows
+// that were not read (gpc-predict --cloud predicts other test rows), and
+// its runs are windows of at most a batch, of one group.
+func TestCloudParticlesSkipTests(t *testing.T) {
+	cr, err := OpenCloud(bytes.NewReader(sampleCloud(t, true, 2, checkedMem(t))), "cloud", checkedMem(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	var runs [][2]int
+	for {
+		ps, err := cr.NextParticles()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ps == nil {
+			break
+		}
+		runs = append(runs, [2]int{ps.Group, len(ps.LogW)})
+		ps.Release()
+	}
+	// Batches of 2 rows: 3 train rows, 2 test rows, then 2 + 1 particles
+	// (written group by group, each group from a new batch).
+	if want := [][2]int{{0, 1}, {0, 1}, {1, 1}}; !reflect.DeepEqual(runs, want) && !reflect.DeepEqual(runs, [][2]int{{0, 2}, {1, 1}}) {
+		t.Errorf("runs (group, particles) %v", runs)
+	}
+	if tr, err := cr.NextTest(10); tr != nil || err != nil {
+		t.Errorf("test rows after the particles of a tests-first cloud: %v, %v", tr, err)
+	}
+}
+
+// TestCloudLayoutErrors: a cloud whose rows are not where its metadata
+// says is refused with a DataError naming the place.
+func TestCloudLayoutErrors(t *testing.T) {
+	mem := checkedMem(t)
+	c := sampleCov()
+	cloud := sampleParticles()
+	meta := func() map[string]string {
+		return map[string]string{KeyGroupSizes: "2,1", KeyGroupLogP: "-2,-2.5", KeyOrder: "2,0,1", KeyFingerprint: Fingerprint(c.Cov)}
+	}
+	write := func(tests *TestRows, m map[string]string, after bool, z00 float64) []byte {
+		var buf bytes.Buffer
+		cw, err := NewCloudWriter(&buf, c, tests, m, 100, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g := range cloud.Groups {
+			grp := cloud.Groups[g]
+			grp.Z = append([]float64(nil), grp.Z...)
+			if g == 0 {
+				grp.Z[0] = z00
+			}
+			if err := cw.WriteParticles(g, &grp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if after {
+			if err := cw.WriteTest(&c.Test); err == nil && tests != nil {
+				t.Fatal("WriteTest after the particles of a tests-first cloud succeeded")
+			}
+		}
+		if err := cw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	wrongCount := meta()
+	wrongCount[KeyGroupSizes] = "2,2"
+	twoFirst := meta()
+	twoFirst[KeyTestsFirst] = "2" // but none written before the particles
+	zeroFirst := meta()
+	zeroFirst[KeyTestsFirst] = "0" // and test rows written after them
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"leading test rows missing", write(nil, twoFirst, false, 0.1), "0 test rows before the particles, but metadata gpc:tests_first announces 2"},
+		{"test rows after a tests-first cloud", write(nil, zeroFirst, true, 0.1), "a test row after the particles, but metadata gpc:tests_first says"},
+		{"NaN draw", write(&c.Test, meta(), false, math.NaN()), "batch 1, row 5, z[0]: NaN: values must be finite"},
+		{"Inf draw", write(nil, meta(), true, math.Inf(1)), "values must be finite"},
+		{"particles missing", write(&c.Test, wrongCount, false, 0.1), "it was cut short"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, _, err := readCloud(t, tc.data)
+			var de *DataError
+			if !errors.As(err, &de) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want a DataError with %q", err, tc.want)
+			}
+		})
+	}
+}
