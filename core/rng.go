@@ -1,6 +1,9 @@
 package core
 
-import "math/rand/v2"
+import (
+	"math/bits"
+	"math/rand/v2"
+)
 
 // Stream domains: every random stream in gpc is derived from (seed, domain,
 // unit), so that, for example, the ordering shuffle and particle group 0 never
@@ -28,8 +31,61 @@ func splitmix64(x uint64) uint64 {
 // are hashes of (seed, domain, unit). Streams are independent for practical
 // purposes and reproducible whatever the thread count.
 func NewStream(seed, domain, unit uint64) *rand.Rand {
+	s := newPCG(seed, domain, unit)
+	return rand.New(&s)
+}
+
+// newPCG returns the generator that NewStream wraps.
+func newPCG(seed, domain, unit uint64) pcg {
 	h := splitmix64(seed ^ splitmix64(domain^splitmix64(unit)))
-	return rand.New(rand.NewPCG(h, splitmix64(h^0x6a09e667f3bcc909)))
+	return pcg{h, splitmix64(h ^ 0x6a09e667f3bcc909)}
+}
+
+// pcg is math/rand/v2's PCG: O'Neill's 128-bit linear congruential
+// generator with the DXSM output mix, the same state update, constants and
+// output, so that pcg{hi, lo} gives the numbers of rand.NewPCG(hi, lo). It
+// is a concrete value type so that hot loops can inline its steps and keep
+// the state in registers (next), which an interface call through rand.Rand
+// cannot.
+//
+// References:
+//
+//	M. E. O'Neill, PCG: a family of simple fast space-efficient statistically
+//	good algorithms for random number generation, HMC-CS-2014-0905 (2014).
+//	The DXSM mix: pcg-cpp's dxsm_mixin; Go issue 21835.
+type pcg struct{ hi, lo uint64 }
+
+// The generator's multiplier and increment (math/rand/v2's, those of
+// pcg-cpp's 128-bit generators).
+const (
+	mulHi = 2549297995355413924
+	mulLo = 4865540595714422341
+	incHi = 6364136223846793005
+	incLo = 1442695040888963407
+
+	dxsmMul = 0xda942042e4dd58b5 // the output mix's multiplier
+)
+
+// next returns the state after one step, s*mul + inc mod 2^128, and the
+// step's output, the DXSM ("double xorshift multiply") mix of the new
+// state.
+func (s pcg) next() (pcg, uint64) {
+	hi, lo := bits.Mul64(s.lo, mulLo)
+	hi += s.hi*mulLo + s.lo*mulHi
+	lo, c := bits.Add64(lo, incLo, 0)
+	hi, _ = bits.Add64(hi, incHi, c)
+	x := hi
+	x ^= x >> 32
+	x *= dxsmMul
+	x ^= x >> 48
+	return pcg{hi, lo}, x * (lo | 1)
+}
+
+// Uint64 steps the generator and returns its output (rand.Source).
+func (s *pcg) Uint64() uint64 {
+	var x uint64
+	*s, x = s.next()
+	return x
 }
 
 // uniformOpen returns a uniform number in the open interval (0, 1): the
