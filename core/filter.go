@@ -66,9 +66,9 @@ type filter struct {
 	tmpM  []float64
 	tmpI  []int
 	spare []float64 // one history row, for gather's cycles
-	perm  []int     // drawUniforms' scratch
 
-	rng  *rand.Rand
+	src  pcg        // the group's stream
+	rng  *rand.Rand // src, for the draws outside drawUniforms
 	gemm gemm.Workspace
 
 	// results of the last run
@@ -100,7 +100,7 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 	if !cfg.Keep { // else each group brings its own, to keep
 		z = cfg.alloc(maxM * f.N)
 	}
-	return &filter{
+	fl := &filter{
 		z: z,
 		f: f, method: cfg.Method, ess: cfg.ESSThreshold, bs: bs,
 		logw:  make([]float64, maxM),
@@ -123,16 +123,17 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 		tmpM:  make([]float64, maxM),
 		tmpI:  make([]int, maxM),
 		spare: make([]float64, f.N),
-		perm:  make([]int, LatinBlock),
 	}
+	fl.rng = rand.New(&fl.src)
+	return fl
 }
 
-// run propagates m particles with the random stream r and leaves the
-// estimate of log P in fl.logZ. progress, if not nil, is called with the
-// particle-steps done after every block.
-func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(int64)) error {
+// run propagates m particles with the random stream s (newPCG's) and
+// leaves the estimate of log P in fl.logZ. progress, if not nil, is called
+// with the particle-steps done after every block.
+func (fl *filter) run(ctx context.Context, m int, s pcg, progress func(int64)) error {
 	n, bs := fl.f.N, fl.bs
-	fl.m, fl.rng = m, r
+	fl.m, fl.src = m, s
 	fl.logZ, fl.minESS, fl.resamples, fl.deadAt = 0, 1, 0, -1
 	fl.pending = false
 	logw := fl.logw[:m]
@@ -315,7 +316,7 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 	}
 	u := fl.tmpM[:m]
 	idx := fl.idx[:m]
-	drawUniforms(u, func(p int) bool { return first || resampled && idx[p] == idx[p-1] }, fl.rng, fl.perm)
+	drawUniforms(u, first, resampled, idx, &fl.src)
 	zk := fl.zk[:m]
 	if oneSided {
 		tailDraws(zk, lo, fl.tp, fl.cp, lg, u)
@@ -387,10 +388,10 @@ const LatinBlock = 16
 // own conditional distribution and the estimate of P stays unbiased; but
 // they are not independent:
 //
-//   - a run of particles whose histories are identical (same(p) reports that
-//     particle p's equals particle p-1's: all of them at the first variable,
-//     and the copies of one ancestor right after a resampling, which
-//     systematic resampling puts side by side) gets stratified uniforms,
+//   - a run of particles whose histories are identical (all of them at the
+//     first variable, first; and the copies of one ancestor right after a
+//     resampling, which systematic resampling puts side by side: resampled,
+//     with idx[p] == idx[p-1]) gets stratified uniforms,
 //     u_j = (j + V_j)/k for its k members, with V_j independent uniforms;
 //   - the other particles, in blocks of up to LatinBlock consecutive ones,
 //     get Latin uniforms u_j = (pi(j) + V_j)/k with pi a random permutation
@@ -398,39 +399,73 @@ const LatinBlock = 16
 //     descend from neighbouring strata and tend to be alike, so a block's
 //     draws cover the distribution instead of clumping.
 //
-// perm is scratch of length LatinBlock.
-func drawUniforms(u []float64, same func(p int) bool, r *rand.Rand, perm []int) {
+// The numbers come from s in a fixed order, run by run and block by block:
+// a block's permutation (Fisher and Yates' shuffle, by (*rand.Rand).IntN's
+// algorithm) before its V_j; each V_j is uniformOpen's.
+func drawUniforms(u []float64, first, resampled bool, idx []int, s *pcg) {
 	m := len(u)
-	for p := 0; p < m; {
-		q := p + 1
-		for q < m && same(q) {
-			q++
+	g := *s
+	switch {
+	case first:
+		g = stratified(u, g)
+	case !resampled:
+		for p := 0; p < m; p += LatinBlock {
+			g = latin(u[p:min(p+LatinBlock, m)], g)
 		}
-		if q-p > 1 {
-			k := float64(q - p)
-			for j := p; j < q; j++ {
-				u[j] = (float64(j-p) + uniformOpen(r)) / k
+	default:
+		idx = idx[:m]
+		for p := 0; p < m; {
+			q := p + 1
+			for q < m && idx[q] == idx[q-1] {
+				q++
 			}
+			if q-p > 1 {
+				g = stratified(u[p:q], g)
+				p = q
+				continue
+			}
+			for q < m && q-p < LatinBlock && !(q+1 < m && idx[q+1] == idx[q]) {
+				q++
+			}
+			g = latin(u[p:q], g)
 			p = q
-			continue
 		}
-		for q < m && q-p < LatinBlock && !(q+1 < m && same(q+1)) {
-			q++
-		}
-		k := q - p
-		pi := perm[:k]
-		for j := range pi {
-			pi[j] = j
-		}
-		for j := k - 1; j > 0; j-- {
-			i := r.IntN(j + 1)
-			pi[i], pi[j] = pi[j], pi[i]
-		}
-		for j := p; j < q; j++ {
-			u[j] = (float64(pi[j-p]) + uniformOpen(r)) / float64(k)
-		}
-		p = q
 	}
+	*s = g
+}
+
+// stratified fills u with the stratified uniforms (j + V_j)/k, k = len(u),
+// from g, and returns the state after them.
+func stratified(u []float64, g pcg) pcg {
+	k := float64(len(u))
+	for j := range u {
+		var x uint64
+		g, x = g.next()
+		u[j] = (float64(j) + openUnit(x)) / k
+	}
+	return g
+}
+
+// latin fills u, 0 < len(u) <= LatinBlock, with the Latin uniforms
+// (pi(j) + V_j)/k, k = len(u), from g, and returns the state after them:
+// the shuffle's numbers as IntN takes them (pcg.below), then the V_j.
+func latin(u []float64, g pcg) pcg {
+	k := len(u)
+	var pi [LatinBlock]int
+	for j := range k {
+		pi[j] = j
+	}
+	for j := k - 1; j > 0; j-- {
+		var i uint64
+		g, i = g.below(uint64(j + 1))
+		pi[i], pi[j] = pi[j], pi[i]
+	}
+	for j := range u {
+		var x uint64
+		g, x = g.next()
+		u[j] = (float64(pi[j]) + openUnit(x)) / float64(k)
+	}
+	return g
 }
 
 // resample draws m ancestors by systematic resampling (Carpenter, Clifford

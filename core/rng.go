@@ -35,7 +35,8 @@ func NewStream(seed, domain, unit uint64) *rand.Rand {
 	return rand.New(&s)
 }
 
-// newPCG returns the generator that NewStream wraps.
+// newPCG returns the generator that NewStream wraps, for the hot loops that
+// call it directly.
 func newPCG(seed, domain, unit uint64) pcg {
 	h := splitmix64(seed ^ splitmix64(domain^splitmix64(unit)))
 	return pcg{h, splitmix64(h ^ 0x6a09e667f3bcc909)}
@@ -88,9 +89,39 @@ func (s *pcg) Uint64() uint64 {
 	return x
 }
 
+// below returns a uniform integer in [0, n), n > 0, and the state after it:
+// the number (*rand.Rand).IntN(n) takes from the same state, with its
+// algorithm (Lemire's multiply and reject, or a mask when n is a power of
+// two), so that it consumes the same outputs.
+//
+// References:
+//
+//	D. Lemire, Fast random integer generation in an interval, ACM
+//	Transactions on Modeling and Computer Simulation 29(1), 2019.
+func (s pcg) below(n uint64) (pcg, uint64) {
+	s, x := s.next()
+	if n&(n-1) == 0 {
+		return s, x & (n - 1)
+	}
+	hi, lo := bits.Mul64(x, n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			s, x = s.next()
+			hi, lo = bits.Mul64(x, n)
+		}
+	}
+	return s, hi
+}
+
 // uniformOpen returns a uniform number in the open interval (0, 1): the
 // midpoint of one of 2^53 equal cells, so that neither 0 nor 1, whose
 // quantiles are infinite, can occur.
 func uniformOpen(r *rand.Rand) float64 {
-	return (float64(r.Uint64()>>11) + 0.5) * 0x1p-53
+	return openUnit(r.Uint64())
+}
+
+// openUnit is uniformOpen's map from the generator's output x to (0, 1).
+func openUnit(x uint64) float64 {
+	return (float64(x>>11) + 0.5) * 0x1p-53
 }
