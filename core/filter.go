@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 
 	"gpc/internal/gemm"
@@ -435,21 +436,128 @@ func drawUniforms(u []float64, first, resampled bool, idx []int, s *pcg) {
 }
 
 // stratified fills u with the stratified uniforms (j + V_j)/k, k = len(u),
-// from g, and returns the state after them.
+// from g, and returns the state after them. It takes the V_j from two
+// streams a step apart (pcg.next2).
 func stratified(u []float64, g pcg) pcg {
-	k := float64(len(u))
-	for j := range u {
-		var x uint64
-		g, x = g.next()
-		u[j] = (float64(j) + openUnit(x)) / k
+	m := len(u)
+	if m == 0 {
+		return g
 	}
-	return g
+	k := float64(m)
+	a, x := g.next()
+	u[0] = openUnit(x) / k
+	if m == 1 {
+		return a
+	}
+	b, y := a.next()
+	u[1] = (1 + openUnit(y)) / k
+	j := 2
+	for ; j+1 < m; j += 2 {
+		a, x = a.next2()
+		b, y = b.next2()
+		u[j] = (float64(j) + openUnit(x)) / k
+		u[j+1] = (float64(j+1) + openUnit(y)) / k
+	}
+	if j < m {
+		a, x = a.next2()
+		u[j] = (float64(j) + openUnit(x)) / k
+		return a
+	}
+	return b
 }
 
 // latin fills u, 0 < len(u) <= LatinBlock, with the Latin uniforms
-// (pi(j) + V_j)/k, k = len(u), from g, and returns the state after them:
-// the shuffle's numbers as IntN takes them (pcg.below), then the V_j.
+// (pi(j) + V_j)/k, k = len(u), from g, and returns the state after them.
+// The block takes 2k - 1 numbers, k - 1 for the shuffle and then the V_j,
+// from two streams a step apart (pcg.next2): g's gives the second, fourth
+// and so on, and that of the state after the first gives the third, fifth
+// and so on. When the shuffle would reject a number (IntN's rejection, with
+// a probability below 2^-59 per block), the block is drawn again by
+// latinInOrder, which takes the numbers one at a time as IntN does.
 func latin(u []float64, g pcg) pcg {
+	k := len(u)
+	if k == LatinBlock {
+		return latinFull(u, g)
+	}
+	pi := latinIdentity // float64(pi(j)), as the sums need it
+	oth, x := g.next()
+	cur := g // the stream of the next number; oth, that of the last
+	for j := k - 1; j > 0; j-- {
+		if !shuffleStep(&pi, j, x) {
+			return latinInOrder(u, g)
+		}
+		cur, x = cur.next2()
+		cur, oth = oth, cur
+	}
+	d := float64(k)
+	for j := range k - 1 {
+		u[j] = (pi[j] + openUnit(x)) / d
+		cur, x = cur.next2()
+		cur, oth = oth, cur
+	}
+	u[k-1] = (pi[k-1] + openUnit(x)) / d
+	return oth
+}
+
+// latinFull is latin for a full block, the usual one, its numbers taken by
+// pairs: the odd ones from the state after the first, the even ones from
+// g. The division by the constant LatinBlock, a power of two, is exact and
+// compiles to a product.
+func latinFull(u []float64, g pcg) pcg {
+	pi := latinIdentity
+	odd, x := g.next()
+	even := g
+	if !shuffleStep(&pi, LatinBlock-1, x) {
+		return latinInOrder(u, g)
+	}
+	for j := LatinBlock - 2; j > 0; j -= 2 {
+		var y uint64
+		even, x = even.next2()
+		odd, y = odd.next2()
+		if !shuffleStep(&pi, j, x) || !shuffleStep(&pi, j-1, y) {
+			return latinInOrder(u, g)
+		}
+	}
+	u = u[:LatinBlock]
+	for j := 0; j < LatinBlock; j += 2 {
+		var y uint64
+		even, x = even.next2()
+		odd, y = odd.next2()
+		u[j] = (pi[j] + openUnit(x)) / LatinBlock
+		u[j+1] = (pi[j+1] + openUnit(y)) / LatinBlock
+	}
+	return odd
+}
+
+// latinIdentity is the identity permutation of a block, in float64.
+var latinIdentity = func() (pi [LatinBlock]float64) {
+	for j := range pi {
+		pi[j] = float64(j)
+	}
+	return pi
+}()
+
+// shuffleStep is step j of Fisher and Yates' shuffle of pi: pi[j] trades
+// places with pi[i], i uniform in [0, j] from the number x as IntN(j+1)
+// makes it (pcg.below). It returns false, leaving pi alone, when IntN
+// would reject x and take another number.
+func shuffleStep(pi *[LatinBlock]float64, j int, x uint64) bool {
+	n := uint64(j + 1)
+	i := x & (n - 1)
+	if n&(n-1) != 0 {
+		var lo uint64
+		i, lo = bits.Mul64(x, n)
+		if lo < n && lo < -n%n {
+			return false
+		}
+	}
+	pi[i], pi[j] = pi[j], pi[i]
+	return true
+}
+
+// latinInOrder is latin with the numbers taken one at a time, as IntN and
+// uniformOpen take them, rejections included.
+func latinInOrder(u []float64, g pcg) pcg {
 	k := len(u)
 	var pi [LatinBlock]int
 	for j := range k {

@@ -45,7 +45,7 @@ func newPCG(seed, domain, unit uint64) pcg {
 // pcg is math/rand/v2's PCG: O'Neill's 128-bit linear congruential
 // generator with the DXSM output mix, the same state update, constants and
 // output, so that pcg{hi, lo} gives the numbers of rand.NewPCG(hi, lo). It
-// is a concrete value type so that hot loops can inline its steps and keep
+// is a concrete value type so that the hot loops inline its steps and keep
 // the state in registers (next), which an interface call through rand.Rand
 // cannot.
 //
@@ -57,12 +57,17 @@ func newPCG(seed, domain, unit uint64) pcg {
 type pcg struct{ hi, lo uint64 }
 
 // The generator's multiplier and increment (math/rand/v2's, those of
-// pcg-cpp's 128-bit generators).
+// pcg-cpp's 128-bit generators), and those of two steps at once:
+// mul2 = mul^2 and inc2 = mul*inc + inc mod 2^128.
 const (
-	mulHi = 2549297995355413924
-	mulLo = 4865540595714422341
-	incHi = 6364136223846793005
-	incLo = 1442695040888963407
+	mulHi  = 2549297995355413924
+	mulLo  = 4865540595714422341
+	incHi  = 6364136223846793005
+	incLo  = 1442695040888963407
+	mul2Hi = 0x17bce35bdf69743c
+	mul2Lo = 0x529ed9eb20e0ae99
+	inc2Hi = 0x4871bec9994273f8
+	inc2Lo = 0xac1f8a1c3883459a
 
 	dxsmMul = 0xda942042e4dd58b5 // the output mix's multiplier
 )
@@ -75,6 +80,24 @@ func (s pcg) next() (pcg, uint64) {
 	hi += s.hi*mulLo + s.lo*mulHi
 	lo, c := bits.Add64(lo, incLo, 0)
 	hi, _ = bits.Add64(hi, incHi, c)
+	x := hi
+	x ^= x >> 32
+	x *= dxsmMul
+	x ^= x >> 48
+	return pcg{hi, lo}, x * (lo | 1)
+}
+
+// next2 is next two steps at once: the state after two steps,
+// s*mul2 + inc2, and the second step's output. Two streams a step apart
+// that each take next2 make the numbers of one stream with next, in turn;
+// the steps of one do not wait for the other's. (next2 is next with mul2
+// and inc2, written out: a shared helper would keep both from being
+// inlined.)
+func (s pcg) next2() (pcg, uint64) {
+	hi, lo := bits.Mul64(s.lo, mul2Lo)
+	hi += s.hi*mul2Lo + s.lo*mul2Hi
+	lo, c := bits.Add64(lo, inc2Lo, 0)
+	hi, _ = bits.Add64(hi, inc2Hi, c)
 	x := hi
 	x ^= x >> 32
 	x *= dxsmMul

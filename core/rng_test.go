@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 )
@@ -15,7 +16,7 @@ func stdStream(seed, domain, unit uint64) *rand.Rand {
 }
 
 // TestPCGMatchesStdlib: pcg gives rand.PCG's numbers from the same state,
-// through Uint64 and through next.
+// through Uint64 and through next; next2 is next twice.
 func TestPCGMatchesStdlib(t *testing.T) {
 	t.Parallel()
 	seeds := rand.New(rand.NewPCG(11, 12))
@@ -31,6 +32,11 @@ func TestPCGMatchesStdlib(t *testing.T) {
 			if got := s.Uint64(); got != w || x != w {
 				t.Fatalf("seed (%#x, %#x), output %d: Uint64 %#x, next %#x, rand.PCG %#x", hi, lo, i, got, x, w)
 			}
+		}
+		s1, _ := pcg{hi, lo}.next()
+		s2, x2 := s1.next()
+		if h, y := (pcg{hi, lo}).next2(); h != s2 || y != x2 {
+			t.Fatalf("seed (%#x, %#x): next2 gives %v, %#x; next twice %v, %#x", hi, lo, h, y, s2, x2)
 		}
 	}
 }
@@ -179,6 +185,76 @@ func TestDrawUniformsReference(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// back returns the state n steps before s: (s - inc)/mul mod 2^128, n
+// times.
+func back(s pcg, n int) pcg {
+	mod := new(big.Int).Lsh(big.NewInt(1), 128)
+	word := func(hi, lo uint64) *big.Int {
+		x := new(big.Int).SetUint64(hi)
+		return x.Lsh(x, 64).Add(x, new(big.Int).SetUint64(lo))
+	}
+	inv := new(big.Int).ModInverse(word(mulHi, mulLo), mod)
+	x := word(s.hi, s.lo)
+	for range n {
+		x.Sub(x, word(incHi, incLo)).Mul(x, inv).Mod(x, mod)
+	}
+	lo := new(big.Int).And(x, new(big.Int).SetUint64(math.MaxUint64)).Uint64()
+	return pcg{x.Rsh(x, 64).Uint64(), lo}
+}
+
+// TestDrawUniformsRejection: when IntN rejects a number of a block's
+// shuffle and draws another, drawUniforms does too. A state whose high word
+// is 0 has the output 0, which IntN(n) rejects for every n that is not a
+// power of two; back puts that state at each draw of the shuffle of a full
+// block, of a short block and of a block after a stratified run.
+func TestDrawUniformsRejection(t *testing.T) {
+	t.Parallel()
+	pick := rand.New(rand.NewPCG(41, 42))
+	for range 20 {
+		s := pcg{pick.Uint64(), pick.Uint64()}
+		if s1, _ := back(s, 1).next(); s1 != s {
+			t.Fatalf("back(%v, 1) is not undone by next: %v", s, s1)
+		}
+	}
+	for _, k := range []int{2, 3, 5, 7, 12, 15, LatinBlock} {
+		for _, run := range []int{0, 4} { // a stratified run of 4 before the block
+			m := run + k + LatinBlock + 3 // more blocks after it
+			idx := make([]int, m)
+			for p := range idx {
+				idx[p] = p
+				if p > 0 && p < run {
+					idx[p] = 0
+				}
+			}
+			if k < LatinBlock {
+				// the block cut short by a run after it
+				idx[run+k+1] = idx[run+k]
+			}
+			for d := range k - 1 { // draw d of the shuffle, for IntN(k - d)
+				n := k - d
+				if n&(n-1) == 0 {
+					continue // a mask, no rejection
+				}
+				target := pcg{0, pick.Uint64()}
+				g := back(target, run+d+1)
+				want := rand.New(rand.NewPCG(g.hi, g.lo))
+				u, ref := make([]float64, m), make([]float64, m)
+				resampled := run > 0 || k < LatinBlock
+				drawUniformsRef(ref, func(p int) bool { return resampled && idx[p] == idx[p-1] }, want, make([]int, LatinBlock))
+				drawUniforms(u, false, resampled, idx, &g)
+				for p := range u {
+					if math.Float64bits(u[p]) != math.Float64bits(ref[p]) {
+						t.Fatalf("k = %d, run %d, rejection at draw %d: u[%d] = %v, reference %v", k, run, d, p, u[p], ref[p])
+					}
+				}
+				if g.Uint64() != want.Uint64() {
+					t.Fatalf("k = %d, run %d, rejection at draw %d: the stream is not where the reference left it", k, run, d)
+				}
+			}
 		}
 	}
 }
