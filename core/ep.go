@@ -360,7 +360,7 @@ func (fl *filter) stepEP(i, i0 int) {
 	}
 	u := fl.tmpM[:m]
 	idx := fl.idx[:m]
-	drawUniforms(u, func(p int) bool { return i == 0 || resampled && idx[p] == idx[p-1] }, fl.rng, fl.perm)
+	drawUniforms(u, i == 0, resampled, idx, &fl.src)
 	zk := fl.zk[:m]
 	if oneSided {
 		tailDraws(zk, lo, fl.tp, fl.cp, lg, u)

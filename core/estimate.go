@@ -371,7 +371,7 @@ func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, 
 				if cfg.Keep {
 					fl.z = cfg.alloc(sizes[k] * f.N)
 				}
-				err := fl.run(ctx, sizes[k], NewStream(cfg.Seed, domainGroup, uint64(k)), cfg.Progress)
+				err := fl.run(ctx, sizes[k], newPCG(cfg.Seed, domainGroup, uint64(k)), cfg.Progress)
 				if err != nil {
 					errs[t] = err
 					cancel()

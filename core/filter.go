@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 
 	"gpc/internal/gemm"
@@ -66,9 +67,9 @@ type filter struct {
 	tmpM  []float64
 	tmpI  []int
 	spare []float64 // one history row, for gather's cycles
-	perm  []int     // drawUniforms' scratch
 
-	rng  *rand.Rand
+	src  pcg        // the group's stream
+	rng  *rand.Rand // src, for the draws outside drawUniforms
 	gemm gemm.Workspace
 
 	// results of the last run
@@ -100,7 +101,7 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 	if !cfg.Keep { // else each group brings its own, to keep
 		z = cfg.alloc(maxM * f.N)
 	}
-	return &filter{
+	fl := &filter{
 		z: z,
 		f: f, method: cfg.Method, ess: cfg.ESSThreshold, bs: bs,
 		logw:  make([]float64, maxM),
@@ -123,16 +124,17 @@ func newFilter(f *Factor, cfg *Config, maxM int) *filter {
 		tmpM:  make([]float64, maxM),
 		tmpI:  make([]int, maxM),
 		spare: make([]float64, f.N),
-		perm:  make([]int, LatinBlock),
 	}
+	fl.rng = rand.New(&fl.src)
+	return fl
 }
 
-// run propagates m particles with the random stream r and leaves the
-// estimate of log P in fl.logZ. progress, if not nil, is called with the
-// particle-steps done after every block.
-func (fl *filter) run(ctx context.Context, m int, r *rand.Rand, progress func(int64)) error {
+// run propagates m particles with the random stream s (newPCG's) and
+// leaves the estimate of log P in fl.logZ. progress, if not nil, is called
+// with the particle-steps done after every block.
+func (fl *filter) run(ctx context.Context, m int, s pcg, progress func(int64)) error {
 	n, bs := fl.f.N, fl.bs
-	fl.m, fl.rng = m, r
+	fl.m, fl.src = m, s
 	fl.logZ, fl.minESS, fl.resamples, fl.deadAt = 0, 1, 0, -1
 	fl.pending = false
 	logw := fl.logw[:m]
@@ -315,7 +317,7 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 	}
 	u := fl.tmpM[:m]
 	idx := fl.idx[:m]
-	drawUniforms(u, func(p int) bool { return first || resampled && idx[p] == idx[p-1] }, fl.rng, fl.perm)
+	drawUniforms(u, first, resampled, idx, &fl.src)
 	zk := fl.zk[:m]
 	if oneSided {
 		tailDraws(zk, lo, fl.tp, fl.cp, lg, u)
@@ -387,10 +389,10 @@ const LatinBlock = 16
 // own conditional distribution and the estimate of P stays unbiased; but
 // they are not independent:
 //
-//   - a run of particles whose histories are identical (same(p) reports that
-//     particle p's equals particle p-1's: all of them at the first variable,
-//     and the copies of one ancestor right after a resampling, which
-//     systematic resampling puts side by side) gets stratified uniforms,
+//   - a run of particles whose histories are identical (all of them at the
+//     first variable, first; and the copies of one ancestor right after a
+//     resampling, which systematic resampling puts side by side: resampled,
+//     with idx[p] == idx[p-1]) gets stratified uniforms,
 //     u_j = (j + V_j)/k for its k members, with V_j independent uniforms;
 //   - the other particles, in blocks of up to LatinBlock consecutive ones,
 //     get Latin uniforms u_j = (pi(j) + V_j)/k with pi a random permutation
@@ -398,39 +400,180 @@ const LatinBlock = 16
 //     descend from neighbouring strata and tend to be alike, so a block's
 //     draws cover the distribution instead of clumping.
 //
-// perm is scratch of length LatinBlock.
-func drawUniforms(u []float64, same func(p int) bool, r *rand.Rand, perm []int) {
+// The numbers come from s in a fixed order, run by run and block by block:
+// a block's permutation (Fisher and Yates' shuffle, by (*rand.Rand).IntN's
+// algorithm) before its V_j; each V_j is uniformOpen's.
+func drawUniforms(u []float64, first, resampled bool, idx []int, s *pcg) {
 	m := len(u)
-	for p := 0; p < m; {
-		q := p + 1
-		for q < m && same(q) {
-			q++
+	g := *s
+	switch {
+	case first:
+		g = stratified(u, g)
+	case !resampled:
+		for p := 0; p < m; p += LatinBlock {
+			g = latin(u[p:min(p+LatinBlock, m)], g)
 		}
-		if q-p > 1 {
-			k := float64(q - p)
-			for j := p; j < q; j++ {
-				u[j] = (float64(j-p) + uniformOpen(r)) / k
+	default:
+		idx = idx[:m]
+		for p := 0; p < m; {
+			q := p + 1
+			for q < m && idx[q] == idx[q-1] {
+				q++
 			}
+			if q-p > 1 {
+				g = stratified(u[p:q], g)
+				p = q
+				continue
+			}
+			for q < m && q-p < LatinBlock && !(q+1 < m && idx[q+1] == idx[q]) {
+				q++
+			}
+			g = latin(u[p:q], g)
 			p = q
-			continue
 		}
-		for q < m && q-p < LatinBlock && !(q+1 < m && same(q+1)) {
-			q++
-		}
-		k := q - p
-		pi := perm[:k]
-		for j := range pi {
-			pi[j] = j
-		}
-		for j := k - 1; j > 0; j-- {
-			i := r.IntN(j + 1)
-			pi[i], pi[j] = pi[j], pi[i]
-		}
-		for j := p; j < q; j++ {
-			u[j] = (float64(pi[j-p]) + uniformOpen(r)) / float64(k)
-		}
-		p = q
 	}
+	*s = g
+}
+
+// stratified fills u with the stratified uniforms (j + V_j)/k, k = len(u),
+// from g, and returns the state after them. It takes the V_j from two
+// streams a step apart (pcg.next2).
+func stratified(u []float64, g pcg) pcg {
+	m := len(u)
+	if m == 0 {
+		return g
+	}
+	k := float64(m)
+	a, x := g.next()
+	u[0] = openUnit(x) / k
+	if m == 1 {
+		return a
+	}
+	b, y := a.next()
+	u[1] = (1 + openUnit(y)) / k
+	j := 2
+	for ; j+1 < m; j += 2 {
+		a, x = a.next2()
+		b, y = b.next2()
+		u[j] = (float64(j) + openUnit(x)) / k
+		u[j+1] = (float64(j+1) + openUnit(y)) / k
+	}
+	if j < m {
+		a, x = a.next2()
+		u[j] = (float64(j) + openUnit(x)) / k
+		return a
+	}
+	return b
+}
+
+// latin fills u, 0 < len(u) <= LatinBlock, with the Latin uniforms
+// (pi(j) + V_j)/k, k = len(u), from g, and returns the state after them.
+// The block takes 2k - 1 numbers, k - 1 for the shuffle and then the V_j,
+// from two streams a step apart (pcg.next2): g's gives the second, fourth
+// and so on, and that of the state after the first gives the third, fifth
+// and so on. When the shuffle would reject a number (IntN's rejection, with
+// a probability below 2^-59 per block), the block is drawn again by
+// latinInOrder, which takes the numbers one at a time as IntN does.
+func latin(u []float64, g pcg) pcg {
+	k := len(u)
+	if k == LatinBlock {
+		return latinFull(u, g)
+	}
+	pi := latinIdentity // float64(pi(j)), as the sums need it
+	oth, x := g.next()
+	cur := g // the stream of the next number; oth, that of the last
+	for j := k - 1; j > 0; j-- {
+		if !shuffleStep(&pi, j, x) {
+			return latinInOrder(u, g)
+		}
+		cur, x = cur.next2()
+		cur, oth = oth, cur
+	}
+	d := float64(k)
+	for j := range k - 1 {
+		u[j] = (pi[j] + openUnit(x)) / d
+		cur, x = cur.next2()
+		cur, oth = oth, cur
+	}
+	u[k-1] = (pi[k-1] + openUnit(x)) / d
+	return oth
+}
+
+// latinFull is latin for a full block, the usual one, its numbers taken by
+// pairs: the odd ones from the state after the first, the even ones from
+// g. The division by the constant LatinBlock, a power of two, is exact and
+// compiles to a product.
+func latinFull(u []float64, g pcg) pcg {
+	pi := latinIdentity
+	odd, x := g.next()
+	even := g
+	if !shuffleStep(&pi, LatinBlock-1, x) {
+		return latinInOrder(u, g)
+	}
+	for j := LatinBlock - 2; j > 0; j -= 2 {
+		var y uint64
+		even, x = even.next2()
+		odd, y = odd.next2()
+		if !shuffleStep(&pi, j, x) || !shuffleStep(&pi, j-1, y) {
+			return latinInOrder(u, g)
+		}
+	}
+	u = u[:LatinBlock]
+	for j := 0; j < LatinBlock; j += 2 {
+		var y uint64
+		even, x = even.next2()
+		odd, y = odd.next2()
+		u[j] = (pi[j] + openUnit(x)) / LatinBlock
+		u[j+1] = (pi[j+1] + openUnit(y)) / LatinBlock
+	}
+	return odd
+}
+
+// latinIdentity is the identity permutation of a block, in float64.
+var latinIdentity = func() (pi [LatinBlock]float64) {
+	for j := range pi {
+		pi[j] = float64(j)
+	}
+	return pi
+}()
+
+// shuffleStep is step j of Fisher and Yates' shuffle of pi: pi[j] trades
+// places with pi[i], i uniform in [0, j] from the number x as IntN(j+1)
+// makes it (pcg.below). It returns false, leaving pi alone, when IntN
+// would reject x and take another number.
+func shuffleStep(pi *[LatinBlock]float64, j int, x uint64) bool {
+	n := uint64(j + 1)
+	i := x & (n - 1)
+	if n&(n-1) != 0 {
+		var lo uint64
+		i, lo = bits.Mul64(x, n)
+		if lo < n && lo < -n%n {
+			return false
+		}
+	}
+	pi[i], pi[j] = pi[j], pi[i]
+	return true
+}
+
+// latinInOrder is latin with the numbers taken one at a time, as IntN and
+// uniformOpen take them, rejections included.
+func latinInOrder(u []float64, g pcg) pcg {
+	k := len(u)
+	var pi [LatinBlock]int
+	for j := range k {
+		pi[j] = j
+	}
+	for j := k - 1; j > 0; j-- {
+		var i uint64
+		g, i = g.below(uint64(j + 1))
+		pi[i], pi[j] = pi[j], pi[i]
+	}
+	for j := range u {
+		var x uint64
+		g, x = g.next()
+		u[j] = (float64(pi[j]) + openUnit(x)) / float64(k)
+	}
+	return g
 }
 
 // resample draws m ancestors by systematic resampling (Carpenter, Clifford

@@ -100,7 +100,7 @@ func referenceRun(f *Factor, method Method, m int, essFrac float64, r *rand.Rand
 				}
 			}
 			u := make([]float64, m)
-			drawUniforms(u, func(p int) bool { return i == 0 || resampled && idx[p] == idx[p-1] }, r, make([]int, LatinBlock))
+			drawUniformsRef(u, func(p int) bool { return i == 0 || resampled && idx[p] == idx[p-1] }, r, make([]int, LatinBlock))
 			for p := range m {
 				switch {
 				case method == MethodEP:
@@ -219,11 +219,11 @@ func TestFilterMatchesReference(t *testing.T) {
 			if method == MethodEP || method == MethodMET {
 				ess = 0.9999
 			}
-			want := referenceRun(f, method, m, ess, NewStream(7, domainGroup, 0))
+			want := referenceRun(f, method, m, ess, stdStream(7, domainGroup, 0))
 			for _, bs := range []int{1, 3, 16, 64} {
 				cfg := Config{Method: method, Samples: m, ESSThreshold: ess, BlockSize: bs}
 				fl := newFilter(f, &cfg, m)
-				if err := fl.run(context.Background(), m, NewStream(7, domainGroup, 0), nil); err != nil {
+				if err := fl.run(context.Background(), m, newPCG(7, domainGroup, 0), nil); err != nil {
 					t.Fatal(err)
 				}
 				// The partial means are summed in another order: rounding only.
@@ -272,9 +272,16 @@ func TestDrawUniforms(t *testing.T) {
 	t.Parallel()
 	const m = 100
 	// Runs: 0-9 identical, 10-39 distinct, 40-69 identical, 70-99 distinct.
-	same := func(p int) bool { return (p > 0 && p < 10) || (p > 40 && p < 70) }
+	idx := make([]int, m)
+	for p := range idx {
+		idx[p] = p
+		if (p > 0 && p < 10) || (p > 40 && p < 70) {
+			idx[p] = idx[p-1]
+		}
+	}
 	u := make([]float64, m)
-	drawUniforms(u, same, NewStream(3, domainGroup, 0), make([]int, LatinBlock))
+	s := newPCG(3, domainGroup, 0)
+	drawUniforms(u, false, true, idx, &s)
 	check := func(lo, hi int) {
 		k := hi - lo
 		seen := make([]bool, k)
