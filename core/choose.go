@@ -80,7 +80,7 @@ func Choose(ctx context.Context, box Box, cands []Candidate, jitter float64, cfg
 	pcfg.Samples = PilotSamples(cfg.Samples)
 	pcfg.Groups = min(8, pcfg.Samples/2)
 	pcfg.Progress = nil
-	pcfg.Keep = false
+	pcfg.Keep, pcfg.Sink = false, nil
 	pcfg.ESSThreshold = 0
 	pilots := make([]Pilot, len(cands))
 	var ep *EP

@@ -123,6 +123,15 @@ type Config struct {
 	// prediction: Samples x N float64 values. Without it only one group per
 	// thread is in memory at a time.
 	Keep bool
+	// Sink, if not nil, receives each group's final particles as soon as
+	// the group and every group before it are done: in group order, one
+	// call at a time, from a goroutine of Estimate's. grp holds what a kept
+	// cloud's group holds (Z, LogW and LogZ), valid during the call only:
+	// its memory is reused for a later group. An error from Sink stops the
+	// estimate, which returns it. A streamed cloud takes one group's
+	// particles besides the running groups' (gpc-train writes the cloud
+	// this way, never holding it). Sink and Keep exclude each other.
+	Sink func(g int, grp *CloudGroup) error
 	// Alloc, if not nil, allocates the particles' arrays of draws (n
 	// values, which the filter overwrites): the tools pass one that commits
 	// the memory at once, which costs a fifth of a page fault per page on
@@ -132,7 +141,7 @@ type Config struct {
 	// (memory.go): Estimate runs fewer groups at once, or, when the default
 	// group count leaves a single group too large, splits the particles
 	// into more groups; with Keep, a cloud that does not fit is a
-	// *MemoryError (EstimateRange then regenerates it in parts).
+	// *MemoryError (a Sink takes the groups one at a time instead).
 	MaxMemory int64
 }
 
@@ -180,6 +189,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("core: ESS threshold %v is not in (0, 1]", c.ESSThreshold)
 	case d.BlockSize < 1:
 		return fmt.Errorf("core: block size %d is not positive", c.BlockSize)
+	case c.Keep && c.Sink != nil:
+		return errors.New("core: Keep and Sink exclude each other")
 	}
 	return nil
 }
@@ -344,7 +355,10 @@ type groupOut struct {
 // runGroups runs groups [first, last) of sizes, workers at a time, each
 // with its own random stream derived from (cfg.Seed, group), and returns
 // their outcomes and, with cfg.Keep, their particles (indexed from first).
-func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, last, workers int) ([]groupOut, []CloudGroup, error) {
+// With cfg.Sink, each group's particles go to it in group order (a
+// streamer goroutine), and a worker that hands its particles over takes a
+// spare array for its next group: workers + 1 arrays in all.
+func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, last int, workers int) ([]groupOut, []CloudGroup, error) {
 	outs := make([]groupOut, last-first)
 	var kept []CloudGroup
 	if cfg.Keep {
@@ -359,8 +373,9 @@ func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, 
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
 	workers = max(1, min(workers, last-first))
+	st := newStreamer(ctx, cancel, cfg, f.N, sizes, first, workers)
+	var wg sync.WaitGroup
 	errs := make([]error, workers)
 	for t := range workers {
 		wg.Add(1)
@@ -381,10 +396,20 @@ func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, 
 				if cfg.Keep {
 					kept[k-first] = CloudGroup{Z: fl.z, LogW: slices.Clone(fl.logw[:sizes[k]]), LogZ: fl.logZ}
 				}
+				if st != nil {
+					if fl.z, err = st.handOver(k, CloudGroup{Z: fl.z, LogW: slices.Clone(fl.logw[:sizes[k]]), LogZ: fl.logZ}); err != nil {
+						errs[t] = err
+						return
+					}
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	sinkErr := st.close()
+	if sinkErr != nil {
+		return nil, nil, sinkErr
+	}
 	if err := errors.Join(errs...); err != nil {
 		if perr := parent.Err(); perr != nil {
 			return nil, nil, perr
@@ -392,6 +417,103 @@ func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, 
 		return nil, nil, err
 	}
 	return outs, kept, nil
+}
+
+// streamer hands the groups' particles to Config.Sink in group order.
+type streamer struct {
+	ctx    context.Context
+	cancel func()
+	sink   func(int, *CloudGroup) error
+	alloc  func() []float64
+	done   chan handed    // groups handed over, in any order
+	free   chan []float64 // arrays given back, and the spare
+	exited chan struct{}  // the streamer goroutine has returned
+	err    error          // Sink's, read after exited
+}
+
+// handed is a group's particles on their way to the sink.
+type handed struct {
+	k   int
+	grp CloudGroup
+}
+
+// newStreamer starts the streamer of cfg.Sink for groups from first on,
+// or returns nil without a Sink.
+func newStreamer(ctx context.Context, cancel func(), cfg *Config, n int, sizes []int, first, workers int) *streamer {
+	if cfg.Sink == nil {
+		return nil
+	}
+	st := &streamer{
+		ctx: ctx, cancel: cancel, sink: cfg.Sink,
+		alloc:  func() []float64 { return cfg.alloc(sizes[first] * n) },
+		done:   make(chan handed, workers+1),
+		free:   make(chan []float64, workers+1),
+		exited: make(chan struct{}),
+	}
+	st.free <- nil // the spare array, allocated when first taken
+	go func() {
+		defer close(st.exited)
+		pending := map[int]handed{}
+		next := first
+		for h := range st.done {
+			pending[h.k] = h
+			for {
+				p, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				if st.err == nil && ctx.Err() == nil {
+					grp := p.grp
+					grp.Z = grp.Z[:sizes[next]*n]
+					if err := st.sink(next, &grp); err != nil {
+						st.err = err
+						cancel()
+					}
+				}
+				st.free <- p.grp.Z
+				next++
+			}
+		}
+	}()
+	return st
+}
+
+// handOver gives group k's particles to the streamer and returns an array
+// for the worker's next group.
+func (st *streamer) handOver(k int, grp CloudGroup) ([]float64, error) {
+	st.done <- handed{k, grp}
+	select {
+	case z := <-st.free:
+		if z == nil {
+			z = st.alloc()
+		}
+		return z, nil
+	case <-st.ctx.Done():
+		return nil, st.ctx.Err()
+	}
+}
+
+// close waits for the streamer to finish and returns Sink's error.
+func (st *streamer) close() error {
+	if st == nil {
+		return nil
+	}
+	close(st.done)
+	<-st.exited
+	return st.err
+}
+
+// CombineGroups returns the estimate of log P and its standard error from
+// the estimates logZ of independent groups of sizes particles, as Estimate
+// computes them (Result.LogP and Result.SE): what a streamed cloud's group
+// rows give its reader.
+func CombineGroups(logZ []float64, sizes []int) (logP, se float64) {
+	if len(logZ) != len(sizes) {
+		panic("core: CombineGroups: lengths differ")
+	}
+	logP, se, _ = combine(logZ, sizes)
+	return logP, se
 }
 
 // combine returns the log of the size-weighted mean of the group estimates

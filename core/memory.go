@@ -1,10 +1,6 @@
 package core
 
-import (
-	"context"
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Memory. A group of m particles being propagated takes filterBytes(m):
 // its draws z (m x N, unless they are kept, when they are the cloud's),
@@ -19,11 +15,11 @@ import (
 //     their own random streams, combined exactly as groups always are (the
 //     size-weighted mean of their estimates, posteriors weighted by them),
 //     so the result agrees with the unsplit run's within its standard error;
+//   - with Sink, the groups are handed over as they end and one spare
+//     group's draws is counted besides the running groups;
 //   - with Keep, a cloud larger than the limit cannot be returned at once:
-//     Estimate returns a *MemoryError, and the caller estimates without
-//     keeping, then regenerates the groups in batches that fit with
-//     EstimateRange (each group's particles depend only on the seed and the
-//     group's index, so they come out bit for bit the same).
+//     Estimate returns a *MemoryError (gpc-train streams its cloud through
+//     Sink instead).
 
 // MemoryError reports a run whose particles do not fit in Config.MaxMemory.
 type MemoryError struct {
@@ -66,6 +62,11 @@ func (c Config) plan(n int) (Config, int, error) {
 		avail -= CloudBytes(c.Samples, n)
 	}
 	largest := (c.Samples + c.Groups - 1) / c.Groups
+	var spare int64 // the streamer's spare array
+	if c.Sink != nil {
+		spare = int64(largest) * int64(n) * 8
+		avail -= spare
+	}
 	one := filterBytes(largest, n, bs, c.Keep)
 	if c.Keep && avail < one {
 		return c, 0, &MemoryError{Need: CloudBytes(c.Samples, n) + one, Limit: c.MaxMemory, What: fmt.Sprintf("a cloud of %d particles in %d dimensions", c.Samples, n)}
@@ -76,6 +77,11 @@ func (c Config) plan(n int) (Config, int, error) {
 	// Not even one group fits: smaller groups, if the count was ours to
 	// choose.
 	perParticle := filterBytes(1, n, bs, false)
+	if c.Sink != nil {
+		// The spare array is as large as the smaller group.
+		avail += spare
+		perParticle += int64(n) * 8
+	}
 	fit := int(avail / perParticle)
 	if userGroups != 0 || fit < 2 {
 		return c, 0, &MemoryError{Need: one, Limit: c.MaxMemory, What: fmt.Sprintf("a group of %d particles in %d dimensions", largest, n)}
@@ -86,7 +92,20 @@ func (c Config) plan(n int) (Config, int, error) {
 		return c, 0, &MemoryError{Need: filterBytes(per, n, bs, false), Limit: c.MaxMemory, What: fmt.Sprintf("a group of %d particles in %d dimensions (%d particles split into the most groups allowed, %d)", per, n, c.Samples, MaxSplitGroups)}
 	}
 	largest = (c.Samples + c.Groups - 1) / c.Groups
+	if c.Sink != nil {
+		avail -= int64(largest) * int64(n) * 8
+	}
 	return c, int(max(1, min(int64(min(c.Threads, c.Groups)), avail/filterBytes(largest, n, bs, false)))), nil
+}
+
+// Plan returns cfg as Estimate runs it for a Factor in n dimensions: its
+// defaults resolved and Groups raised where cfg.MaxMemory asks for smaller
+// groups, or the *MemoryError Estimate would return. A caller that
+// announces the groups before the estimate (gpc-train's cloud stream) takes
+// them from here.
+func Plan(cfg Config, n int) (Config, error) {
+	c, _, err := cfg.plan(n)
+	return c, err
 }
 
 // MaxSplitGroups bounds the groups a run is split into to fit its memory
@@ -98,70 +117,9 @@ const MaxSplitGroups = 4096
 
 // CheckMemory reports, as a *MemoryError, an estimate that cannot run
 // within cfg.MaxMemory for a Factor in n dimensions, however split; a kept
-// cloud is not counted (see EstimateRange).
+// cloud is not counted.
 func CheckMemory(cfg Config, n int) error {
 	cfg.Keep = false
 	_, _, err := cfg.plan(n)
 	return err
-}
-
-// GroupsInMemory returns how many of cfg's groups EstimateRange can keep at
-// once within cfg.MaxMemory (all of them without a limit), for a Factor in
-// n dimensions; 0 if not even one fits.
-func GroupsInMemory(cfg Config, n int) int {
-	c := cfg.withDefaults()
-	if c.MaxMemory <= 0 {
-		return c.Groups
-	}
-	bs := min(c.BlockSize, n)
-	largest := (c.Samples + c.Groups - 1) / c.Groups
-	scratch := int64(min(c.Threads, c.Groups)) * filterBytes(largest, n, bs, true)
-	per := CloudBytes(largest, n)
-	if c.MaxMemory < scratch+per {
-		return 0
-	}
-	return int(min(int64(c.Groups), (c.MaxMemory-scratch)/per))
-}
-
-// EstimateRange runs groups [first, last) of the estimate cfg describes,
-// exactly as Estimate runs them (same sizes, same random streams, so the
-// same bits), and returns their particles: the cloud of an estimate too
-// large to keep at once, in parts. cfg.Keep is implied; cfg.Groups must be
-// the count Estimate used (Result.Groups). Its progress is reported as
-// Estimate's.
-func EstimateRange(ctx context.Context, f *Factor, cfg Config, first, last int) (*Cloud, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if cfg.Method == MethodMET && f.Mu == nil {
-		return nil, errors.New("core: MethodMET needs a tilted Factor (Factor.Tilt)")
-	}
-	if (cfg.Method == MethodEP) != (f.ep != nil) {
-		return nil, errors.New("core: MethodEP needs, and only it takes, a Factor from PrepareEP")
-	}
-	c := cfg.withDefaults()
-	if first < 0 || last > c.Groups || first >= last {
-		panic("core: EstimateRange: bad group range")
-	}
-	c.Keep = true
-	bs := min(c.BlockSize, f.N)
-	sizes := GroupSizes(c.Samples, c.Groups)
-	workers := min(c.Threads, last-first)
-	if c.MaxMemory > 0 {
-		var held int64
-		for k := first; k < last; k++ {
-			held += CloudBytes(sizes[k], f.N)
-		}
-		one := filterBytes(sizes[first], f.N, bs, true)
-		avail := c.MaxMemory - held
-		if avail < one {
-			return nil, &MemoryError{Need: held + one, Limit: c.MaxMemory, What: fmt.Sprintf("groups %d-%d", first, last-1)}
-		}
-		workers = int(min(int64(workers), avail/one))
-	}
-	_, kept, err := runGroups(ctx, f, &c, sizes, first, last, workers)
-	if err != nil {
-		return nil, err
-	}
-	return &Cloud{N: f.N, Groups: kept}, nil
 }

@@ -9,40 +9,76 @@ import (
 	"gpc/core"
 )
 
-// TestEstimateRange: groups regenerated in parts are bit for bit the groups
-// Estimate keeps.
-func TestEstimateRange(t *testing.T) {
+// TestEstimateSink: the groups a Sink receives are, in group order and
+// bit for bit, the groups Estimate keeps, whatever the threads, under a
+// memory limit that lets one group run at a time too; the result is the
+// same; an error from the Sink stops the estimate and is returned.
+func TestEstimateSink(t *testing.T) {
 	t.Parallel()
-	f, err := core.Prepare(orthant(40, equicorrelated(40, 0.5)), core.Candidate{Method: core.MethodMET, Order: core.OrderSharp}, 1, 0)
+	const n = 40
+	f, err := core.Prepare(orthant(n, equicorrelated(n, 0.5)), core.Candidate{Method: core.MethodMET, Order: core.OrderSharp}, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := core.Config{Method: core.MethodMET, Samples: 3001, Groups: 6, Seed: 4, Keep: true}
-	res, err := core.Estimate(context.Background(), f, cfg)
+	want, err := core.Estimate(context.Background(), f, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range [][2]int{{0, 2}, {2, 5}, {5, 6}} {
-		c, err := core.EstimateRange(context.Background(), f, cfg, r[0], r[1])
+	cfg.Keep = false
+	// One running group of 501 particles and the spare array: 501 x
+	// (40 + 3*40 + 2*8 + 14) x 8 bytes (filterBytes) + 501 x 40 x 8.
+	for _, c := range []struct {
+		threads int
+		limit   int64
+	}{{1, 0}, {3, 0}, {4, 501*(n+3*40+2*8+14)*8 + 501*n*8 + 1000}} {
+		var order []int
+		var groups []core.CloudGroup
+		cfg.Threads, cfg.MaxMemory = c.threads, c.limit
+		cfg.Sink = func(g int, grp *core.CloudGroup) error {
+			order = append(order, g)
+			groups = append(groups, core.CloudGroup{Z: append([]float64(nil), grp.Z...), LogW: append([]float64(nil), grp.LogW...), LogZ: grp.LogZ})
+			return nil
+		}
+		res, err := core.Estimate(context.Background(), f, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, g := range c.Groups {
-			want := res.Cloud.Groups[r[0]+k]
-			if g.LogZ != want.LogZ || len(g.Z) != len(want.Z) || len(g.LogW) != len(want.LogW) {
-				t.Fatalf("group %d: log Z %v, %d values; Estimate's %v, %d", r[0]+k, g.LogZ, len(g.Z), want.LogZ, len(want.Z))
+		if res.LogP != want.LogP || res.SE != want.SE || res.Cloud != nil || len(order) != 6 {
+			t.Fatalf("threads %d: log P %v SE %v, %d groups sunk; kept run %v %v", c.threads, res.LogP, res.SE, len(order), want.LogP, want.SE)
+		}
+		for k, g := range groups {
+			w := want.Cloud.Groups[k]
+			if order[k] != k || g.LogZ != w.LogZ || len(g.Z) != len(w.Z) || len(g.LogW) != len(w.LogW) {
+				t.Fatalf("threads %d: sink call %d: group %d, log Z %v, %d values; Estimate's group %d: %v, %d", c.threads, k, order[k], g.LogZ, len(g.Z), k, w.LogZ, len(w.Z))
 			}
 			for i := range g.Z {
-				if math.Float64bits(g.Z[i]) != math.Float64bits(want.Z[i]) {
-					t.Fatalf("group %d: z[%d] = %v, Estimate's %v", r[0]+k, i, g.Z[i], want.Z[i])
+				if math.Float64bits(g.Z[i]) != math.Float64bits(w.Z[i]) {
+					t.Fatalf("threads %d: group %d: z[%d] = %v, kept %v", c.threads, k, i, g.Z[i], w.Z[i])
 				}
 			}
 			for i := range g.LogW {
-				if math.Float64bits(g.LogW[i]) != math.Float64bits(want.LogW[i]) {
-					t.Fatalf("group %d: log w[%d] = %v, Estimate's %v", r[0]+k, i, g.LogW[i], want.LogW[i])
+				if math.Float64bits(g.LogW[i]) != math.Float64bits(w.LogW[i]) {
+					t.Fatalf("threads %d: group %d: log w[%d] = %v, kept %v", c.threads, k, i, g.LogW[i], w.LogW[i])
 				}
 			}
 		}
+	}
+	full := errors.New("disk full")
+	calls := 0
+	cfg.Threads, cfg.MaxMemory = 2, 0
+	cfg.Sink = func(g int, grp *core.CloudGroup) error {
+		if calls++; g == 2 {
+			return full
+		}
+		return nil
+	}
+	if _, err := core.Estimate(context.Background(), f, cfg); !errors.Is(err, full) || calls != 3 {
+		t.Errorf("a Sink failing at group 2: %v after %d calls", err, calls)
+	}
+	cfg.Keep = true
+	if _, err := core.Estimate(context.Background(), f, cfg); err == nil {
+		t.Error("Keep with a Sink: no error")
 	}
 }
 
@@ -101,8 +137,5 @@ func TestMaxMemory(t *testing.T) {
 	keep.MaxMemory = core.CloudBytes(base.Samples, n) * 3 / 4
 	if _, err := core.Estimate(context.Background(), f, keep); !errors.As(err, &me) {
 		t.Errorf("kept cloud over the limit: %v, want a MemoryError", err)
-	}
-	if g := core.GroupsInMemory(keep, n); g < 1 || g >= 32 {
-		t.Errorf("GroupsInMemory = %d of 32 for three quarters of the cloud", g)
 	}
 }

@@ -72,7 +72,6 @@ func solveRowsTo(w []float64, t int, l []float64, n int, ws *gemm.Workspace, wor
 type Predictor struct {
 	n, t       int
 	sizes      []int
-	logZ       []float64
 	w, offset  []float64
 	sigma      []float64
 	isig       []float64
@@ -113,31 +112,23 @@ type predictPiece struct {
 
 // NewPredictor prepares the prediction of T test variables (covariances r,
 // T x N in the box's input order, variances vars, as Predict takes them)
-// from a cloud of len(sizes) particle groups of sizes[g] particles whose
-// estimates of log P are logZ[g]. It returns an *InputError if a test
-// variable's conditional variance is not positive, or if every group
-// estimated P = 0. It panics if the shapes disagree.
-func NewPredictor(f *Factor, sizes []int, logZ []float64, r, vars []float64, opt PredictOptions) (*Predictor, error) {
+// from a cloud of len(sizes) particle groups of sizes[g] particles. It
+// returns an *InputError if a test variable's conditional variance is not
+// positive. It panics if the shapes disagree.
+func NewPredictor(f *Factor, sizes []int, r, vars []float64, opt PredictOptions) (*Predictor, error) {
 	n, t := f.N, len(vars)
-	if len(r) != t*n || len(sizes) != len(logZ) || len(sizes) == 0 {
+	if len(r) != t*n || len(sizes) == 0 {
 		panic("core: NewPredictor shapes disagree")
 	}
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.GOMAXPROCS(0)
 	}
-	p := &Predictor{n: n, t: t, sizes: sizes, logZ: logZ, opt: opt, pending: map[int]*predictWork{}, pg: make([]float64, len(sizes)*t)}
+	p := &Predictor{n: n, t: t, sizes: sizes, opt: opt, pending: map[int]*predictWork{}, pg: make([]float64, len(sizes)*t)}
 	if t > 0 {
 		var err error
 		if p.w, p.offset, p.sigma, p.isig, err = f.testBasis(r, vars, t, opt.Threads); err != nil {
 			return nil, err
 		}
-	}
-	maxLogZ := math.Inf(-1)
-	for _, v := range logZ {
-		maxLogZ = math.Max(maxLogZ, v)
-	}
-	if math.IsInf(maxLogZ, -1) {
-		return nil, inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
 	}
 	p.unitOf = func(g int) int {
 		if opt.Hard {
@@ -344,12 +335,16 @@ func (p *Predictor) Close() {
 }
 
 // Finish waits for the last units and writes the posteriors to dst, which
-// must have length T. Each group's weighted mean p_g is combined with
-// weights a_g = n_g I_g as Predict describes. It panics if dst has the
-// wrong length or particles are missing.
-func (p *Predictor) Finish(dst []Posterior) {
-	if len(dst) != p.t {
-		panic("core: Predictor.Finish: dst has the wrong length")
+// must have length T, given each group's estimate of log P, logZ[g] (known
+// once the group was estimated: a streamed cloud brings it after the
+// group's particles). Each group's weighted mean p_g is combined with
+// weights a_g = n_g I_g as Predict describes. It returns an *InputError if
+// every group estimated P = 0, and panics if dst or logZ has the wrong
+// length or particles are missing.
+func (p *Predictor) Finish(dst []Posterior, logZ []float64) error {
+	if len(dst) != p.t || len(logZ) != len(p.sizes) {
+		p.Close()
+		panic("core: Predictor.Finish: dst or logZ has the wrong length")
 	}
 	if p.g != len(p.sizes) {
 		p.Close()
@@ -358,19 +353,22 @@ func (p *Predictor) Finish(dst []Posterior) {
 	p.stop()
 	t, g := p.t, len(p.sizes)
 	maxLogZ := math.Inf(-1)
-	for _, v := range p.logZ {
+	for _, v := range logZ {
 		maxLogZ = math.Max(maxLogZ, v)
+	}
+	if math.IsInf(maxLogZ, -1) {
+		return inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
 	}
 	for j := range t {
 		var sa, sap, sa2d float64
 		for gi, m := range p.sizes {
-			a := float64(m) * math.Exp(p.logZ[gi]-maxLogZ)
+			a := float64(m) * math.Exp(logZ[gi]-maxLogZ)
 			sa += a
 			sap += a * p.pg[gi*t+j]
 		}
 		pj := sap / sa
 		for gi, m := range p.sizes {
-			a := float64(m) * math.Exp(p.logZ[gi]-maxLogZ)
+			a := float64(m) * math.Exp(logZ[gi]-maxLogZ)
 			d := p.pg[gi*t+j] - pj
 			sa2d += a * a * d * d
 		}
@@ -380,4 +378,5 @@ func (p *Predictor) Finish(dst []Posterior) {
 		}
 		dst[j] = Posterior{P: pj, SE: se}
 	}
+	return nil
 }

@@ -192,7 +192,7 @@ func TestPredictorPieces(t *testing.T) {
 			t.Fatal(err)
 		}
 		for trial, maxPiece := range []int{1, 7, 300, 5000} {
-			p, err := NewPredictor(f, sizes, logZ, r, vars, opt)
+			p, err := NewPredictor(f, sizes, r, vars, opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +207,9 @@ func TestPredictorPieces(t *testing.T) {
 				}
 			}
 			got := make([]Posterior, nt)
-			p.Finish(got)
+			if err := p.Finish(got, logZ); err != nil {
+				t.Fatal(err)
+			}
 			if released != pieces {
 				t.Errorf("hard=%v trial %d: %d of %d pieces released", hard, trial, released, pieces)
 			}
@@ -219,7 +221,7 @@ func TestPredictorPieces(t *testing.T) {
 		}
 		// Abandoned inside the first group's second unit (soft) or its
 		// only one (hard).
-		p, err := NewPredictor(f, sizes, logZ, r, vars, opt)
+		p, err := NewPredictor(f, sizes, r, vars, opt)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -72,15 +72,18 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 	for g := range c.Groups {
 		sizes[g], logZ[g] = c.Groups[g].Len(), c.Groups[g].LogZ
 	}
-	p, err := NewPredictor(f, sizes, logZ, r, vars, opt)
+	p, err := NewPredictor(f, sizes, r, vars, opt)
 	if err != nil {
 		return err
+	}
+	if slices.Max(logZ) == math.Inf(-1) {
+		// Finish would say so, after the work.
+		return inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
 	}
 	for g := range c.Groups {
 		p.Add(g, 0, c.Groups[g].Z[:sizes[g]*n], c.Groups[g].LogW, nil)
 	}
-	p.Finish(dst)
-	return nil
+	return p.Finish(dst, logZ)
 }
 
 // testBasis returns, for T test variables with covariances r (T x N, input

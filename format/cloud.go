@@ -30,7 +30,7 @@ const (
 	KeySamples       = "gpc:samples"        // particles, all groups
 	KeyGroups        = "gpc:groups"         // particle groups
 	KeyGroupSizes    = "gpc:group_sizes"    // particles per group, comma-separated
-	KeyGroupLogP     = "gpc:group_log_p"    // each group's log P estimate
+	KeyGroupLogP     = "gpc:group_log_p"    // each group's log P estimate (gpc.cloud/1; group rows in /2)
 	KeyLogML         = "gpc:log_ml"         // the log marginal likelihood (log P) estimate
 	KeySELogML       = "gpc:se_log_ml"      // its standard error
 	KeyMethod        = "gpc:method"         // the estimator
@@ -49,6 +49,7 @@ const (
 const (
 	KindTrain    = "train"
 	KindParticle = "particle"
+	KindGroup    = "group" // after a group's particles: its estimate of log P
 	KindTest     = "test"
 )
 
@@ -66,12 +67,13 @@ func Fingerprint(cov []float64) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// cloudSchema is the schema of a cloud stream (format/doc.go).
-func cloudSchema(meta map[string]string) *arrow.Schema {
+// cloudSchema is the schema of a cloud stream (format/doc.go); v1 that of
+// gpc.cloud/1, without the log_p column.
+func cloudSchema(meta map[string]string, v1 bool) *arrow.Schema {
 	f64 := arrow.PrimitiveTypes.Float64
 	list := arrow.ListOfField(arrow.Field{Name: "item", Type: f64})
 	md := arrow.MetadataFrom(meta)
-	return arrow.NewSchema([]arrow.Field{
+	fields := []arrow.Field{
 		{Name: "kind", Type: arrow.BinaryTypes.String},
 		{Name: ColCov, Type: list},
 		{Name: "z", Type: list},
@@ -80,7 +82,11 @@ func cloudSchema(meta map[string]string) *arrow.Schema {
 		{Name: ColVar, Type: f64, Nullable: true},
 		{Name: ColY, Type: f64, Nullable: true},
 		{Name: ColID, Type: arrow.BinaryTypes.String, Nullable: true},
-	}, &md)
+	}
+	if !v1 {
+		fields = append(fields, arrow.Field{Name: "log_p", Type: f64, Nullable: true})
+	}
+	return arrow.NewSchema(fields, &md)
 }
 
 // CloudWriter writes a cloud stream: the train block, the test rows when
@@ -118,7 +124,7 @@ func NewCloudWriter(w io.Writer, train *Covariance, tests *TestRows, meta map[st
 			m[key] = JoinFloats(v)
 		}
 	}
-	schema := cloudSchema(m)
+	schema := cloudSchema(m, false)
 	cw := &CloudWriter{bw: bufio.NewWriter(w), schema: schema, mem: mem, n: train.N, batch: max(1, batchRows)}
 	cw.iw = ipc.NewWriter(cw.bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	cw.rb = array.NewRecordBuilder(mem, schema)
@@ -132,7 +138,7 @@ func NewCloudWriter(w io.Writer, train *Covariance, tests *TestRows, meta map[st
 		if train.Y != nil {
 			y = train.Y[r]
 		}
-		if err := cw.row(KindTrain, train.Cov[r*n:r*n+n], nil, math.NaN(), -1, math.NaN(), y, id); err != nil {
+		if err := cw.row(KindTrain, train.Cov[r*n:r*n+n], nil, math.NaN(), -1, math.NaN(), y, id, math.NaN()); err != nil {
 			return nil, err
 		}
 	}
@@ -145,8 +151,9 @@ func NewCloudWriter(w io.Writer, train *Covariance, tests *TestRows, meta map[st
 	return cw, nil
 }
 
-// row appends one row; NaN, -1 and "" stand for null.
-func (cw *CloudWriter) row(kind string, cov, z []float64, logW float64, group int, vr, y float64, id string) error {
+// row appends one row; NaN, -1 and "" stand for null (log_p is set on
+// group rows only).
+func (cw *CloudWriter) row(kind string, cov, z []float64, logW float64, group int, vr, y float64, id string, logP float64) error {
 	b := cw.rb
 	b.Field(0).(*array.StringBuilder).Append(kind)
 	for i, vals := range [][]float64{cov, z} {
@@ -177,6 +184,7 @@ func (cw *CloudWriter) row(kind string, cov, z []float64, logW float64, group in
 	} else {
 		sb.Append(id)
 	}
+	appendF(8, logP, kind != KindGroup)
 	cw.rows++
 	if cw.rows == cw.batch {
 		return cw.flush()
@@ -197,9 +205,10 @@ func (cw *CloudWriter) flush() error {
 	return nil
 }
 
-// WriteParticles writes group g's particles. Their values are not copied:
-// each record batch's z column is a window on grp.Z, written to the stream
-// as it is.
+// WriteParticles writes group g's particles, then its group row (its
+// estimate of log P, grp.LogZ). The particles' values are not copied: each
+// record batch's z column is a window on grp.Z, written to the stream as
+// it is.
 func (cw *CloudWriter) WriteParticles(g int, grp *core.CloudGroup) error {
 	if err := cw.flush(); err != nil { // the rows before, in order
 		return err
@@ -214,7 +223,12 @@ func (cw *CloudWriter) WriteParticles(g int, grp *core.CloudGroup) error {
 			return err
 		}
 	}
-	return nil
+	// The group row ends its batch, so that a reader has the group's
+	// estimate as soon as its particles.
+	if err := cw.row(KindGroup, nil, nil, math.NaN(), g, math.NaN(), math.NaN(), "", grp.LogZ); err != nil {
+		return err
+	}
+	return cw.flush()
 }
 
 // writeParticleBatch writes one record of len(logW) particles whose z rows
@@ -260,6 +274,7 @@ func (cw *CloudWriter) writeParticleBatch(g int, z, logW []float64) error {
 		array.MakeArrayOfNull(mem, f64, k),
 		array.MakeArrayOfNull(mem, f64, k),
 		array.MakeArrayOfNull(mem, arrow.BinaryTypes.String, k),
+		array.MakeArrayOfNull(mem, f64, k),
 	}
 	rec := array.NewRecord(cw.schema, cols, int64(k))
 	for _, c := range cols {
@@ -308,7 +323,7 @@ func (cw *CloudWriter) writeTest(t *TestRows) error {
 		if t.Y != nil {
 			y = t.Y[r]
 		}
-		if err := cw.row(KindTest, t.Cov[r*n:r*n+n], nil, math.NaN(), -1, t.Var[r], y, id); err != nil {
+		if err := cw.row(KindTest, t.Cov[r*n:r*n+n], nil, math.NaN(), -1, t.Var[r], y, id, math.NaN()); err != nil {
 			return err
 		}
 	}
@@ -346,6 +361,7 @@ type CloudReader struct {
 	rows  int // rows read
 	done  bool
 
+	v1         bool  // a gpc.cloud/1 stream
 	testsFirst int   // test rows before the particles; -1: they follow them
 	tests      int   // test rows read
 	sizes      []int // particles per group
@@ -355,7 +371,9 @@ type CloudReader struct {
 	read       int   // particles read
 
 	// Train is the train block; Perm the variable order the particles
-	// were drawn in; LogZ each group's estimate of log P.
+	// were drawn in; LogZ each group's estimate of log P, known once the
+	// group's particles were read (from the start in a gpc.cloud/1
+	// stream).
 	Train *Covariance
 	Perm  []int
 	LogZ  []float64
@@ -392,6 +410,9 @@ func (cr *CloudReader) TestsFirst() bool { return cr.testsFirst >= 0 }
 // GroupSizes returns the number of particles of each group.
 func (cr *CloudReader) GroupSizes() []int { return cr.sizes }
 
+// Groups returns the number of particle groups.
+func (cr *CloudReader) Groups() int { return len(cr.sizes) }
+
 // Particles returns the number of particles in all.
 func (cr *CloudReader) Particles() int { return cr.total }
 
@@ -404,8 +425,9 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 		}
 		return dataErrorf(name, "schema %q where a cloud (%s, written by gpc-train) was expected", s, SchemaCloud)
 	}
-	if !schema.Equal(cloudSchema(nil)) {
-		return dataErrorf(name, "the columns are not those of %s: %v", SchemaCloud, schema)
+	cr.v1 = s == schemaCloudV1
+	if !schema.Equal(cloudSchema(nil, cr.v1)) {
+		return dataErrorf(name, "the columns are not those of %s: %v", s, schema)
 	}
 	n, err := metaInt(cr.meta, KeyN, name)
 	if err != nil {
@@ -415,21 +437,25 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 	if err != nil {
 		return err
 	}
-	logZ, err := metaList(cr.meta, KeyGroupLogP, name, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
-	if err != nil {
-		return err
-	}
 	perm, err := metaList(cr.meta, KeyOrder, name, strconv.Atoi)
 	if err != nil {
 		return err
 	}
+	// Each group's estimate: in the metadata of a gpc.cloud/1 stream, in
+	// its group row (after its particles) in a gpc.cloud/2 one.
+	logZ := make([]float64, len(sizes))
+	if cr.v1 {
+		if logZ, err = metaList(cr.meta, KeyGroupLogP, name, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }); err != nil {
+			return err
+		}
+		for _, v := range logZ {
+			if math.IsNaN(v) || math.IsInf(v, 1) {
+				return dataErrorf(name, "metadata %s: %v is not a log probability", KeyGroupLogP, v)
+			}
+		}
+	}
 	if n < 1 || len(perm) != n || len(sizes) != len(logZ) || len(sizes) == 0 {
 		return dataErrorf(name, "inconsistent metadata: %s = %d, %d order entries, %d group sizes, %d group estimates", KeyN, n, len(perm), len(sizes), len(logZ))
-	}
-	for _, v := range logZ {
-		if math.IsNaN(v) || math.IsInf(v, 1) {
-			return dataErrorf(name, "metadata %s: %v is not a log probability", KeyGroupLogP, v)
-		}
 	}
 	total := 0
 	for _, s := range sizes {
@@ -440,7 +466,7 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 	}
 	cr.testsFirst = -1
 	if v, ok := cr.meta[KeyTestsFirst]; ok {
-		if s == schemaCloudV1 {
+		if cr.v1 {
 			return dataErrorf(name, "metadata %s in a %s stream", KeyTestsFirst, schemaCloudV1)
 		}
 		if cr.testsFirst, err = metaInt(cr.meta, KeyTestsFirst, name); err != nil || cr.testsFirst < 0 {
@@ -732,10 +758,42 @@ func (cr *CloudReader) NextParticles() (ps *Particles, err error) {
 	cr.read += k
 	cr.next += k
 	if cr.next == cr.sizes[cr.g] {
+		if !cr.v1 {
+			if err := cr.groupRow(); err != nil {
+				ps.Release()
+				return nil, err
+			}
+		}
 		cr.g++
 		cr.next = 0
 	}
 	return ps, nil
+}
+
+// groupRow reads the group row that follows group cr.g's particles: its
+// estimate of log P.
+func (cr *CloudReader) groupRow() error {
+	ok, err := cr.load()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return dataErrorf(cr.name, "the stream ended after %d rows, before the row of group %d: it was cut short", cr.rows, cr.g)
+	}
+	where := cr.where()
+	kind, _ := strAt(cr.rec.Column(0), cr.row)
+	g, gok := numAt(cr.rec.Column(4), cr.row)
+	if kind != KindGroup || !gok || int(g) != cr.g {
+		return dataErrorf(where, "a %q row (group %v) where the row of group %d was expected, after its %d particles", kind, g, cr.g, cr.sizes[cr.g])
+	}
+	v, ok := numAt(cr.rec.Column(8), cr.row)
+	if !ok || math.IsNaN(v) || math.IsInf(v, 1) {
+		return dataErrorf(where+`, column "log_p"`, "%v: a group's estimate of log P must be a number below +Inf", v)
+	}
+	cr.LogZ[cr.g] = v
+	cr.row++
+	cr.rows++
+	return nil
 }
 
 // LoadParticles reads all the particles into a core.Cloud. limit is the
@@ -748,15 +806,15 @@ func (cr *CloudReader) LoadParticles(limit int64, alloc func(n int) []float64) (
 		return nil, &MemoryError{What: fmt.Sprintf("%s: a cloud of %d particles in %d dimensions", cr.name, cr.total, n), Need: need, Limit: limit}
 	}
 	c := &core.Cloud{N: n, Groups: make([]core.CloudGroup, len(cr.sizes))}
-	for g := range c.Groups {
-		c.Groups[g].LogZ = cr.LogZ[g]
-	}
 	for {
 		ps, err := cr.NextParticles()
 		if err != nil {
 			return nil, err
 		}
 		if ps == nil {
+			for g := range c.Groups {
+				c.Groups[g].LogZ = cr.LogZ[g]
+			}
 			return c, nil
 		}
 		grp := &c.Groups[ps.Group]

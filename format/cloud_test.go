@@ -121,7 +121,7 @@ func TestCloudLayoutErrors(t *testing.T) {
 	meta := func() map[string]string {
 		return map[string]string{KeyGroupSizes: "2,1", KeyGroupLogP: "-2,-2.5", KeyOrder: "2,0,1", KeyFingerprint: Fingerprint(c.Cov)}
 	}
-	write := func(tests *TestRows, m map[string]string, after bool, z00 float64) []byte {
+	write := func(tests *TestRows, m map[string]string, after bool, z00 float64, logZ0 ...float64) []byte {
 		var buf bytes.Buffer
 		cw, err := NewCloudWriter(&buf, c, tests, m, 100, mem)
 		if err != nil {
@@ -132,6 +132,9 @@ func TestCloudLayoutErrors(t *testing.T) {
 			grp.Z = append([]float64(nil), grp.Z...)
 			if g == 0 {
 				grp.Z[0] = z00
+				if len(logZ0) > 0 {
+					grp.LogZ = logZ0[0]
+				}
 			}
 			if err := cw.WriteParticles(g, &grp); err != nil {
 				t.Fatal(err)
@@ -149,6 +152,8 @@ func TestCloudLayoutErrors(t *testing.T) {
 	}
 	wrongCount := meta()
 	wrongCount[KeyGroupSizes] = "2,2"
+	shortGroup := meta()
+	shortGroup[KeyGroupSizes] = "1,2"
 	twoFirst := meta()
 	twoFirst[KeyTestsFirst] = "2" // but none written before the particles
 	zeroFirst := meta()
@@ -162,7 +167,9 @@ func TestCloudLayoutErrors(t *testing.T) {
 		{"test rows after a tests-first cloud", write(nil, zeroFirst, true, 0.1), "a test row after the particles, but metadata gpc:tests_first says"},
 		{"NaN draw", write(&c.Test, meta(), false, math.NaN()), "batch 1, row 5, z[0]: NaN: values must be finite"},
 		{"Inf draw", write(nil, meta(), true, math.Inf(1)), "values must be finite"},
-		{"particles missing", write(&c.Test, wrongCount, false, 0.1), "it was cut short"},
+		{"particles missing", write(&c.Test, wrongCount, false, 0.1), `batch 4, row 9: a "group" row where particle 1 of group 1 was expected`},
+		{"group row missing", write(&c.Test, shortGroup, false, 0.1), `a "particle" row (group 0) where the row of group 0 was expected, after its 1 particles`},
+		{"NaN group estimate", write(&c.Test, meta(), false, 0.1, math.NaN()), `column "log_p": NaN: a group's estimate of log P must be a number below +Inf`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, _, err := readCloud(t, tc.data)

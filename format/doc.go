@@ -30,30 +30,38 @@
 //
 // # Cloud stream (gpc.cloud/2)
 //
-// gpc-train's output: what gpc-predict needs, self-contained. Columns:
+// gpc-train's output: what gpc-predict needs, self-contained, written as
+// the estimate runs (never held whole). Columns:
 //
-//	kind   utf8: "train", "test" or "particle"
+//	kind   utf8: "train", "test", "particle" or "group"
 //	cov    List<float64>: a train or test row's covariance with the N
-//	       train variables (empty on particle rows)
+//	       train variables (empty on other rows)
 //	z      List<float64>: a particle's N draws, in the order gpc:order
 //	       (empty on other rows)
 //	log_w  float64: a particle's log weight, normalized in its group
-//	group  int32: a particle's group
+//	group  int32: a particle's or group row's group
 //	var    float64: a test row's variance
 //	y, id  the row's label and id, as in the covariance stream
+//	log_p  float64: a group row's estimate of log P from its group
 //
 // Rows: the N train rows; the test rows, when gpc:tests_first is present
-// (it counts them); the particles, group by group (gpc:group_sizes); the
-// test rows, when gpc:tests_first is absent. gpc-train puts the test rows
-// first when they take at most a sixteenth of the cloud's memory (or 1
-// MiB), so that gpc-predict predicts them as the particles stream past,
-// holding a few record batches instead of the cloud. Metadata: gpc:n,
-// gpc:samples, gpc:groups, gpc:group_sizes, gpc:group_log_p (each group's
-// estimate of log P), gpc:log_ml and gpc:se_log_ml, gpc:method, gpc:order,
+// (it counts them); then group by group (gpc:group_sizes) the group's
+// particles and its group row; then the test rows, when gpc:tests_first is
+// absent. gpc-train writes each group as soon as it and the groups before
+// it are estimated, so the stream's size does not bound the memory of
+// either tool; it puts the test rows first when they take at most a
+// sixteenth of the cloud's memory (or 1 MiB), so that gpc-predict predicts
+// them as the particles stream past, holding a few record batches instead
+// of the cloud. The estimate of log P (the log marginal likelihood) and
+// its standard error are those of the group rows' estimates
+// (core.CombineGroups): gpc-predict's output metadata and gpc-train
+// --format table give them (gpc:log_ml, gpc:se_log_ml). Metadata: gpc:n,
+// gpc:samples, gpc:groups, gpc:group_sizes, gpc:method, gpc:order,
 // gpc:seed, gpc:fingerprint (of the train block), gpc:lower, gpc:upper and
 // gpc:mean when the box is not the orthant, gpc:rows, and the input's
-// kernel and label keys. gpc.cloud/1 streams (test rows always after the
-// particles, no gpc:tests_first) are still read.
+// kernel and label keys. gpc.cloud/1 streams (no log_p column nor group
+// rows: gpc:group_log_p, gpc:log_ml and gpc:se_log_ml in the metadata; the
+// test rows after the particles) are still read.
 //
 // # Orthant result (gpc.orthant/1)
 //

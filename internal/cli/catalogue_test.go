@@ -230,7 +230,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "a cloud truncated inside a record batch", stdin: "truncated.arrows", input: func() []byte { return fx.cloud[:messageEnds(t, fx.cloud)[5]+100] }, code: ExitData, want: "batch 5"},
 		{tool: "gpc-predict", what: "a cloud cut at a batch boundary among the particles", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
 		{tool: "gpc-predict", what: "a cloud cut at its last batch boundary", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, len(messageEnds(t, fx.cloud))-1, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
-		{tool: "gpc-predict", what: "a cloud with fewer rows than its gpc:rows (batches dropped, marker kept)", stdin: "short.arrows", input: func() []byte { return cut(t, fx.cloud, len(messageEnds(t, fx.cloud))-1, true) }, code: ExitData, want: "62 particles of 64: it was cut short"},
+		{tool: "gpc-predict", what: "a cloud with fewer rows than its gpc:rows (batches dropped, marker kept)", stdin: "short.arrows", input: func() []byte { return cut(t, fx.cloud, len(messageEnds(t, fx.cloud))-1, true) }, code: ExitData, want: "before the row of group 3: it was cut short"},
 		{tool: "gpc-predict", what: "a cloud with test rows before the particles but no gpc:tests_first", stdin: "cloud.arrows", input: func() []byte {
 			return bytes.Replace(fx.cloud, []byte(format.KeyTestsFirst), []byte("gpc:tests_firsX"), 1)
 		}, code: ExitData, want: `a "test" row where particle 0 of group 0 was expected`},

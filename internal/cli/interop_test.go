@@ -312,15 +312,15 @@ func TestArrowJSInterop(t *testing.T) {
 
 	// 5. Arrow JS reads the cloud: the train block, the test rows (before
 	// the particles: they are few), the particles with their normalized
-	// weights.
+	// weights, each group followed by its row with its estimate.
 	jcl := jsRead(t, script, cloud)
 	cr, err := format.OpenCloud(bytes.NewReader(cloud), "cloud", format.NewAllocator())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cr.Close()
-	kinds, z, logW, group := column(t, jcl, "kind"), column(t, jcl, "z"), column(t, jcl, "log_w"), column(t, jcl, "group")
-	if jcl.NumRows != n+2000+tests || jcl.Metadata[format.KeySchema] != format.SchemaCloud || jcl.Metadata[format.KeyTestsFirst] != strconv.Itoa(tests) || !cr.TestsFirst() {
+	kinds, z, logW, group, groupLogP := column(t, jcl, "kind"), column(t, jcl, "z"), column(t, jcl, "log_w"), column(t, jcl, "group"), column(t, jcl, "log_p")
+	if jcl.NumRows != n+tests+2000+cr.Groups() || jcl.Metadata[format.KeySchema] != format.SchemaCloud || jcl.Metadata[format.KeyTestsFirst] != strconv.Itoa(tests) || !cr.TestsFirst() {
 		t.Fatalf("the cloud as Arrow JS reads it: %d rows, metadata %v", jcl.NumRows, jcl.Metadata)
 	}
 	r := 0
@@ -352,6 +352,11 @@ func TestArrowJSInterop(t *testing.T) {
 			sums[group[r].(string)] += math.Exp(num(t, logW[r]))
 			r++
 		}
+		// The group row: the group's estimate of log P.
+		if kinds[r] != "group" || group[r] != strconv.Itoa(g) || !same(num(t, groupLogP[r]), grp.LogZ) {
+			t.Fatalf("cloud row %d: %v group %v log_p %v; gpc reads group %d log_p %v", r, kinds[r], group[r], groupLogP[r], g, grp.LogZ)
+		}
+		r++
 	}
 	for g, s := range sums {
 		if math.Abs(s-1) > 1e-9 { // normalized weights: their exps sum to 1 in each group

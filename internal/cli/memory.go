@@ -107,10 +107,9 @@ const factorCopies = 4
 //
 //   - the factorisations (one per candidate the pilots compare) must fit in
 //     memory: else the input is too large (exit 65);
-//   - with keep (gpc-train's cloud), the whole cloud must fit in the
-//     memory left, since gpc-predict holds it at once: else the flags ask
-//     too much (exit 80); a cloud over --max-memory but within the machine
-//     is regenerated in parts as it is written;
+//   - with keep (gpc-mcmc's clouds, kept for the test posteriors), the
+//     whole cloud must fit in the memory left: else the flags ask too much
+//     (exit 80); gpc-train streams its cloud and keeps none;
 //   - the particles in flight are bounded by --max-memory (default: half
 //     the available memory), never more than the memory left after the
 //     factorisations: groups that do not fit are run fewer at a time, or

@@ -162,6 +162,16 @@ func (c *predictCmd) run(e *env) error {
 	if c.Count == "hard" {
 		outMeta["gpc:count_seed"] = strconv.FormatInt(c.Seed, 10)
 	}
+	// The cloud's estimate of the log marginal likelihood, from its groups'
+	// estimates (known once their particles were read), as gpc-train
+	// computed it.
+	estimate := func() {
+		sizes := cloud.GroupSizes()
+		logML, se := core.CombineGroups(cloud.LogZ, sizes)
+		outMeta[format.KeyLogML] = fmtFloat(logML)
+		outMeta[format.KeySELogML] = fmtFloat(se)
+		outMeta[format.KeyGroupLogP] = format.JoinFloats(cloud.LogZ)
+	}
 	opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), Threads: c.Threads}
 	proto := posteriorTable(nil, nil, 0, pos, neg)
 	proto.Meta = outMeta
@@ -170,6 +180,7 @@ func (c *predictCmd) run(e *env) error {
 		if err != nil {
 			return err
 		}
+		estimate()
 		tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, ahead.Len(), c.BatchSize, mem)
 		for a := 0; a < ahead.Len(); a += c.BatchSize {
 			b := min(ahead.Len(), a+c.BatchSize)
@@ -188,6 +199,7 @@ func (c *predictCmd) run(e *env) error {
 	if err != nil {
 		return err
 	}
+	estimate()
 	tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, testRows, c.BatchSize, mem)
 	e.rep.startProgress(c.Progress, rowsProgress(testRows, "test rows"))
 	defer e.rep.stopProgress()
@@ -299,7 +311,7 @@ func testRowError(err error, name string, first int) error {
 // streamPredict predicts the test rows t as the cloud's particles stream
 // past, holding only the record batches in flight.
 func (c *predictCmd) streamPredict(e *env, f *core.Factor, cloud *format.CloudReader, t *format.TestRows, opt core.PredictOptions, name string) ([]core.Posterior, error) {
-	p, err := core.NewPredictor(f, cloud.GroupSizes(), cloud.LogZ, t.Cov, t.Var, opt)
+	p, err := core.NewPredictor(f, cloud.GroupSizes(), t.Cov, t.Var, opt)
 	if err != nil {
 		return nil, testRowError(err, name, 0)
 	}
@@ -322,7 +334,9 @@ func (c *predictCmd) streamPredict(e *env, f *core.Factor, cloud *format.CloudRe
 		e.rep.add(int64(k))
 	}
 	post := make([]core.Posterior, t.Len())
-	p.Finish(post)
+	if err := p.Finish(post, cloud.LogZ); err != nil {
+		return nil, testRowError(err, name, 0)
+	}
 	if len(post) > 0 && math.IsNaN(post[0].SE) {
 		e.rep.warnf("the cloud has one particle group: the posteriors have no standard error (train with --groups)")
 	}

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"errors"
+	"fmt"
 	"io"
 	"strconv"
 
@@ -13,9 +13,9 @@ const trainDescription = `Estimate a GP classifier's marginal likelihood and kee
 
 ` + pipelineHelp + `
 
-The input is a covariance stream (gpc-kernel's output): its train block is the orthant problem P(v >= 0) whose log probability is the log marginal likelihood. gpc-train runs the estimator on it (as gpc-orthant does) and writes the cloud stream: the train block, every particle with its log weight and group, then the test rows of the input, passed through as they are read.
+The input is a covariance stream (gpc-kernel's output): its train block is the orthant problem P(v >= 0) whose log probability is the log marginal likelihood. gpc-train runs the estimator on it (as gpc-orthant does) and writes the cloud stream as the estimate runs, never holding it: the train block, the test rows of the input (ahead of the particles when they take at most a sixteenth of the cloud's memory, else after them), and each group of particles with their log weights as soon as it and the groups before it are done, followed by the group's estimate of log P.
 
-In the metadata: gpc:log_ml and gpc:se_log_ml, the method, order, seed, samples and groups, the fingerprint of the train block, and the input's kernel and label mapping. With --format table (the default on a terminal) or csv it writes a summary row instead of the cloud.
+In the metadata: the method, order, seed, samples and groups, the fingerprint of the train block, and the input's kernel and label mapping. The log marginal likelihood and its standard error come from the groups' estimates: gpc-predict's output carries them (gpc:log_ml, gpc:se_log_ml), and with --format table (the default on a terminal) or csv gpc-train writes a summary row with them instead of the cloud.
 
 ` + examplesHelp + `
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train --samples 20000 | gpc-predict
@@ -62,76 +62,53 @@ func (c *trainCmd) run(e *env) error {
 	defer cr.Close()
 	train := cr.Train()
 	cfg := c.config(c.Threads)
-	out := c.outputFormat(e.stdout)
-	cfg.Keep = out == format.Arrow // a summary needs no cloud
-	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), cfg.Keep); err != nil {
+	if out := c.outputFormat(e.stdout); out != format.Arrow {
+		return c.summary(e, cr, train, name, cfg, out, mem)
+	}
+	// The cloud is streamed: each group's particles are written as soon as
+	// they and the groups before them are estimated, and never held.
+	var cw *format.CloudWriter
+	cfg.Sink = func(g int, grp *core.CloudGroup) error { return cw.WriteParticles(g, grp) }
+	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), false); err != nil {
 		return err
 	}
 	f, pilots, err := c.prepare(e, boxOf(train), name, &cfg)
 	if err != nil {
 		return err
 	}
-	res, err := c.runEstimate(e, f, &cfg, c.Progress)
-	var me *core.MemoryError
-	inParts := false
-	if errors.As(err, &me) && cfg.Keep {
-		// The cloud does not fit: estimate without keeping it, then
-		// regenerate its groups in parts as they are written.
-		e.rep.warnf("the cloud needs %.3g GB, more than --max-memory (%.3g GB): it is regenerated in parts as it is written, which doubles the run time", float64(me.Need)/1e9, float64(me.Limit)/1e9)
-		cfg.Keep, inParts = false, true
-		res, err = c.runEstimate(e, f, &cfg, c.Progress)
-	}
+	plan, err := core.Plan(cfg, f.N)
 	if err != nil {
 		return err
-	}
-	meta := estimatorMeta(f, cfg, pilots, c.Jitter)
-	passMeta(meta, train.Meta)
-	meta[format.KeyTool] = "gpc-train"
-	meta[format.KeyFingerprint] = format.Fingerprint(train.Cov)
-	meta[format.KeySamples] = strconv.Itoa(res.Samples)
-	meta[format.KeyGroups] = strconv.Itoa(res.Groups)
-	meta[format.KeyGroupSizes] = format.JoinInts(core.GroupSizes(res.Samples, res.Groups))
-	meta[format.KeyGroupLogP] = format.JoinFloats(res.GroupLogP)
-	meta[format.KeyLogML] = fmtFloat(res.LogP)
-	meta[format.KeySELogML] = fmtFloat(res.SE)
-	if v, ok := train.Meta[format.KeyRows]; ok {
-		if rows, err := strconv.Atoi(v); err == nil {
-			meta[format.KeyRows] = strconv.Itoa(rows + res.Samples)
-		}
-	}
-	if out != format.Arrow {
-		return c.summary(e, cr, &res, f, cfg, meta, out, mem)
 	}
 	// The test rows go before the particles when they are small beside
 	// the cloud, so that gpc-predict predicts them as the particles stream
 	// past instead of holding the cloud; otherwise after them.
-	ahead, first, err := readTests(cr, c.BatchSize, aheadBytes(res.Samples, train.N), false, name)
+	ahead, first, err := readTests(cr, c.BatchSize, aheadBytes(plan.Samples, train.N), false, name)
 	if err != nil {
 		return err
 	}
-	enlargePipe(e.stdout)
+	meta := c.trainMeta(f, cfg, pilots, train)
+	meta[format.KeyGroups] = strconv.Itoa(plan.Groups)
+	meta[format.KeyGroupSizes] = format.JoinInts(core.GroupSizes(plan.Samples, plan.Groups))
+	if v, ok := train.Meta[format.KeyRows]; ok {
+		if rows, err := strconv.Atoi(v); err == nil {
+			meta[format.KeyRows] = strconv.Itoa(rows + plan.Samples + plan.Groups)
+		}
+	}
 	var lead *format.TestRows
 	if first {
 		lead = ahead
 	}
-	cw, err := format.NewCloudWriter(e.stdout, train, lead, meta, c.BatchSize, mem)
+	enlargePipe(e.stdout)
+	if cw, err = format.NewCloudWriter(e.stdout, train, lead, meta, c.BatchSize, mem); err != nil {
+		return err
+	}
+	res, err := c.runEstimate(e, f, &cfg, c.Progress)
 	if err != nil {
 		return err
 	}
-	if inParts {
-		if err := c.writeInParts(e, cw, f, cfg, res.Groups); err != nil {
-			return err
-		}
-	} else {
-		for g := range res.Cloud.Groups {
-			if err := e.ctx.Err(); err != nil {
-				return err
-			}
-			if err := cw.WriteParticles(g, &res.Cloud.Groups[g]); err != nil {
-				return err
-			}
-			res.Cloud.Groups[g] = core.CloudGroup{} // written: let it go
-		}
+	if res.Groups != plan.Groups {
+		return fmt.Errorf("internal: %d groups announced, %d estimated", plan.Groups, res.Groups)
 	}
 	for t := ahead; !first; {
 		if err := e.ctx.Err(); err != nil {
@@ -153,44 +130,38 @@ func (c *trainCmd) run(e *env) error {
 	return cw.Close()
 }
 
-// writeInParts regenerates the cloud of an estimate that did not fit in
-// memory, as many groups at a time as fit, and writes them: the same
-// particles, bit for bit, as a run that kept them (core.EstimateRange).
-func (c *trainCmd) writeInParts(e *env, cw *format.CloudWriter, f *core.Factor, cfg core.Config, groups int) error {
-	cfg.Keep, cfg.Groups = true, groups
-	batch := core.GroupsInMemory(cfg, f.N)
-	if batch < 1 {
-		sizes := core.GroupSizes(cfg.Samples, groups)
-		return &core.MemoryError{Need: core.CloudBytes(sizes[0], f.N), Limit: cfg.MaxMemory, What: "one particle group with its working memory"}
-	}
-	p := estimateProgress(cfg.Samples, f.N)
-	what := p.what
-	p.what = func(done int64) string { return "regenerating the cloud: " + what(done) }
-	e.rep.startProgress(c.Progress, p)
-	defer e.rep.stopProgress()
-	cfg.Progress = e.rep.add
-	for a := 0; a < groups; a += batch {
-		b := min(groups, a+batch)
-		cl, err := core.EstimateRange(e.ctx, f, cfg, a, b)
-		if err != nil {
-			return err
-		}
-		for k := range cl.Groups {
-			if err := e.ctx.Err(); err != nil {
-				return err
-			}
-			if err := cw.WriteParticles(a+k, &cl.Groups[k]); err != nil {
-				return err
-			}
-			cl.Groups[k] = core.CloudGroup{}
-		}
-	}
-	return nil
+// trainMeta is the metadata of gpc-train's outputs that is known before
+// the estimate.
+func (c *trainCmd) trainMeta(f *core.Factor, cfg core.Config, pilots []core.Pilot, train *format.Covariance) map[string]string {
+	meta := estimatorMeta(f, cfg, pilots, c.Jitter)
+	passMeta(meta, train.Meta)
+	meta[format.KeyTool] = "gpc-train"
+	meta[format.KeyFingerprint] = format.Fingerprint(train.Cov)
+	meta[format.KeySamples] = strconv.Itoa(cfg.Samples)
+	return meta
 }
 
-// summary writes one row describing the training run (and counts the test
-// rows, reading them through).
-func (c *trainCmd) summary(e *env, cr *format.CovReader, res *core.Result, f *core.Factor, cfg core.Config, meta map[string]string, out format.Format, mem format.Allocator) error {
+// summary estimates without keeping the particles and writes one row
+// describing the training run (and counts the test rows, reading them
+// through).
+func (c *trainCmd) summary(e *env, cr *format.CovReader, train *format.Covariance, name string, cfg core.Config, out format.Format, mem format.Allocator) error {
+	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), false); err != nil {
+		return err
+	}
+	f, pilots, err := c.prepare(e, boxOf(train), name, &cfg)
+	if err != nil {
+		return err
+	}
+	res, err := c.runEstimate(e, f, &cfg, c.Progress)
+	if err != nil {
+		return err
+	}
+	meta := c.trainMeta(f, cfg, pilots, train)
+	meta[format.KeyGroups] = strconv.Itoa(res.Groups)
+	meta[format.KeyGroupSizes] = format.JoinInts(core.GroupSizes(res.Samples, res.Groups))
+	meta[format.KeyGroupLogP] = format.JoinFloats(res.GroupLogP)
+	meta[format.KeyLogML] = fmtFloat(res.LogP)
+	meta[format.KeySELogML] = fmtFloat(res.SE)
 	tests := 0
 	for {
 		t, err := cr.NextTest(c.BatchSize)
@@ -202,7 +173,7 @@ func (c *trainCmd) summary(e *env, cr *format.CovReader, res *core.Result, f *co
 		}
 		tests += t.Len()
 	}
-	t := orthantTable(res, f, cfg)
+	t := orthantTable(&res, f, cfg)
 	t.Cols[0].Name, t.Cols[1].Name = "log_ml", "se_log_ml"
 	t.Cols = append(t.Cols[:2], t.Cols[3:]...) // no p: the likelihood's exp adds nothing
 	t.Cols = append(t.Cols, format.Column{Name: "test_rows", Int: []int64{int64(tests)}})
