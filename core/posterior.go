@@ -339,8 +339,8 @@ func (p *Predictor) Close() {
 // once the group was estimated: a streamed cloud brings it after the
 // group's particles). Each group's weighted mean p_g is combined with
 // weights a_g = n_g I_g as Predict describes. It returns an *InputError if
-// every group estimated P = 0, and panics if dst or logZ has the wrong
-// length or particles are missing.
+// there are test variables and every group estimated P = 0, and panics if
+// dst or logZ has the wrong length or particles are missing.
 func (p *Predictor) Finish(dst []Posterior, logZ []float64) error {
 	if len(dst) != p.t || len(logZ) != len(p.sizes) {
 		p.Close()
@@ -356,7 +356,7 @@ func (p *Predictor) Finish(dst []Posterior, logZ []float64) error {
 	for _, v := range logZ {
 		maxLogZ = math.Max(maxLogZ, v)
 	}
-	if math.IsInf(maxLogZ, -1) {
+	if math.IsInf(maxLogZ, -1) && t > 0 {
 		return inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
 	}
 	for j := range t {

@@ -235,4 +235,18 @@ func TestPredictorPieces(t *testing.T) {
 			t.Errorf("hard=%v: Close released %d of %d pieces", hard, released, pieces)
 		}
 	}
+	// Every group at P = 0: an error with test rows, none without.
+	dead := []float64{math.Inf(-1), math.Inf(-1)}
+	for _, nt := range []int{nt, 0} {
+		p, err := NewPredictor(f, sizes, r[:nt*n], vars[:nt], PredictOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g, grp := range c.Groups {
+			p.Add(g, 0, grp.Z, grp.LogW, nil)
+		}
+		if err := p.Finish(make([]Posterior, nt), dead); (err != nil) != (nt > 0) {
+			t.Errorf("%d test rows, every group at P = 0: %v", nt, err)
+		}
+	}
 }
