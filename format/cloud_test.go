@@ -180,3 +180,39 @@ func TestCloudLayoutErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardLargeBody: a message body larger than trustedLen is read by the
+// guard itself, its buffer growing as the data arrive (Arrow's reader
+// allocates the length it is told first: a fuzzed cloud whose body claimed
+// 98 GB ran the process out of memory, testdata/fuzz/FuzzOpenCloud/
+// 2f2bffaba7f4b9ec): a real body of more than 64 MiB (a 3000 x 3000 train
+// block in one batch) reads back, and the stream cut inside it is a data
+// error.
+func TestGuardLargeBody(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("a 72 MB batch")
+	}
+	const n = 3000
+	c := &Covariance{N: n, Cov: make([]float64, n*n)}
+	for i := range n {
+		for j := range n {
+			c.Cov[i*n+j] = 1 / (1 + math.Abs(float64(i-j)))
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteCovariance(&buf, c, nil, n, checkedMem(t)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadCovariance(bytes.NewReader(buf.Bytes()), "big", checkedMem(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Cov, c.Cov) {
+		t.Fatal("the 72 MB batch read back differs")
+	}
+	cut := buf.Bytes()[:buf.Len()/2]
+	if _, err := ReadCovariance(bytes.NewReader(cut), "cut", checkedMem(t)); err == nil || !strings.Contains(err.Error(), "body") {
+		t.Errorf("a stream cut inside a 72 MB body: %v", err)
+	}
+}

@@ -62,7 +62,8 @@ func (g *ipcGuard) Read(p []byte) (int, error) {
 			return n, nil
 		}
 		if g.body > 0 {
-			// An uncompressed body goes straight from the input into the
+			// An uncompressed body of at most trustedLen (next reads a
+			// larger one itself) goes straight from the input into the
 			// reader's buffer: its lengths were checked with the metadata.
 			n, err := g.r.Read(p[:min(int64(len(p)), g.body)])
 			g.body -= int64(n)
@@ -153,8 +154,19 @@ func (g *ipcGuard) next() ([][]byte, int64, error) {
 		g.shape = m.schema
 	}
 	g.msgs++
-	if !m.compress {
+	if !m.compress && m.bodyLen <= trustedLen {
 		return [][]byte{head[:], meta}, m.bodyLen, nil
+	}
+	if !m.compress {
+		// Arrow's reader allocates the body length it is told before it
+		// reads: a body beyond trustedLen is read here first, the buffer
+		// growing as the data arrive (one more copy, for batches of more
+		// than 64 MiB only).
+		body, err := g.readN(m.bodyLen)
+		if err != nil {
+			return nil, 0, fmt.Errorf("message %d body: %w", g.msgs-1, err)
+		}
+		return [][]byte{head[:], meta, body}, 0, nil
 	}
 	body, err := g.readN(m.bodyLen)
 	if err != nil {
