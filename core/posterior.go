@@ -92,12 +92,17 @@ type Predictor struct {
 	unitsTotal int
 }
 
-// predictWork is a unit of work: particles [p0, p1) of group g, as the
+// errNoPosterior is the error of a cloud whose every group estimated P = 0.
+func errNoPosterior() error {
+	return inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
+}
+
+// predictWork is a unit of work: the particles of group g up to p1, as the
 // pieces that hold them.
 type predictWork struct {
 	seq    int
 	g      int
-	p0, p1 int
+	p1     int
 	pieces []predictPiece
 	acc    []float64
 }
@@ -176,7 +181,7 @@ func (p *Predictor) Add(g, first int, z, logW []float64, done func()) {
 	for a := 0; a < k; {
 		if p.cur == nil {
 			p0 := p.next
-			p.cur = &predictWork{seq: p.seq, g: g, p0: p0, p1: min(p.sizes[g], p0/unit*unit+unit)}
+			p.cur = &predictWork{seq: p.seq, g: g, p1: min(p.sizes[g], p0/unit*unit+unit)}
 			p.seq++
 		}
 		b := min(k, a+p.cur.p1-p.next)
@@ -357,7 +362,7 @@ func (p *Predictor) Finish(dst []Posterior, logZ []float64) error {
 		maxLogZ = math.Max(maxLogZ, v)
 	}
 	if math.IsInf(maxLogZ, -1) && t > 0 {
-		return inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
+		return errNoPosterior()
 	}
 	for j := range t {
 		var sa, sap, sa2d float64

@@ -78,7 +78,7 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 	}
 	if slices.Max(logZ) == math.Inf(-1) {
 		// Finish would say so, after the work.
-		return inputErrorf(-1, "every particle group estimated P = 0: there is no posterior to average over")
+		return errNoPosterior()
 	}
 	for g := range c.Groups {
 		p.Add(g, 0, c.Groups[g].Z[:sizes[g]*n], c.Groups[g].LogW, nil)

@@ -103,7 +103,6 @@ type CloudWriter struct {
 	batch      int
 	rows       int // rows in the builder
 	testsFirst bool
-	particles  bool // particles were written
 }
 
 // NewCloudWriter starts a cloud stream on w with metadata meta (to which it
@@ -213,7 +212,6 @@ func (cw *CloudWriter) WriteParticles(g int, grp *core.CloudGroup) error {
 	if err := cw.flush(); err != nil { // the rows before, in order
 		return err
 	}
-	cw.particles = true
 	n := cw.n
 	// At most batch rows, and fewer than 2^31 values (int32 list offsets).
 	rows := max(1, min(cw.batch, (math.MaxInt32-1)/max(n, 1)))
