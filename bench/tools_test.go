@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -50,12 +51,49 @@ func BenchmarkHeadlineTools(b *testing.B) {
 	}
 }
 
-// buildTools builds gpc-kernel, gpc-train and gpc-predict into a temporary
-// directory and returns it.
+// BenchmarkOrthantTool times gpc-orthant --samples 100000 (the default
+// method, its pilots included) as a process on the covariance of the paper's
+// Experiment 4 problem 6 (N = 1000 training patterns, seed 1, RBF, alpha 3,
+// beta 2), written once by gpc-kernel outside the timing.
+//
+//	go test ./bench -run '^$' -bench OrthantTool -benchtime 3x -count 3
+func BenchmarkOrthantTool(b *testing.B) {
+	const n, m = 1000, 100000
+	b.Run(fmt.Sprintf("n=%d/m=%d", n, m), func(b *testing.B) {
+		skipLarge(b, float64(m)*n*n)
+		bin := buildTools(b)
+		dir := b.TempDir()
+		p := Exp4Problems[5]
+		d := p.Generate(1)
+		train := filepath.Join(dir, "train.csv")
+		if err := os.WriteFile(train, exp4CSV(d.X, d.Y, p.N), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		cov := filepath.Join(dir, "cov.arrows")
+		out, err := exec.Command(filepath.Join(bin, "gpc-kernel"), "--alpha", "3", "--beta", "2", "--train", train).Output()
+		if err != nil {
+			b.Fatalf("gpc-kernel: %v", err)
+		}
+		if err := os.WriteFile(cov, out, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			orthant := exec.Command(filepath.Join(bin, "gpc-orthant"), "--samples", strconv.Itoa(m), cov)
+			orthant.Stdout, orthant.Stderr = io.Discard, os.Stderr
+			if err := orthant.Run(); err != nil {
+				b.Fatalf("gpc-orthant: %v", err)
+			}
+		}
+		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+	})
+}
+
+// buildTools builds gpc-kernel, gpc-train, gpc-predict and gpc-orthant into
+// a temporary directory and returns it.
 func buildTools(b *testing.B) string {
 	b.Helper()
 	dir := b.TempDir()
-	build := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "../cmd/gpc-kernel", "../cmd/gpc-train", "../cmd/gpc-predict")
+	build := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "../cmd/gpc-kernel", "../cmd/gpc-train", "../cmd/gpc-predict", "../cmd/gpc-orthant")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}

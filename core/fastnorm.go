@@ -13,14 +13,16 @@ import "math"
 //
 // # Arithmetic
 //
-// Each kernel is written twice: here, in Go, as the specification, and in
-// AVX-512 assembly (fastnorm_amd64.s), used where the CPU has it. The two
-// perform the same IEEE operations in the same order (every multiply-add
-// that is fused is an explicit math.FMA, every product that must not be
-// fused is converted with float64()), so they agree bit for bit, and gpc's
+// Each kernel is written three times: here, in Go, as the specification,
+// and in assembly for AVX-512 (fastnorm_amd64.s, 8 particles per vector)
+// and for AVX2 with FMA (fastnorm_avx2_amd64.s, 4 per vector), used where
+// the CPU has them (vecpath.go chooses). All perform the same IEEE
+// operations on each particle in the same order (every multiply-add that
+// is fused is an explicit math.FMA, every product that must not be fused
+// is converted with float64()), so they agree bit for bit, and gpc's
 // results do not depend on the machine. Sums over particles are kept in
 // eight lanes (particle p in lane p mod 8) added in a fixed tree, the order
-// an 8-wide vector computes.
+// an 8-wide vector computes (two 4-wide vectors on AVX2).
 //
 // # Accuracy
 //
@@ -217,19 +219,27 @@ func tailWeights(lo, t, c, lg, logw []float64) float64 {
 	n := len(lo)
 	t, c, lg, logw = t[:n], c[:n], lg[:n], logw[:n]
 	mx := math.Inf(-1)
-	special := 0
-	if useAVX512 && n > 0 {
-		mx, special = tailWeightsAVX512(&lo[0], &t[0], &c[0], &lg[0], &logw[0], n)
-	} else {
-		for p, x := range lo {
-			if !(x <= tailMax) {
-				special++
-				continue
-			}
-			t[p], c[p], lg[p] = tailWeight(x)
-			logw[p] += lg[p]
-			mx = max(mx, logw[p])
+	special, p0 := 0, 0
+	switch vec() {
+	case vecAVX512:
+		if n > 0 {
+			mx, special = tailWeightsAVX512(&lo[0], &t[0], &c[0], &lg[0], &logw[0], n)
+			p0 = n
 		}
+	case vecAVX2:
+		if p0 = n &^ 3; p0 > 0 {
+			mx, special = tailWeightsAVX2(&lo[0], &t[0], &c[0], &lg[0], &logw[0], p0)
+		}
+	}
+	for p := p0; p < n; p++ {
+		x := lo[p]
+		if !(x <= tailMax) {
+			special++
+			continue
+		}
+		t[p], c[p], lg[p] = tailWeight(x)
+		logw[p] += lg[p]
+		mx = max(mx, logw[p])
 	}
 	if special > 0 {
 		for p, x := range lo {
@@ -249,17 +259,25 @@ func tailWeights(lo, t, c, lg, logw []float64) float64 {
 func tailDraws(z, lo, t, c, lg, u []float64) {
 	n := len(lo)
 	z, t, c, lg, u = z[:n], t[:n], c[:n], lg[:n], u[:n]
-	special := 0
-	if useAVX512 && n > 0 {
-		special = tailDrawsAVX512(&z[0], &lo[0], &t[0], &c[0], &u[0], n)
-	} else {
-		for p, x := range lo {
-			if !(x <= tailMax) {
-				special++
-				continue
-			}
-			z[p] = tailDraw(x, t[p], c[p], u[p])
+	special, p0 := 0, 0
+	switch vec() {
+	case vecAVX512:
+		if n > 0 {
+			special = tailDrawsAVX512(&z[0], &lo[0], &t[0], &c[0], &u[0], n)
+			p0 = n
 		}
+	case vecAVX2:
+		if p0 = n &^ 3; p0 > 0 {
+			special = tailDrawsAVX2(&z[0], &lo[0], &t[0], &c[0], &u[0], p0)
+		}
+	}
+	for p := p0; p < n; p++ {
+		x := lo[p]
+		if !(x <= tailMax) {
+			special++
+			continue
+		}
+		z[p] = tailDraw(x, t[p], c[p], u[p])
 	}
 	if special > 0 {
 		for p, x := range lo {
@@ -274,12 +292,20 @@ func tailDraws(z, lo, t, c, lg, u []float64) {
 // summed in eight lanes (p mod 8) reduced as ((0+1)+(2+3))+((4+5)+(6+7)).
 // Every x[p] - mx must be <= 0.
 func expSums(x []float64, mx float64) (s1, s2 float64) {
-	if useAVX512 && len(x) > 0 {
-		return expSumsAVX512(&x[0], len(x), mx)
-	}
 	var a, b [8]float64
-	for p, v := range x {
-		e := expK(v - mx)
+	p0 := 0
+	switch vec() {
+	case vecAVX512:
+		if len(x) > 0 {
+			return expSumsAVX512(&x[0], len(x), mx)
+		}
+	case vecAVX2:
+		if p0 = len(x) &^ 7; p0 > 0 {
+			expSumsAVX2(&x[0], p0, mx, &a, &b)
+		}
+	}
+	for p := p0; p < len(x); p++ {
+		e := expK(x[p] - mx)
 		a[p%8] += e
 		b[p%8] = math.FMA(e, e, b[p%8])
 	}
@@ -296,11 +322,19 @@ func laneSum(a *[8]float64) float64 {
 func phiAccumulate(acc, mu, isig []float64, w float64) {
 	n := len(acc)
 	mu, isig = mu[:n], isig[:n]
-	if useAVX512 && n > 0 {
-		phiAccumulateAVX512(&acc[0], &mu[0], &isig[0], n, w)
-		return
+	j0 := 0
+	switch vec() {
+	case vecAVX512:
+		if n > 0 {
+			phiAccumulateAVX512(&acc[0], &mu[0], &isig[0], n, w)
+			return
+		}
+	case vecAVX2:
+		if j0 = n &^ 3; j0 > 0 {
+			phiAccumulateAVX2(&acc[0], &mu[0], &isig[0], j0, w)
+		}
 	}
-	for j := range acc {
+	for j := j0; j < n; j++ {
 		acc[j] = math.FMA(w, phiK(float64(mu[j]*isig[j])), acc[j])
 	}
 }

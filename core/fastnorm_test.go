@@ -3,6 +3,7 @@ package core
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 
@@ -173,13 +174,50 @@ func TestPhiK(t *testing.T) {
 	}
 }
 
-// TestBatchKernels checks the batch functions (the assembly kernels where
-// the CPU has them) against the scalar Go kernels bit for bit, including
-// the lanes past a multiple of 8 and the log-space fallback above tailMax.
+// forEachVecPath runs f on every path of the batch kernels this build and
+// CPU have (VecPaths), then restores the path in use. Other tests may run
+// meanwhile on whichever path is set: their results do not depend on it.
+func forEachVecPath(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	was := VecPath()
+	defer func() {
+		if err := SetVecPath(was); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	for _, name := range VecPaths() {
+		if err := SetVecPath(name); err != nil {
+			t.Fatal(err)
+		}
+		t.Run("vec="+name, f)
+	}
+}
+
+func TestVecPaths(t *testing.T) {
+	paths := VecPaths()
+	if paths[len(paths)-1] != "generic" {
+		t.Errorf("VecPaths() = %v: the Go kernels are not last", paths)
+	}
+	if err := SetVecPath("sse9"); err == nil {
+		t.Error("SetVecPath(sse9) did not fail")
+	}
+	if VecPath() != paths[0] && os.Getenv("GPC_VEC") == "" {
+		t.Errorf("VecPath() = %s, want the fastest, %s", VecPath(), paths[0])
+	}
+}
+
+// TestBatchKernels checks the batch functions on every path of this build
+// and CPU (the assembly kernels where the CPU has them) against the scalar
+// Go kernels bit for bit, including the lanes past a multiple of 4 and 8,
+// subnormal exponentials and the log-space fallback above tailMax.
 func TestBatchKernels(t *testing.T) {
 	t.Parallel()
+	forEachVecPath(t, testBatchKernels)
+}
+
+func testBatchKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
-	for _, n := range []int{1, 7, 8, 9, 31, 64, 1000, 200000} {
+	for _, n := range []int{1, 3, 4, 5, 7, 8, 9, 13, 31, 64, 1000, 200000} {
 		lo, u, logw := make([]float64, n), make([]float64, n), make([]float64, n)
 		for p := range n {
 			lo[p] = -42 + r.Float64()*84
@@ -197,6 +235,9 @@ func TestBatchKernels(t *testing.T) {
 				u[p] = 1 - math.Ldexp(u[p], -r.IntN(56)) // 1 included
 			}
 			logw[p] = -r.Float64() * 3
+			if p%11 == 0 {
+				logw[p] = -700 - r.Float64()*100 // exp(logw - max) subnormal or 0
+			}
 		}
 		if n == 1000 {
 			// Sorted: whole vectors take one branch of the quantile.
@@ -278,21 +319,38 @@ func same(a, b float64) bool {
 	return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
 }
 
+// BenchmarkTailKernels times a filter step's batch kernels (weights, sums,
+// draws) and prediction's Phi on every path of this build and CPU.
 func BenchmarkTailKernels(b *testing.B) {
 	const m = 4096
 	r := rand.New(rand.NewPCG(5, 5))
 	lo, u, logw := make([]float64, m), make([]float64, m), make([]float64, m)
+	isig, acc := make([]float64, m), make([]float64, m)
 	for p := range m {
 		lo[p] = r.NormFloat64() * 2
 		u[p] = uniformOpen(r)
+		isig[p] = 0.5 + r.Float64()
 	}
 	tt, cc, lg, z := make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
-	b.ReportAllocs()
-	for b.Loop() {
-		clear(logw)
-		mx := tailWeights(lo, tt, cc, lg, logw)
-		expSums(logw, mx)
-		tailDraws(z, lo, tt, cc, lg, u)
+	was := VecPath()
+	defer SetVecPath(was)
+	for _, name := range VecPaths() {
+		SetVecPath(name)
+		b.Run("kernel=step/vec="+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(logw)
+				mx := tailWeights(lo, tt, cc, lg, logw)
+				expSums(logw, mx)
+				tailDraws(z, lo, tt, cc, lg, u)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/m, "ns/particle")
+		})
+		b.Run("kernel=phi/vec="+name, func(b *testing.B) {
+			for b.Loop() {
+				phiAccumulate(acc, lo, isig, 0.5)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/m, "ns/particle")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/m, "ns/particle")
 }

@@ -250,3 +250,61 @@ func TestPredictorPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestVecPathsAgree runs the filter (ep, met and smc on an orthant, whose
+// steps go through the batch normal kernels) and the soft prediction on
+// every path of the batch kernels of this build and CPU (VecPaths): the
+// estimates, the clouds and the posteriors must be bit for bit the same.
+// Not parallel: it sets the path for the whole package.
+func TestVecPathsAgree(t *testing.T) {
+	const n, nt = 37, 11 // odd sizes: the vector kernels' remainders too
+	box, r, vars := predictProblem(n, nt)
+	was := VecPath()
+	defer SetVecPath(was)
+	for _, cand := range []Candidate{{Method: MethodEP, Order: OrderGreedy}, {Method: MethodMET, Order: OrderSharp}, {Method: MethodSMC, Order: OrderShuffle}} {
+		f, err := Prepare(box, cand, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first Result
+		var firstPost []Posterior
+		for i, name := range VecPaths() {
+			if err := SetVecPath(name); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Estimate(context.Background(), f, Config{Method: cand.Method, Samples: 3001, Groups: 3, Seed: 4, Keep: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			post := make([]Posterior, nt)
+			if err := Predict(post, f, res.Cloud, r, vars); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				first, firstPost = res, post
+				continue
+			}
+			if !same(res.LogP, first.LogP) || !same(res.SE, first.SE) {
+				t.Errorf("%v, vec=%s: log P %v SE %v, vec=%s: %v %v", cand, name, res.LogP, res.SE, VecPaths()[0], first.LogP, first.SE)
+			}
+			for g := range res.Cloud.Groups {
+				a, b := &res.Cloud.Groups[g], &first.Cloud.Groups[g]
+				for p := range a.Z {
+					if !same(a.Z[p], b.Z[p]) {
+						t.Fatalf("%v, vec=%s: group %d: z[%d] = %v, vec=%s: %v", cand, name, g, p, a.Z[p], VecPaths()[0], b.Z[p])
+					}
+				}
+				for p := range a.LogW {
+					if !same(a.LogW[p], b.LogW[p]) {
+						t.Fatalf("%v, vec=%s: group %d: log w[%d] = %v, vec=%s: %v", cand, name, g, p, a.LogW[p], VecPaths()[0], b.LogW[p])
+					}
+				}
+			}
+			for j := range post {
+				if !same(post[j].P, firstPost[j].P) || !same(post[j].SE, firstPost[j].SE) {
+					t.Errorf("%v, vec=%s: posterior %d = %v, vec=%s: %v", cand, name, j, post[j], VecPaths()[0], firstPost[j])
+				}
+			}
+		}
+	}
+}
