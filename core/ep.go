@@ -325,30 +325,28 @@ func (fl *filter) stepEP(i, i0 int) {
 	kappa := st.kappa[i]
 	a, b := fl.f.A[i], fl.f.B[i]
 	logw, lg, lo, hi, off := fl.logw[:m], fl.lg[:m], fl.lo[:m], fl.hi[:m], fl.off[:m]
-	mus := fl.zk[:m] // the conditional means, until the draws
-	fl.condMeans(i, i0, mus)
 	base := -0.5 * math.Log(lambda*l2)
 	// The orthant case (B = +Inf, the classifier's) goes through the batch
-	// kernels of fastnorm.go, which add log P(lo <= Z) to logw after the
-	// Gaussian part of log g; boxes through LogPhiDiff.
+	// kernels (epBounds, then fastnorm.go's), which add log P(lo <= Z) to
+	// logw after the Gaussian part of log g; boxes through LogPhiDiff.
 	oneSided := math.IsInf(b, 1)
 	mx := math.Inf(-1)
-	il2, ilam, is, il := 1/l2, 1/lambda, 1/s, 1/l // no division per particle
-	for p, mu := range mus {
-		c := (mu*il2 - kappa) * ilam
-		lo[p], hi[p] = (a-c)*is, (b-c)*is
-		off[p] = (c - mu) * il
-		g := base + 0.5*lambda*c*c - 0.5*mu*mu*il2
-		if oneSided {
-			logw[p] += g
-		} else {
+	ec := epConsts{il2: 1 / l2, kappa: kappa, ilam: 1 / lambda, a: a, b: b, is: 1 / s, il: 1 / l, base: base, hl: 0.5 * lambda} // no division per particle
+	kk := k % subBlock
+	pt := fl.pt[kk*m : kk*m+m]
+	lrow := fl.f.L[i*n+i-kk : i*n+i]
+	if oneSided {
+		epBounds(&ec, pt, fl.zt, m, lrow, lo, hi, off, logw)
+		mx = tailWeights(lo, fl.tp, fl.cp, lg, logw)
+	} else {
+		mus := fl.zk[:m] // the conditional means, until the draws
+		fl.condMeans(i, i0, mus)
+		for p, mu := range mus {
+			g := ec.bounds(mu, &lo[p], &hi[p], &off[p])
 			lg[p] = g + LogPhiDiff(lo[p], hi[p])
 			logw[p] += lg[p]
 			mx = max(mx, logw[p])
 		}
-	}
-	if oneSided {
-		mx = tailWeights(lo, fl.tp, fl.cp, lg, logw)
 	}
 	extra := 0.0
 	if i == 0 {
@@ -369,10 +367,69 @@ func (fl *filter) stepEP(i, i0 int) {
 			zk[p] = TruncNormQuantile(lo[p], hi[p], u[p])
 		}
 	}
-	sl := s / l
-	zt := fl.zt[k%subBlock*m : k%subBlock*m+m]
-	for p, z := range zk {
-		zt[p] = off[p] + sl*z
+	epStore(fl.zt[kk*m:kk*m+m], off, zk, logw, s/l, inc)
+}
+
+// epConsts are a step's constants of stepEP's per-particle arithmetic.
+type epConsts struct {
+	il2, kappa, ilam, a, b, is, il, base, hl float64 // 1/l^2, kappa, 1/lambda, A, B, 1/s, 1/l, log g's constant, lambda/2
+}
+
+// bounds computes, from a particle's conditional mean mu, its standardized
+// bounds lo and hi, its draw's offset off, and returns the Gaussian part of
+// its log weight. No product is fused with a sum (float64() forbids it
+// where a compiler could), as in the AVX2 kernel.
+func (ec *epConsts) bounds(mu float64, lo, hi, off *float64) (g float64) {
+	c := (float64(mu*ec.il2) - ec.kappa) * ec.ilam
+	*lo, *hi = (ec.a-c)*ec.is, (ec.b-c)*ec.is
+	*off = (c - mu) * ec.il
+	return ec.base + float64(ec.hl*c*c) - float64(0.5*mu*mu*ec.il2)
+}
+
+// epBounds is the per-particle work of stepEP before an orthant variable's
+// weights: each particle's conditional mean mu[p] = pt[p] + sum_j
+// lrow[j] zt[j*m+p] (fused multiply-adds in increasing j, as condMeans),
+// then its bounds and offset (epConsts.bounds), and logw[p] gains the
+// Gaussian part of its log weight. The AVX2 kernel (filter_amd64.s) does
+// the same operations four particles at a time.
+func epBounds(ec *epConsts, pt, zt []float64, m int, lrow, lo, hi, off, logw []float64) {
+	pt, lo, hi, off, logw = pt[:m], lo[:m], hi[:m], off[:m], logw[:m]
+	if len(zt) < max(1, len(lrow)*m) {
+		panic("core: epBounds: zt too short")
+	}
+	p0 := 0
+	if vec() != vecGeneric && haveAVX2 {
+		if p0 = m &^ 3; p0 > 0 {
+			var l0 *float64
+			if len(lrow) > 0 {
+				l0 = &lrow[0]
+			}
+			epBoundsAVX2(ec, &pt[0], &zt[0], m, l0, len(lrow), &lo[0], &hi[0], &off[0], &logw[0], p0)
+		}
+	}
+	for p := p0; p < m; p++ {
+		mu := pt[p]
+		for j, l := range lrow {
+			mu = math.FMA(l, zt[j*m+p], mu)
+		}
+		logw[p] += ec.bounds(mu, &lo[p], &hi[p], &off[p])
+	}
+}
+
+// epStore is the end of stepEP: each particle's standardized draw zt[p] =
+// off[p] + sl z[p] (the product rounded, then the sum) is stored and its
+// log weight normalized by inc.
+func epStore(zt, off, z, logw []float64, sl, inc float64) {
+	m := len(z)
+	zt, off, logw = zt[:m], off[:m], logw[:m]
+	p0 := 0
+	if vec() != vecGeneric && haveAVX2 {
+		if p0 = m &^ 3; p0 > 0 {
+			epStoreAVX2(&zt[0], &off[0], &z[0], &logw[0], sl, inc, p0)
+		}
+	}
+	for p := p0; p < m; p++ {
+		zt[p] = off[p] + float64(sl*z[p])
 		logw[p] -= inc
 	}
 }

@@ -227,7 +227,7 @@ func tailWeights(lo, t, c, lg, logw []float64) float64 {
 			p0 = n
 		}
 	case vecAVX2:
-		if p0 = n &^ 3; p0 > 0 {
+		if p0 = n &^ 7; p0 > 0 {
 			mx, special = tailWeightsAVX2(&lo[0], &t[0], &c[0], &lg[0], &logw[0], p0)
 		}
 	}

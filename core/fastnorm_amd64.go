@@ -80,9 +80,9 @@ func expSumsAVX512(x *float64, n int, mx float64) (s1, s2 float64)
 //go:noescape
 func phiAccumulateAVX512(acc, mu, isig *float64, n int, w float64)
 
-// The AVX2 kernels take a multiple of 4 particles (of 8 for expSumsAVX2,
-// which leaves its eight lane sums in a and b); the Go kernels do the
-// rest.
+// The AVX2 kernels take a multiple of 4 particles (of 8 for tailWeightsAVX2
+// and expSumsAVX2, which leaves its eight lane sums in a and b); the Go
+// kernels do the rest.
 
 //go:noescape
 func tailWeightsAVX2(lo, t, c, lg, logw *float64, n int) (mx float64, special int)

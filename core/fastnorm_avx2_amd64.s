@@ -11,7 +11,8 @@
 // AVX-512 kernels is computed here and then discarded by a blend, or
 // stored and overwritten by the Go wrapper), VPERMPD's table look-up by
 // loading each particle's row of coefficients (tailRows) and transposing.
-// The kernels take a multiple of 4 particles; the Go wrappers do the rest.
+// The kernels take a multiple of 4 particles (8 for tailWeightsAVX2 and
+// expSumsAVX2); the Go wrappers do the rest.
 
 // The constants of kv (fastnorm_amd64.go), 32 bytes apart.
 #define C(off) ·kv+off(SB)
@@ -216,6 +217,80 @@
 	TAILR(Y1, Y8, Y9, Y10, X10, Y11, Y12, X12, Y13, X13, Y14); \
 	VMULPD Y14, Y5, Y14
 
+// COEFS stores coefficients j and j+1 of the four rows, as two vectors, at
+// off+32j(SP) and off+32j+32(SP) (Y1-Y4 clobbered).
+#define COEFS(j, off) \
+	ROWS(j, Y1, X1, Y2, X2); \
+	VUNPCKLPD Y2, Y1, Y3; \
+	VUNPCKHPD Y2, Y1, Y4; \
+	VMOVUPD Y3, off+32*j(SP); \
+	VMOVUPD Y4, off+32*j+32(SP)
+
+// PREP is the first stage of tailSmall(x) for a vector x (Y0): it stores
+// t = min(|x|, 40) at toff(SP), tailR's s at soff(SP) and the 11
+// coefficients of tailR's pieces, as vectors, from coff(SP) on: each
+// particle's piece k selects its row of tailRows (R10), and the rows are
+// transposed by pairs (VUNPCKLPD, VUNPCKHPD). Clobbers Y1-Y5 and R8, R9,
+// R12, R13.
+#define PREP(toff, soff, coff) \
+	VANDPD C(ABS), Y0, Y1; \
+	VMINPD C(K40), Y1, Y1; \
+	VMOVUPD Y1, toff(SP); \
+	VADDPD C(FOUR), Y1, Y2; \
+	VMOVUPD C(FOUR), Y3; \
+	VDIVPD Y2, Y3, Y2; \
+	VSUBPD C(V0), Y2, Y3; \
+	VMULPD C(SCALE), Y3, Y3; \
+	VROUNDPD $9, Y3, Y4; \
+	VMAXPD C(ZERO), Y4, Y4; \
+	VMINPD C(SEVEN), Y4, Y4; \
+	VSUBPD Y4, Y3, Y5; \
+	VADDPD Y5, Y5, Y5; \
+	VSUBPD C(ONE), Y5, Y5; \
+	VMOVUPD Y5, soff(SP); \
+	VMULPD C(ROWBYTES), Y4, Y4; \
+	VADDPD C(TWO52), Y4, Y4; \
+	VANDPD C(MANT), Y4, Y4; \
+	VMOVQ X4, R8; \
+	VPEXTRQ $1, X4, R9; \
+	VEXTRACTF128 $1, Y4, X4; \
+	VMOVQ X4, R12; \
+	VPEXTRQ $1, X4, R13; \
+	COEFS(0, coff); \
+	COEFS(2, coff); \
+	COEFS(4, coff); \
+	COEFS(6, coff); \
+	COEFS(8, coff); \
+	ROWS(10, Y1, X1, Y2, X2); \
+	VUNPCKLPD Y2, Y1, Y3; \
+	VMOVUPD Y3, coff+320(SP)
+
+// SMALL is the second stage: R = tailSmall(x) = exp(-t^2/2) tailR(t) from
+// PREP's t, s and coefficients, t^2 split exactly into h + l (h, ml, k,
+// r, e, s clobbered).
+#define SMALL(toff, soff, coff, h, ml, k, r, e, s, R) \
+	VMOVUPD toff(SP), ml; \
+	VMULPD ml, ml, h; \
+	VMOVAPD h, r; \
+	VFMSUB231PD ml, ml, r; \
+	VMULPD C(MHALF), h, h; \
+	VMULPD C(MHALF), r, ml; \
+	EXPK(h, k, r, e); \
+	VFMADD231PD ml, e, e; \
+	VMOVUPD soff(SP), s; \
+	VMOVUPD coff(SP), R; \
+	VFMADD213PD coff+32(SP), s, R; \
+	VFMADD213PD coff+64(SP), s, R; \
+	VFMADD213PD coff+96(SP), s, R; \
+	VFMADD213PD coff+128(SP), s, R; \
+	VFMADD213PD coff+160(SP), s, R; \
+	VFMADD213PD coff+192(SP), s, R; \
+	VFMADD213PD coff+224(SP), s, R; \
+	VFMADD213PD coff+256(SP), s, R; \
+	VFMADD213PD coff+288(SP), s, R; \
+	VFMADD213PD coff+320(SP), s, R; \
+	VMULPD R, e, R
+
 // HORNER8: acc = hornerK(tab, x), tab the offset of its coefficients.
 #define HORNER8(tab, x, acc) \
 	VMOVUPD C(tab), acc; \
@@ -235,8 +310,60 @@
 	POPCNTL AX, AX; \
 	ADDQ AX, R14
 
+// tailWeightsAVX2 takes 8 particles (two vectors, A and B) per iteration,
+// in stages whose intermediate vectors go through the stack frame, so that
+// the two vectors' long dependency chains (the polynomials' Horner steps,
+// the divisions) fit in the 16 registers together and overlap: 14 % less
+// time than one vector at a time (TAILSMALL and LOGK in registers), while
+// the draws and Phi lose as much this way.
+
+// Frame of tailWeightsAVX2: t, s and the
+// coefficients of A and B (t's slots hold tailWeights' corrections later).
+#define F_TA 0
+#define F_TB 32
+#define F_SA 64
+#define F_SB 96
+#define F_CA 128
+#define F_CB 480
+
+// WEIGHT starts the weight of a vector (lo at off(SI)) from its small in
+// R: big = 1 - small; T and C are stored (DI, DX), the correction of log
+// T where lo < 0, ((1-big)-small)/big, at corr(SP); then out = logK(T).
+#define WEIGHT(off, corr, big, ge, tv, cv, q, t, R) \
+	VMOVUPD C(ONE), big; \
+	VSUBPD R, big, big; \
+	VMOVUPD off(SI), ge; \
+	VCMPPD $GE, C(ZERO), ge, ge; \
+	VBLENDVPD ge, R, big, tv; \
+	VBLENDVPD ge, big, R, cv; \
+	VMOVUPD tv, off(DI); \
+	VMOVUPD cv, off(DX); \
+	VMOVUPD C(ONE), q; \
+	VSUBPD big, q, q; \
+	VSUBPD R, q, q; \
+	VDIVPD big, q, q; \
+	VMOVUPD q, corr(SP); \
+	LOGK(tv, big, ge, tv, cv, q, t, R)
+
+// LOGW ends the weight of a vector from its log T in lgT: lg (stored at
+// off(BX)), logw += lg where lo <= tailMax (R11), and the largest in Y15.
+#define LOGW(off, corr, lgT, a, b, c, d) \
+	VADDPD corr(SP), lgT, a; \
+	VMOVUPD off(SI), b; \
+	VCMPPD $GE, C(ZERO), b, c; \
+	VBLENDVPD c, lgT, a, lgT; \
+	VMOVUPD lgT, off(BX); \
+	VCMPPD $LE, C(TAILMAX), b, c; \
+	VMOVUPD off(R11), a; \
+	VADDPD lgT, a, d; \
+	VBLENDVPD c, d, a, d; \
+	VMOVUPD d, off(R11); \
+	VMOVUPD C(NEGINF), a; \
+	VBLENDVPD c, d, a, a; \
+	VMAXPD a, Y15, Y15
+
 // func tailWeightsAVX2(lo, t, c, lg, logw *float64, n int) (mx float64, special int)
-TEXT ·tailWeightsAVX2(SB), NOSPLIT, $0-64
+TEXT ·tailWeightsAVX2(SB), 0, $832-64
 	MOVQ lo+0(FP), SI
 	MOVQ t+8(FP), DI
 	MOVQ c+16(FP), DX
@@ -250,45 +377,29 @@ TEXT ·tailWeightsAVX2(SB), NOSPLIT, $0-64
 	JLE tw_done
 
 tw_loop:
-	// Y0 = lo where lo <= tailMax, else 0.
+	// x = lo where lo <= tailMax, else 0.
 	VMOVUPD (SI), Y1
 	VCMPPD $LE, C(TAILMAX), Y1, Y2
 	COUNTSPECIAL(Y2)
 	VANDPD Y1, Y2, Y0
-	TAILSMALL(Y0)
-	// Y14 = small, Y13 = big; Y12: lo >= 0.
-	VMOVUPD C(ONE), Y13
-	VSUBPD Y14, Y13, Y13
-	VCMPPD $GE, C(ZERO), Y0, Y12
-	VBLENDVPD Y12, Y14, Y13, Y11
-	VBLENDVPD Y12, Y13, Y14, Y10
-	LOGK(Y11, Y1, Y2, Y3, Y4, Y5, Y6, Y9)
-	// lg = log T, plus the rounding correction of big where lo < 0.
-	VMOVUPD C(ONE), Y1
-	VSUBPD Y13, Y1, Y1
-	VSUBPD Y14, Y1, Y1
-	VDIVPD Y13, Y1, Y1
-	VADDPD Y1, Y9, Y2
-	VBLENDVPD Y12, Y9, Y2, Y9
-	// logw += lg and the largest logw, where lo <= tailMax.
-	VMOVUPD (SI), Y1
+	PREP(F_TA, F_SA, F_CA)
+	VMOVUPD 32(SI), Y1
 	VCMPPD $LE, C(TAILMAX), Y1, Y2
-	VMOVUPD (R11), Y3
-	VADDPD Y9, Y3, Y4
-	VBLENDVPD Y2, Y4, Y3, Y4
-	VMOVUPD C(NEGINF), Y5
-	VBLENDVPD Y2, Y4, Y5, Y5
-	VMAXPD Y5, Y15, Y15
-	VMOVUPD Y11, (DI)
-	VMOVUPD Y10, (DX)
-	VMOVUPD Y9, (BX)
-	VMOVUPD Y4, (R11)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, DX
-	ADDQ $32, BX
-	ADDQ $32, R11
-	SUBQ $4, CX
+	COUNTSPECIAL(Y2)
+	VANDPD Y1, Y2, Y0
+	PREP(F_TB, F_SB, F_CB)
+	SMALL(F_TA, F_SA, F_CA, Y0, Y1, Y2, Y3, Y4, Y5, Y6)
+	SMALL(F_TB, F_SB, F_CB, Y7, Y8, Y9, Y10, Y11, Y12, Y13)
+	WEIGHT(0, F_TA, Y0, Y1, Y2, Y3, Y4, Y5, Y6)
+	WEIGHT(32, F_TB, Y7, Y8, Y9, Y10, Y11, Y12, Y13)
+	LOGW(0, F_TA, Y6, Y0, Y1, Y2, Y3)
+	LOGW(32, F_TB, Y13, Y7, Y8, Y9, Y10)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $64, DX
+	ADDQ $64, BX
+	ADDQ $64, R11
+	SUBQ $8, CX
 	JG tw_loop
 
 tw_done:

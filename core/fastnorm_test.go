@@ -319,8 +319,9 @@ func same(a, b float64) bool {
 	return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
 }
 
-// BenchmarkTailKernels times a filter step's batch kernels (weights, sums,
-// draws) and prediction's Phi on every path of this build and CPU.
+// BenchmarkTailKernels times the batch kernels on every path of this build
+// and CPU: a filter step's weights (tailWeights), sums (expSums) and draws
+// (tailDraws), and prediction's Phi (phiAccumulate), per particle.
 func BenchmarkTailKernels(b *testing.B) {
 	const m = 4096
 	r := rand.New(rand.NewPCG(5, 5))
@@ -332,25 +333,26 @@ func BenchmarkTailKernels(b *testing.B) {
 		isig[p] = 0.5 + r.Float64()
 	}
 	tt, cc, lg, z := make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
+	mx := tailWeights(lo, tt, cc, lg, logw)
 	was := VecPath()
 	defer SetVecPath(was)
 	for _, name := range VecPaths() {
 		SetVecPath(name)
-		b.Run("kernel=step/vec="+name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				clear(logw)
-				mx := tailWeights(lo, tt, cc, lg, logw)
-				expSums(logw, mx)
-				tailDraws(z, lo, tt, cc, lg, u)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/m, "ns/particle")
-		})
-		b.Run("kernel=phi/vec="+name, func(b *testing.B) {
-			for b.Loop() {
-				phiAccumulate(acc, lo, isig, 0.5)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/m, "ns/particle")
-		})
+		for _, k := range []struct {
+			name string
+			f    func()
+		}{
+			{"weights", func() { clear(logw); tailWeights(lo, tt, cc, lg, logw) }},
+			{"sums", func() { expSums(logw, mx) }},
+			{"draws", func() { tailDraws(z, lo, tt, cc, lg, u) }},
+			{"phi", func() { phiAccumulate(acc, lo, isig, 0.5) }},
+		} {
+			b.Run("kernel="+k.name+"/vec="+name, func(b *testing.B) {
+				for b.Loop() {
+					k.f()
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/m, "ns/particle")
+			})
+		}
 	}
 }

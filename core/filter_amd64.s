@@ -1,0 +1,157 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AVX2 + FMA versions of the filter's per-particle loops (ep.go: epBounds,
+// epStore), four particles per vector, the Go code's operations on each
+// particle in the same order: the same bits.
+
+// The frame of epBoundsAVX2: epConsts' fields and the lrow[j], each
+// repeated in the four lanes of a vector.
+#define IL2 0
+#define KAPPA 32
+#define ILAM 64
+#define LA 96
+#define LB 128
+#define IS 160
+#define IL 192
+#define BASE 224
+#define HL 256
+#define LROW 288
+
+// func epBoundsAVX2(ec *epConsts, pt, zt *float64, m int, lrow *float64, kk int, lo, hi, off, logw *float64, n int)
+TEXT ·epBoundsAVX2(SB), 0, $512-88
+	MOVQ ec+0(FP), AX
+	VBROADCASTSD 0(AX), Y0
+	VMOVUPD Y0, IL2(SP)
+	VBROADCASTSD 8(AX), Y0
+	VMOVUPD Y0, KAPPA(SP)
+	VBROADCASTSD 16(AX), Y0
+	VMOVUPD Y0, ILAM(SP)
+	VBROADCASTSD 24(AX), Y0
+	VMOVUPD Y0, LA(SP)
+	VBROADCASTSD 32(AX), Y0
+	VMOVUPD Y0, LB(SP)
+	VBROADCASTSD 40(AX), Y0
+	VMOVUPD Y0, IS(SP)
+	VBROADCASTSD 48(AX), Y0
+	VMOVUPD Y0, IL(SP)
+	VBROADCASTSD 56(AX), Y0
+	VMOVUPD Y0, BASE(SP)
+	VBROADCASTSD 64(AX), Y0
+	VMOVUPD Y0, HL(SP)
+	// lrow[j] at LROW + 32j, j < kk (at most 7).
+	MOVQ lrow+32(FP), AX
+	MOVQ kk+40(FP), R9
+	LEAQ LROW(SP), R12
+	MOVQ R9, R11
+	TESTQ R11, R11
+	JZ eb_lrowdone
+
+eb_lrow:
+	VBROADCASTSD (AX), Y0
+	VMOVUPD Y0, (R12)
+	ADDQ $8, AX
+	ADDQ $32, R12
+	DECQ R11
+	JNZ eb_lrow
+
+eb_lrowdone:
+	MOVQ pt+8(FP), SI
+	MOVQ zt+16(FP), R8
+	MOVQ m+24(FP), R13
+	SHLQ $3, R13
+	MOVQ lo+48(FP), DI
+	MOVQ hi+56(FP), DX
+	MOVQ off+64(FP), BX
+	MOVQ logw+72(FP), R14
+	MOVQ n+80(FP), CX
+	TESTQ CX, CX
+	JLE eb_done
+
+eb_loop:
+	// mu = fma(lrow[j], zt[j*m+p], mu) for j < kk, from pt.
+	VMOVUPD (SI), Y0
+	MOVQ R8, R10
+	LEAQ LROW(SP), R12
+	MOVQ R9, R11
+	TESTQ R11, R11
+	JZ eb_mudone
+
+eb_mu:
+	VMOVUPD (R10), Y1
+	VFMADD231PD (R12), Y1, Y0
+	ADDQ R13, R10
+	ADDQ $32, R12
+	DECQ R11
+	JNZ eb_mu
+
+eb_mudone:
+	// c = (mu/l^2 - kappa)/lambda; lo, hi = (A-c)/s, (B-c)/s; off = (c-mu)/l.
+	VMULPD IL2(SP), Y0, Y1
+	VSUBPD KAPPA(SP), Y1, Y1
+	VMULPD ILAM(SP), Y1, Y1
+	VMOVUPD LA(SP), Y2
+	VSUBPD Y1, Y2, Y2
+	VMULPD IS(SP), Y2, Y2
+	VMOVUPD Y2, (DI)
+	VMOVUPD LB(SP), Y2
+	VSUBPD Y1, Y2, Y2
+	VMULPD IS(SP), Y2, Y2
+	VMOVUPD Y2, (DX)
+	VSUBPD Y0, Y1, Y2
+	VMULPD IL(SP), Y2, Y2
+	VMOVUPD Y2, (BX)
+	// logw += base + lambda/2 c c - 1/2 mu mu / l^2.
+	VMULPD HL(SP), Y1, Y3
+	VMULPD Y1, Y3, Y3
+	VADDPD BASE(SP), Y3, Y3
+	VMULPD ·kv+64(SB), Y0, Y4
+	VMULPD Y0, Y4, Y4
+	VMULPD IL2(SP), Y4, Y4
+	VSUBPD Y4, Y3, Y3
+	VMOVUPD (R14), Y5
+	VADDPD Y3, Y5, Y5
+	VMOVUPD Y5, (R14)
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DI
+	ADDQ $32, DX
+	ADDQ $32, BX
+	ADDQ $32, R14
+	SUBQ $4, CX
+	JG eb_loop
+
+eb_done:
+	VZEROUPPER
+	RET
+
+// func epStoreAVX2(zt, off, z, logw *float64, sl, inc float64, n int)
+TEXT ·epStoreAVX2(SB), NOSPLIT, $0-56
+	MOVQ zt+0(FP), DI
+	MOVQ off+8(FP), SI
+	MOVQ z+16(FP), DX
+	MOVQ logw+24(FP), BX
+	VBROADCASTSD sl+32(FP), Y14
+	VBROADCASTSD inc+40(FP), Y15
+	MOVQ n+48(FP), CX
+	TESTQ CX, CX
+	JLE es2_done
+
+es2_loop:
+	VMULPD (DX), Y14, Y0
+	VADDPD (SI), Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD (BX), Y1
+	VSUBPD Y15, Y1, Y1
+	VMOVUPD Y1, (BX)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, BX
+	SUBQ $4, CX
+	JG es2_loop
+
+es2_done:
+	VZEROUPPER
+	RET

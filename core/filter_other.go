@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package core
+
+// haveAVX2 is false: the filter's per-particle loops run in Go.
+const haveAVX2 = false
+
+func epBoundsAVX2(ec *epConsts, pt, zt *float64, m int, lrow *float64, kk int, lo, hi, off, logw *float64, n int) {
+	panic("core: no assembly kernels on this architecture")
+}
+
+func epStoreAVX2(zt, off, z, logw *float64, sl, inc float64, n int) {
+	panic("core: no assembly kernels on this architecture")
+}
