@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -61,8 +62,8 @@ func available() []*kernel {
 func init() {
 	current.Store(kernels[0])
 	if v, ok := os.LookupEnv("GPC_GEMM"); ok && v != "" {
-		if err := SetPath(v); err != nil {
-			envErr = fmt.Errorf("GPC_GEMM=%s: %w", v, err)
+		if msg := setPath(v); msg != "" {
+			envErr = fmt.Errorf("GPC_GEMM=%s: %s", v, msg)
 		}
 	}
 }
@@ -86,16 +87,24 @@ func Paths() []string {
 // may be called while products run: each product runs wholly on the path
 // in use when it starts.
 func SetPath(name string) error {
+	if msg := setPath(name); msg != "" {
+		return errors.New("gemm: " + msg)
+	}
+	return nil
+}
+
+// setPath is SetPath, with the error's message ("" for none).
+func setPath(name string) string {
 	for _, k := range kernels {
 		if k.name == name {
 			current.Store(k)
-			return nil
+			return ""
 		}
 	}
 	if !slices.Contains(allPaths, name) {
-		return fmt.Errorf("gemm: no kernel path %q (one of %s)", name, strings.Join(allPaths, ", "))
+		return fmt.Sprintf("no GEMM kernel path %q (the paths: %s)", name, strings.Join(allPaths, ", "))
 	}
-	return fmt.Errorf("gemm: kernel path %s is not available on this CPU or build (available: %s)", name, strings.Join(Paths(), ", "))
+	return fmt.Sprintf("the GEMM kernel path %s is not available on this CPU or in this build (available: %s)", name, strings.Join(Paths(), ", "))
 }
 
 // EnvError returns the error of the environment variable GPC_GEMM when its
