@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"gpc/internal/gemm"
@@ -58,5 +62,36 @@ func TestGoldenEveryPath(t *testing.T) {
 				t.Errorf("golden tests with GPC_GEMM=%s: %v\n%s", p, err, out)
 			}
 		})
+	}
+}
+
+// TestVersionNamesGEMMPath: --version names the kernel path in use.
+func TestVersionNamesGEMMPath(t *testing.T) {
+	t.Parallel()
+	out := runCLI(t, Orthant, cliCase{args: []string{"--version"}})
+	if want := "gpc-orthant (gpc) " + Version + ", GEMM kernel " + gemm.Path() + "\n"; string(out) != want {
+		t.Errorf("--version printed %q, want %q", out, want)
+	}
+}
+
+// TestGEMMEnvError: a GPC_GEMM that names no path of this CPU is a usage
+// error, one line on standard error (the built tool: the variable is read
+// when the process starts).
+func TestGEMMEnvError(t *testing.T) {
+	bin := tools(t)
+	t.Parallel()
+	for _, v := range []string{"sse9", "neon"} {
+		cmd := exec.Command(filepath.Join(bin, "gpc-orthant"), "testdata/equicorr3.csv")
+		cmd.Env = append(os.Environ(), "GPC_GEMM="+v)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != ExitUsage {
+			t.Fatalf("GPC_GEMM=%s: %v, want exit %d", v, err, ExitUsage)
+		}
+		if msg := stderr.String(); stdout.Len() > 0 || strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "gpc-orthant: GPC_GEMM="+v+": ") {
+			t.Errorf("GPC_GEMM=%s: stdout %q, stderr %q", v, stdout.String(), msg)
+		}
 	}
 }
