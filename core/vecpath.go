@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -8,11 +9,13 @@ import (
 	"sync/atomic"
 )
 
-// The batch normal kernels of fastnorm.go run on one of several paths: the
-// Go code (generic), or assembly for a vector instruction set the CPU has
-// (avx512: 8 particles per vector; avx2: AVX2 and FMA, 4 per vector). Every
-// path performs the same IEEE operations on each particle in the same
-// order, so the path changes the speed, never a bit of the results.
+// The batch normal kernels of fastnorm.go and the filter's per-particle
+// loops (ep.go: epBounds, epStore) run on one of several paths: the Go code
+// (generic), or assembly for a vector instruction set the CPU has (avx512:
+// the normal kernels 8 particles per vector, the loops in AVX2; avx2: AVX2
+// and FMA, 4 particles per vector). Every path performs the same IEEE
+// operations on each particle in the same order, so the path changes the
+// speed, never a bit of the results.
 //
 // The fastest path the CPU supports is used unless the environment variable
 // GPC_VEC names another (avx512, avx2 or generic), read once at start-up;
@@ -30,6 +33,9 @@ const (
 // vecNames are the paths' names, by vecPath.
 var vecNames = [...]string{vecGeneric: "generic", vecAVX2: "avx2", vecAVX512: "avx512"}
 
+// allVecPaths are the names of every path of any build, fastest first.
+var allVecPaths = []string{"avx512", "avx2", "generic"}
+
 var (
 	// vecAvailable lists the paths of this build and CPU, fastest first
 	// (vecSupported is in fastnorm_amd64.go and fastnorm_other.go).
@@ -43,8 +49,8 @@ var (
 func init() {
 	vecCurrent.Store(int32(vecAvailable[0]))
 	if v, ok := os.LookupEnv("GPC_VEC"); ok && v != "" {
-		if err := SetVecPath(v); err != nil {
-			vecEnvErr = fmt.Errorf("GPC_VEC=%s: %w", v, err)
+		if msg := setVecPath(v); msg != "" {
+			vecEnvErr = fmt.Errorf("GPC_VEC=%s: %s", v, msg)
 		}
 	}
 }
@@ -71,16 +77,24 @@ func VecPaths() []string {
 // returns an error, and changes nothing, if this build or CPU has no such
 // path. Results do not depend on the path.
 func SetVecPath(name string) error {
+	if msg := setVecPath(name); msg != "" {
+		return errors.New("core: " + msg)
+	}
+	return nil
+}
+
+// setVecPath is SetVecPath, with the error's message ("" for none).
+func setVecPath(name string) string {
 	for _, p := range vecAvailable {
 		if vecNames[p] == name {
 			vecCurrent.Store(int32(p))
-			return nil
+			return ""
 		}
 	}
-	if !slices.Contains(vecNames[:], name) {
-		return fmt.Errorf("core: no vector path %q (one of %s)", name, strings.Join(vecNames[:], ", "))
+	if !slices.Contains(allVecPaths, name) {
+		return fmt.Sprintf("no vector kernel path %q (the paths: %s)", name, strings.Join(allVecPaths, ", "))
 	}
-	return fmt.Errorf("core: vector path %s is not available on this CPU or build (available: %s)", name, strings.Join(VecPaths(), ", "))
+	return fmt.Sprintf("the vector kernel path %s is not available on this CPU or in this build (available: %s)", name, strings.Join(VecPaths(), ", "))
 }
 
 // VecEnvError returns the error of the environment variable GPC_VEC when

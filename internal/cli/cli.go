@@ -150,7 +150,7 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitRequest{c}) }),
-		kong.Vars{"version": name + " (gpc) " + Version + ", GEMM kernel " + gemm.Path()},
+		kong.Vars{"version": name + " (gpc) " + Version + ", GEMM kernel " + gemm.Path() + ", vector kernels " + core.VecPath()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 	)
 	if err != nil {
@@ -162,6 +162,10 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 		return ExitUsage
 	}
 	if err := gemm.EnvError(); err != nil {
+		rep.errorf("%v", err)
+		return ExitUsage
+	}
+	if err := core.VecEnvError(); err != nil {
 		rep.errorf("%v", err)
 		return ExitUsage
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"gpc/core"
 	"gpc/internal/gemm"
 )
 
@@ -65,11 +66,12 @@ func TestGoldenEveryPath(t *testing.T) {
 	}
 }
 
-// TestVersionNamesGEMMPath: --version names the kernel path in use.
+// TestVersionNamesGEMMPath: --version names the kernel paths in use (GEMM
+// and vector kernels).
 func TestVersionNamesGEMMPath(t *testing.T) {
 	t.Parallel()
 	out := runCLI(t, Orthant, cliCase{args: []string{"--version"}})
-	if want := "gpc-orthant (gpc) " + Version + ", GEMM kernel " + gemm.Path() + "\n"; string(out) != want {
+	if want := "gpc-orthant (gpc) " + Version + ", GEMM kernel " + gemm.Path() + ", vector kernels " + core.VecPath() + "\n"; string(out) != want {
 		t.Errorf("--version printed %q, want %q", out, want)
 	}
 }
