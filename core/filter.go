@@ -204,7 +204,14 @@ const subBlock = 8
 func (fl *filter) loadSub(k0, nb int) {
 	m := fl.m
 	part := fl.part[k0*m : k0*m+8*m] // the sub-block's group
-	for p := range m {
+	p0 := 0
+	if nb == subBlock && vec() != vecGeneric && haveAVX2 {
+		if p0 = m &^ 3; p0 > 0 {
+			_ = fl.pt[subBlock*m-1]
+			subLoadAVX2(&fl.pt[0], &part[0], m, p0)
+		}
+	}
+	for p := p0; p < m; p++ {
 		for j, v := range part[p*8 : p*8+nb] {
 			fl.pt[j*m+p] = v
 		}
@@ -216,7 +223,14 @@ func (fl *filter) loadSub(k0, nb int) {
 func (fl *filter) storeSub(k0, nb int) {
 	m := fl.m
 	zb := fl.zb[k0*m : k0*m+8*m]
-	for p := range m {
+	p0 := 0
+	if nb == subBlock && vec() != vecGeneric && haveAVX2 {
+		if p0 = m &^ 3; p0 > 0 {
+			_ = fl.zt[subBlock*m-1]
+			subStoreAVX2(&zb[0], &fl.zt[0], m, p0)
+		}
+	}
+	for p := p0; p < m; p++ {
 		row := zb[p*8 : p*8+nb]
 		for j := range row {
 			row[j] = fl.zt[j*m+p]

@@ -14,3 +14,17 @@ func epBoundsAVX2(ec *epConsts, pt, zt *float64, m int, lrow *float64, kk int, l
 
 //go:noescape
 func epStoreAVX2(zt, off, z, logw *float64, sl, inc float64, n int)
+
+// subLoadAVX2 is loadSub for a whole sub-block and n particles (a multiple
+// of 4): the m x 8 group part, by particles, is transposed into the 8 x m
+// rows of pt.
+//
+//go:noescape
+func subLoadAVX2(pt, part *float64, m, n int)
+
+// subStoreAVX2 is storeSub for a whole sub-block and n particles (a
+// multiple of 4): the 8 x m rows of zt are transposed into the m x 8 group
+// zb.
+//
+//go:noescape
+func subStoreAVX2(zb, zt *float64, m, n int)

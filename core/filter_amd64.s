@@ -155,3 +155,91 @@ es2_loop:
 es2_done:
 	VZEROUPPER
 	RET
+
+// The rows of an 8 x m array from DI, m*8 bytes apart (R8): DI, DX, BX,
+// R9, R10, R11, R12, R13, indexed by the byte offset AX.
+#define ROWPTRS \
+	LEAQ (DI)(R8*1), DX; \
+	LEAQ (DX)(R8*1), BX; \
+	LEAQ (BX)(R8*1), R9; \
+	LEAQ (R9)(R8*1), R10; \
+	LEAQ (R10)(R8*1), R11; \
+	LEAQ (R11)(R8*1), R12; \
+	LEAQ (R12)(R8*1), R13
+
+// GATHERCOLS stores columns c and c+1 of four particles' rows of 8 (from
+// SI, 64 bytes apart) in rows rc and rc1 at AX: a 4 x 2 block transposed
+// by pairs.
+#define GATHERCOLS(c, rc, rc1) \
+	VMOVUPD 8*c(SI), X0; \
+	VINSERTF128 $1, 128+8*c(SI), Y0, Y0; \
+	VMOVUPD 64+8*c(SI), X1; \
+	VINSERTF128 $1, 192+8*c(SI), Y1, Y1; \
+	VUNPCKLPD Y1, Y0, Y2; \
+	VUNPCKHPD Y1, Y0, Y3; \
+	VMOVUPD Y2, (rc)(AX*1); \
+	VMOVUPD Y3, (rc1)(AX*1)
+
+// func subLoadAVX2(pt, part *float64, m, n int)
+TEXT ·subLoadAVX2(SB), NOSPLIT, $0-32
+	MOVQ pt+0(FP), DI
+	MOVQ part+8(FP), SI
+	MOVQ m+16(FP), R8
+	SHLQ $3, R8
+	MOVQ n+24(FP), CX
+	ROWPTRS
+	XORQ AX, AX
+	TESTQ CX, CX
+	JLE sl_done
+
+sl_loop:
+	GATHERCOLS(0, DI, DX)
+	GATHERCOLS(2, BX, R9)
+	GATHERCOLS(4, R10, R11)
+	GATHERCOLS(6, R12, R13)
+	ADDQ $256, SI
+	ADDQ $32, AX
+	SUBQ $4, CX
+	JG sl_loop
+
+sl_done:
+	VZEROUPPER
+	RET
+
+// SCATTERCOLS stores rows rc and rc1 at AX (columns c and c+1 of four
+// particles) into the four particles' rows of 8 (from SI, 64 bytes apart).
+#define SCATTERCOLS(c, rc, rc1) \
+	VMOVUPD (rc)(AX*1), Y0; \
+	VMOVUPD (rc1)(AX*1), Y1; \
+	VUNPCKLPD Y1, Y0, Y2; \
+	VUNPCKHPD Y1, Y0, Y3; \
+	VMOVUPD X2, 8*c(SI); \
+	VEXTRACTF128 $1, Y2, 128+8*c(SI); \
+	VMOVUPD X3, 64+8*c(SI); \
+	VEXTRACTF128 $1, Y3, 192+8*c(SI)
+
+// func subStoreAVX2(zb, zt *float64, m, n int)
+TEXT ·subStoreAVX2(SB), NOSPLIT, $0-32
+	MOVQ zb+0(FP), SI
+	MOVQ zt+8(FP), DI
+	MOVQ m+16(FP), R8
+	SHLQ $3, R8
+	MOVQ n+24(FP), CX
+	ROWPTRS
+	XORQ AX, AX
+	TESTQ CX, CX
+	JLE ss_done
+
+ss_loop:
+	SCATTERCOLS(0, DI, DX)
+	SCATTERCOLS(2, BX, R9)
+	SCATTERCOLS(4, R10, R11)
+	SCATTERCOLS(6, R12, R13)
+	ADDQ $256, SI
+	ADDQ $32, AX
+	SUBQ $4, CX
+	JG ss_loop
+
+ss_done:
+	VZEROUPPER
+	RET

@@ -12,3 +12,11 @@ func epBoundsAVX2(ec *epConsts, pt, zt *float64, m int, lrow *float64, kk int, l
 func epStoreAVX2(zt, off, z, logw *float64, sl, inc float64, n int) {
 	panic("core: no assembly kernels on this architecture")
 }
+
+func subLoadAVX2(pt, part *float64, m, n int) {
+	panic("core: no assembly kernels on this architecture")
+}
+
+func subStoreAVX2(zb, zt *float64, m, n int) {
+	panic("core: no assembly kernels on this architecture")
+}
