@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/core"
+	"gpc/core/gp"
 	"gpc/format"
 )
 
@@ -70,11 +70,11 @@ func (c *kernelCmd) Validate() error {
 	case c.Label == c.ID:
 		return usagef("--label and --id name the same column %q", c.Label)
 	}
-	kind, _ := core.ParseKernel(c.Kernel)
-	if kind == core.KernelLinear && len(c.Alpha) == 1 && c.Alpha[0] == 1 {
+	kind, _ := gp.ParseKernel(c.Kernel)
+	if kind == gp.KernelLinear && len(c.Alpha) == 1 && c.Alpha[0] == 1 {
 		c.Alpha = nil // the default does not apply to a kernel without length scale
 	}
-	k := core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
+	k := gp.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
 	d := len(c.Alpha) // ard's count is checked against the features later
 	if err := k.Validate(d); err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
@@ -126,8 +126,8 @@ func (c *kernelCmd) run(e *env) error {
 			return err
 		}
 	}
-	kind, _ := core.ParseKernel(c.Kernel)
-	k := &core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
+	kind, _ := gp.ParseKernel(c.Kernel)
+	k := &gp.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
 	d := len(train.names)
 	if err := k.Validate(d); err != nil {
 		return usagef("%s (the training file has %d features: %s)", strings.TrimPrefix(err.Error(), "core: "), d, strings.Join(train.names, ", "))
@@ -158,7 +158,7 @@ func (c *kernelCmd) run(e *env) error {
 		}
 	}
 	n := train.rows
-	cov := &format.Covariance{N: n, Cov: core.ClassifierCov(k, train.x, d, train.y), Y: train.y, ID: train.id}
+	cov := &format.Covariance{N: n, Cov: gp.ClassifierCov(k, train.x, d, train.y), Y: train.y, ID: train.id}
 	meta[format.KeyFingerprint] = format.Fingerprint(cov.Cov)
 	tests := 0
 	if test != nil {
@@ -185,11 +185,11 @@ func (c *kernelCmd) run(e *env) error {
 }
 
 // testRows computes test rows lo..hi of the covariance stream.
-func testRows(k *core.Kernel, train, test *features, lo, hi int) *format.TestRows {
+func testRows(k *gp.Kernel, train, test *features, lo, hi int) *format.TestRows {
 	n, d := train.rows, len(train.names)
 	t := &format.TestRows{Cov: make([]float64, (hi-lo)*n), Var: make([]float64, hi-lo)}
 	for j := lo; j < hi; j++ {
-		t.Var[j-lo] = core.ClassifierTestRow(t.Cov[(j-lo)*n:(j-lo+1)*n], k, train.x, d, train.y, test.x[j*d:j*d+d])
+		t.Var[j-lo] = gp.ClassifierTestRow(t.Cov[(j-lo)*n:(j-lo+1)*n], k, train.x, d, train.y, test.x[j*d:j*d+d])
 	}
 	if test.id != nil {
 		t.ID = test.id[lo:hi]
@@ -203,7 +203,7 @@ func testRows(k *core.Kernel, train, test *features, lo, hi int) *format.TestRow
 // writeStream writes the covariance stream, the test rows a batch at a
 // time; an interrupt stops it between batches, without the end-of-stream
 // marker, so that no reader takes the stream for complete.
-func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, k *core.Kernel, train *features, meta map[string]string, tests int, mem format.Allocator) error {
+func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, k *gp.Kernel, train *features, meta map[string]string, tests int, mem format.Allocator) error {
 	cw := format.NewCovWriter(e.stdout, cov, tests, meta, c.BatchSize, mem)
 	e.rep.startProgress(c.Progress && tests > 0, rowsProgress(tests, "test rows"))
 	defer e.rep.stopProgress()
@@ -222,7 +222,7 @@ func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, 
 
 // writeCSV writes the stream's rows as CSV: role, id, y, var, then the N
 // covariances.
-func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, test *features, k *core.Kernel, train *features) error {
+func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, test *features, k *gp.Kernel, train *features) error {
 	n := cov.N
 	cols := []format.Column{{Name: "role"}, {Name: "id"}, {Name: "y"}, {Name: "var"}}
 	for j := range n {

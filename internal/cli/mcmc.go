@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gpc/core"
+	"gpc/core/fit"
+	"gpc/core/gp"
 	"gpc/format"
 )
 
@@ -111,11 +113,11 @@ func (c *mcmcCmd) Validate() error {
 	if c.Samples/c.groups() < 2 {
 		return usagef("--samples %d in %d groups leaves fewer than 2 particles per group", c.Samples, c.groups())
 	}
-	kind, _ := core.ParseKernel(c.Kernel)
-	if kind == core.KernelLinear && len(c.Alpha) == 1 && c.Alpha[0] == 1 {
+	kind, _ := gp.ParseKernel(c.Kernel)
+	if kind == gp.KernelLinear && len(c.Alpha) == 1 && c.Alpha[0] == 1 {
 		c.Alpha = nil
 	}
-	k := core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
+	k := gp.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
 	if err := k.Validate(len(c.Alpha)); err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
 	}
@@ -145,34 +147,34 @@ func (c *mcmcCmd) run(e *env) error {
 		standardizeMeta(train, test, dataMeta)
 	}
 	d := len(train.names)
-	kind, _ := core.ParseKernel(c.Kernel)
-	base := core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
+	kind, _ := gp.ParseKernel(c.Kernel)
+	base := gp.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
 	if err := base.Validate(d); err != nil {
 		return usagef("%s (the training file has %d features: %s)", strings.TrimPrefix(err.Error(), "core: "), d, strings.Join(train.names, ", "))
 	}
-	var params []core.Hyper
+	var params []gp.Hyper
 	var names []string
 	for j := range base.Alpha {
-		params = append(params, core.Hyper{Kind: core.HyperAlpha, Index: j})
-		if kind == core.KernelARD {
+		params = append(params, gp.Hyper{Kind: gp.HyperAlpha, Index: j})
+		if kind == gp.KernelARD {
 			names = append(names, "alpha_"+train.names[j])
 		} else {
 			names = append(names, "alpha")
 		}
 	}
-	params = append(params, core.Hyper{Kind: core.HyperBeta})
+	params = append(params, gp.Hyper{Kind: gp.HyperBeta})
 	names = append(names, "beta")
 	if c.Bias > 0 {
-		params = append(params, core.Hyper{Kind: core.HyperBias})
+		params = append(params, gp.Hyper{Kind: gp.HyperBias})
 		names = append(names, "bias")
 	}
 	theta0 := make([]float64, len(params))
-	prior := core.LogNormalPrior{Mu: make([]float64, len(params)), SD: make([]float64, len(params))}
+	prior := fit.LogNormalPrior{Mu: make([]float64, len(params)), SD: make([]float64, len(params))}
 	for j, h := range params {
 		theta0[j] = math.Log(h.Get(&base))
 		prior.Mu[j], prior.SD[j] = math.Log(c.PriorMedian), c.PriorSD
 	}
-	data := &core.Classifier{X: train.x, D: d, Y: train.y}
+	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
 	ef := c.estimator()
 	cfg := ef.config(c.Threads)
 	cands := candidates(c.Method, c.Order)
@@ -183,7 +185,7 @@ func (c *mcmcCmd) run(e *env) error {
 		return err
 	}
 	cfg.MaxMemory = mcfg.MaxMemory
-	surf, pilots, refOrder, err := core.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
+	surf, pilots, refOrder, err := fit.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
 	if err != nil {
 		return err
 	}
@@ -196,9 +198,9 @@ func (c *mcmcCmd) run(e *env) error {
 	var rows []mcmcRow
 	e.rep.startProgress(c.Progress, countProgress(c.Burn+c.Iterations, "iterations"))
 	lastIt := -1
-	mc := core.MCMCConfig{Iterations: c.Iterations, Burn: c.Burn, Thin: c.Thin, Samples: c.Samples, Groups: c.groups(),
+	mc := fit.MCMCConfig{Iterations: c.Iterations, Burn: c.Burn, Thin: c.Thin, Samples: c.Samples, Groups: c.groups(),
 		Refresh: c.Refresh, Step: c.Step, Seed: uint64(c.Seed), Keep: test != nil,
-		Visit: func(st *core.MCMCState) error {
+		Visit: func(st *fit.MCMCState) error {
 			e.rep.add(int64(st.Iteration - lastIt))
 			lastIt = st.Iteration
 			k := surf.KernelAt(st.Theta)
@@ -306,12 +308,12 @@ type postAccumulator struct {
 
 // add predicts the test patterns from the state's particles at its
 // hyperparameters.
-func (a *postAccumulator) add(k *core.Kernel, data *core.Classifier, test *features, st *core.MCMCState) error {
+func (a *postAccumulator) add(k *gp.Kernel, data *gp.Classifier, test *features, st *fit.MCMCState) error {
 	n := len(data.Y)
 	r := make([]float64, a.t*n)
 	vars := make([]float64, a.t)
 	for j := range a.t {
-		vars[j] = core.ClassifierTestRow(r[j*n:(j+1)*n], k, data.X, data.D, data.Y, test.x[j*data.D:(j+1)*data.D])
+		vars[j] = gp.ClassifierTestRow(r[j*n:(j+1)*n], k, data.X, data.D, data.Y, test.x[j*data.D:(j+1)*data.D])
 	}
 	post := make([]core.Posterior, a.t)
 	if err := core.Predict(post, st.Factor, st.Result.Cloud, r, vars); err != nil {

@@ -167,7 +167,7 @@ func (c *predictCmd) run(e *env) error {
 	// computed it.
 	estimate := func() {
 		sizes := cloud.GroupSizes()
-		logML, se := core.CombineGroups(cloud.LogZ, sizes)
+		logML, se, _ := core.CombineGroups(cloud.LogZ, sizes)
 		outMeta[format.KeyLogML] = fmtFloat(logML)
 		outMeta[format.KeySELogML] = fmtFloat(se)
 		outMeta[format.KeyGroupLogP] = format.JoinFloats(cloud.LogZ)

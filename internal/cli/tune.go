@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gpc/core"
+	"gpc/core/fit"
+	"gpc/core/gp"
 	"gpc/format"
 )
 
@@ -96,7 +98,7 @@ func (c *tuneCmd) Validate() error {
 type hyperSpec struct {
 	name   string
 	values []float64
-	hyper  core.Hyper
+	hyper  gp.Hyper
 }
 
 // parseSpec parses a hyperparameter's value, list or log-spaced range.
@@ -168,14 +170,14 @@ func parseSpec(flag, s string, zeroOK bool) ([]float64, error) {
 // specs parses the hyperparameter flags for features of dimension d (d < 0:
 // not known yet, ard's count unchecked) with the given feature names.
 func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
-	kind, _ := core.ParseKernel(c.Kernel)
+	kind, _ := gp.ParseKernel(c.Kernel)
 	var out []hyperSpec
 	switch kind {
-	case core.KernelLinear:
+	case gp.KernelLinear:
 		if !(len(c.Alpha) == 1 && c.Alpha[0] == "1") {
 			return nil, usagef("--alpha: the linear kernel has no length scale")
 		}
-	case core.KernelARD:
+	case gp.KernelARD:
 		if d >= 0 && len(c.Alpha) != d {
 			return nil, usagef("--alpha: the ard kernel needs one --alpha per feature: %d given, the training file has %d features (%s)", len(c.Alpha), d, strings.Join(names, ", "))
 		}
@@ -188,7 +190,7 @@ func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
 			if j < len(names) {
 				name = "alpha_" + names[j]
 			}
-			out = append(out, hyperSpec{name, v, core.Hyper{Kind: core.HyperAlpha, Index: j}})
+			out = append(out, hyperSpec{name, v, gp.Hyper{Kind: gp.HyperAlpha, Index: j}})
 		}
 	default:
 		if len(c.Alpha) != 1 {
@@ -198,18 +200,18 @@ func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, hyperSpec{"alpha", v, core.Hyper{Kind: core.HyperAlpha}})
+		out = append(out, hyperSpec{"alpha", v, gp.Hyper{Kind: gp.HyperAlpha}})
 	}
 	v, err := parseSpec("--beta", c.Beta, false)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, hyperSpec{"beta", v, core.Hyper{Kind: core.HyperBeta}})
+	out = append(out, hyperSpec{"beta", v, gp.Hyper{Kind: gp.HyperBeta}})
 	if v, err = parseSpec("--bias", c.Bias, true); err != nil {
 		return nil, err
 	}
 	if !(len(v) == 1 && v[0] == 0) {
-		out = append(out, hyperSpec{"bias", v, core.Hyper{Kind: core.HyperBias}})
+		out = append(out, hyperSpec{"bias", v, gp.Hyper{Kind: gp.HyperBias}})
 	}
 	points := 1
 	axes := 0
@@ -321,15 +323,15 @@ func (c *tuneCmd) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	kind, _ := core.ParseKernel(c.Kernel)
-	base := core.Kernel{Kind: kind}
-	if kind == core.KernelARD {
+	kind, _ := gp.ParseKernel(c.Kernel)
+	base := gp.Kernel{Kind: kind}
+	if kind == gp.KernelARD {
 		base.Alpha = make([]float64, d)
-	} else if kind != core.KernelLinear {
+	} else if kind != gp.KernelLinear {
 		base.Alpha = make([]float64, 1)
 	}
 	var axes []int // indices into specs
-	var params []core.Hyper
+	var params []gp.Hyper
 	var theta0 []float64
 	var g grid
 	for i, s := range specs {
@@ -345,7 +347,7 @@ func (c *tuneCmd) run(e *env) error {
 	if err := base.Validate(d); err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
 	}
-	data := &core.Classifier{X: train.x, D: d, Y: train.y}
+	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
 	ef := c.estimator()
 	cands := candidates(c.Method, c.Order)
 	cfg := ef.config(c.Threads)
@@ -360,7 +362,7 @@ func (c *tuneCmd) run(e *env) error {
 			return err
 		}
 	}
-	surf, pilots, refOrder, err := core.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
+	surf, pilots, refOrder, err := fit.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
 	if err != nil {
 		return err
 	}
@@ -418,7 +420,7 @@ func (c *tuneCmd) run(e *env) error {
 		for j := range axes {
 			row.SEDiff[j] = math.NaN()
 			if nb := i + g.stride(j); idx[j]+1 < g.sizes[j] && results[i] != nil && results[nb] != nil {
-				row.SEDiff[j] = core.DiffSE(results[i], results[nb])
+				row.SEDiff[j] = fit.DiffSE(results[i], results[nb])
 			}
 		}
 		rows = append(rows, row)
@@ -465,7 +467,7 @@ func (c *tuneCmd) run(e *env) error {
 			lo[j], hi[j] = math.Log(v[0]), math.Log(v[len(v)-1])
 			step[j] = (hi[j] - lo[j]) / float64(len(v)-1)
 		}
-		ocfg := core.OptimizeConfig{Samples: c.ExploitSamples, Seed: seed, Step: step, Lower: lo, Upper: hi,
+		ocfg := fit.OptimizeConfig{Samples: c.ExploitSamples, Seed: seed, Step: step, Lower: lo, Upper: hi,
 			Eval: func([]float64, *core.Result) { e.rep.add(1) }}
 		e.rep.startProgress(c.Progress, countProgress(200*k+2*k*k+2, "estimates"))
 		opt, err := surf.Maximize(e.ctx, bestTheta, ocfg)
