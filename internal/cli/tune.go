@@ -35,27 +35,17 @@ Every estimate uses common random numbers: the same method and variable order (c
 
 // tuneCmd is gpc-tune's command line.
 type tuneCmd struct {
-	Train       string   `required:"" help:"Training features with labels: CSV, Parquet or Arrow IPC; - reads standard input."`
-	Kernel      string   `enum:"rbf,linear,ard,matern32,matern52" default:"rbf" help:"Covariance function of the latent process (as gpc-kernel's)."`
+	dataFlags   `embed:""`
+	kernelFlags `embed:""`
 	Alpha       []string `sep:"none" default:"1" help:"Length scale alpha: a value, a list a,b,c or a range LO:HI:K (K values, log-spaced). ard: one --alpha per feature, in the training file's column order; linear: none."`
 	Beta        string   `default:"1" help:"Latent scale beta: a value, a list or a range LO:HI:K."`
 	Bias        string   `default:"0" help:"A constant added to the kernel: a value, a list or a range LO:HI:K."`
-	Label       string   `default:"y" help:"The label column: +1/-1, 1/0, or two values one of which --positive names."`
-	Positive    string   `help:"The label value of the positive class (+1); needed when the labels are not +1/-1 or 1/0."`
-	ID          string   `help:"A column that identifies the rows (not a feature)."`
-	Standardize bool     `help:"Center and scale each feature by its training mean and standard deviation."`
 
-	Samples        int     `default:"2000" help:"Particles per estimate on the grid (explore)."`
-	Exploit        int     `default:"3" help:"How many of the best grid points to estimate again with --exploit-samples (0: none)."`
-	ExploitSamples int     `default:"20000" help:"Particles per estimate for the best points and the optimizer (exploit)."`
-	Optimize       bool    `default:"true" negatable:"" help:"Search for the maximum from the best point (--no-optimize: the grid and exploit stages only)."`
-	Seed           int64   `default:"1" help:"Random seed, shared by every estimate (common random numbers)."`
-	Method         string  `enum:"auto,ep,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator (as gpc-orthant's), or auto: chosen with the order by pilot runs at the grid's middle point, then kept for every point."`
-	Order          string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order (as gpc-orthant's), computed at the grid's middle point and then kept for every point."`
-	Groups         int     `default:"0" help:"Independent particle groups per estimate (0: up to 32)."`
-	ESS            float64 `name:"ess" default:"0" help:"Resampling threshold as a fraction of the particles (0: the method's default)."`
-	Jitter         float64 `default:"0" help:"Add this to the covariance diagonal before factorising."`
-	commonFlags
+	estimatorFlags `embed:"" set:"samples=2000"`
+	Exploit        int  `default:"3" help:"How many of the best grid points to estimate again with --exploit-samples (0: none)."`
+	ExploitSamples int  `default:"20000" help:"Particles per estimate for the best points and the optimizer (exploit)."`
+	Optimize       bool `default:"true" negatable:"" help:"Search for the maximum from the best point (--no-optimize: the grid and exploit stages only)."`
+	commonFlags    `embed:""`
 }
 
 // Tune runs gpc-tune.
@@ -66,17 +56,15 @@ func Tune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // maxGridPoints bounds the grid's size.
 const maxGridPoints = 1000000
 
-// estimator returns the estimator flags of the tool in gpc-orthant's form.
-func (c *tuneCmd) estimator() *estimatorFlags {
-	return &estimatorFlags{Samples: c.Samples, Seed: c.Seed, Method: c.Method, Order: c.Order, Groups: c.Groups, ESS: c.ESS, Jitter: c.Jitter}
-}
-
 // Validate checks the flags after parsing.
 func (c *tuneCmd) Validate() error {
 	if err := c.validateCommon(); err != nil {
 		return err
 	}
-	if err := c.estimator().validateEstimator(); err != nil {
+	if err := c.validateData(); err != nil {
+		return err
+	}
+	if err := c.validateEstimator(); err != nil {
 		return err
 	}
 	switch {
@@ -86,8 +74,6 @@ func (c *tuneCmd) Validate() error {
 		return usagef("--exploit-samples %d: at least 2 particles are needed", c.ExploitSamples)
 	case c.Groups > 0 && c.ExploitSamples/c.Groups < 2:
 		return usagef("--exploit-samples %d in --groups %d leaves fewer than 2 particles per group", c.ExploitSamples, c.Groups)
-	case c.Label == c.ID:
-		return usagef("--label and --id name the same column %q", c.Label)
 	}
 	_, err := c.specs(-1)
 	return err
@@ -232,9 +218,9 @@ func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
 
 // readTraining reads and labels the training features as gpc-kernel does,
 // and returns their label mapping and metadata.
-func readTraining(e *env, path, label, positive, id string) (*features, *labelMap, map[string]string, error) {
-	kc := &kernelCmd{Train: path, Label: label, Positive: positive, ID: id}
-	frame, err := kc.readFrame(path, e)
+func (c *dataFlags) readTraining(e *env) (*features, *labelMap, map[string]string, error) {
+	label, positive := c.Label, c.Positive
+	frame, err := c.readFrame(c.Train, e)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -242,7 +228,7 @@ func readTraining(e *env, path, label, positive, id string) (*features, *labelMa
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	train, err := kc.extract(frame, nil, labels, true)
+	train, err := c.extract(frame, nil, labels, true)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -311,7 +297,7 @@ func evalError(e *env, err error) bool {
 }
 
 func (c *tuneCmd) run(e *env) error {
-	train, _, dataMeta, err := readTraining(e, c.Train, c.Label, c.Positive, c.ID)
+	train, _, dataMeta, err := c.readTraining(e)
 	if err != nil {
 		return err
 	}
@@ -348,9 +334,8 @@ func (c *tuneCmd) run(e *env) error {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
 	}
 	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
-	ef := c.estimator()
 	cands := candidates(c.Method, c.Order)
-	cfg := ef.config(c.Threads)
+	cfg := c.config(c.Threads, byteSize(0).limit())
 	// The grid's estimates, then the exploit stage's and the optimizer's.
 	if err := checkEstimateMemory(c.Train, train.rows, &cfg, cands, false); err != nil {
 		return err
