@@ -243,39 +243,62 @@ func BenchmarkPropagation(b *testing.B) {
 }
 
 // BenchmarkGEMM measures the machine's GEMM rates, C = A B' on all
-// threads: gpc's kernel (internal/gemm), gonum's pure-Go Dgemm, and, built
-// with -tags openblas, OpenBLAS's dgemm and sgemm; on a square product and
-// on the shape of the filter's block products for N = 2000 (M = 10^5).
+// threads: gpc's kernel on each path this CPU supports (internal/gemm:
+// avx512, avx2, generic; with -tags openblas also its openblas path),
+// gonum's pure-Go Dgemm, and, built with -tags openblas, OpenBLAS's dgemm
+// and sgemm called directly with OpenBLAS's own threads; on a square
+// product and on the shape of the filter's block products for N = 2000
+// (M = 10^5).
+//
+//	go test -tags openblas ./bench -run '^$' -bench GEMM -count 5
 func BenchmarkGEMM(b *testing.B) {
 	threads := runtime.GOMAXPROCS(0)
 	type impl struct {
 		name string
 		run  func(m, n, k int, a, bm, c []float64)
+		// path is gpc's kernel path ("" for the others).
+		path string
 	}
 	var ws gemm.Workspace
-	impls := []impl{
-		{"gpc", func(m, n, k int, a, bm, c []float64) { ws.NT(m, n, k, a, k, bm, k, c, n, false, threads) }},
-		{"gonum", func(m, n, k int, a, bm, c []float64) {
-			blas64.Implementation().Dgemm(blas.NoTrans, blas.Trans, m, n, k, 1, a, k, bm, k, 0, c, n)
-		}},
+	var impls []impl
+	for _, p := range gemm.Paths() {
+		impls = append(impls, impl{"gpc-" + p, func(m, n, k int, a, bm, c []float64) { ws.NT(m, n, k, a, k, bm, k, c, n, false, threads) }, p})
 	}
+	impls = append(impls, impl{"gonum", func(m, n, k int, a, bm, c []float64) {
+		blas64.Implementation().Dgemm(blas.NoTrans, blas.Trans, m, n, k, 1, a, k, bm, k, 0, c, n)
+	}, ""})
 	if openBLAS != nil {
-		openBLAS.setThreads(threads)
-		impls = append(impls, impl{"openblas-dgemm", func(m, n, k int, a, bm, c []float64) { openBLAS.dgemmNT(m, n, k, a, k, bm, k, c, n) }})
+		impls = append(impls, impl{"openblas-dgemm", func(m, n, k int, a, bm, c []float64) { openBLAS.dgemmNT(m, n, k, a, k, bm, k, c, n) }, ""})
 		var a32, b32, c32 []float32
 		impls = append(impls, impl{"openblas-sgemm", func(m, n, k int, a, bm, c []float64) {
 			if len(a32) != len(a) || len(b32) != len(bm) {
 				a32, b32, c32 = toFloat32(a), toFloat32(bm), make([]float32, len(c))
 			}
 			openBLAS.sgemmNT(m, n, k, a32, k, b32, k, c32, n)
-		}})
+		}, ""})
 	}
+	defer gemm.SetPath(gemm.Path())
 	for _, s := range [][3]int{{2048, 2048, 2048}, {3125, 64, 1984}} {
 		m, n, k := s[0], s[1], s[2]
 		r := rand.New(rand.NewPCG(1, 2))
 		a, bm, c := randMatrix(r, m*k), randMatrix(r, n*k), make([]float64, m*n)
 		for _, im := range impls {
 			b.Run(fmt.Sprintf("impl=%s/shape=%dx%dx%d", im.name, m, n, k), func(b *testing.B) {
+				if im.path != "" {
+					if err := gemm.SetPath(im.path); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if openBLAS != nil {
+					// gpc's openblas path runs OpenBLAS single-threaded on
+					// its own goroutines; called directly it uses its own
+					// threads.
+					if im.path != "" {
+						openBLAS.setThreads(1)
+					} else {
+						openBLAS.setThreads(threads)
+					}
+				}
 				for b.Loop() {
 					im.run(m, n, k, a, bm, c)
 				}

@@ -21,6 +21,7 @@ import (
 
 	"gpc/core"
 	"gpc/format"
+	"gpc/internal/gemm"
 )
 
 // Version is the version of the gpc tools.
@@ -138,7 +139,7 @@ func newParser(name, description string, cmd runner, stdout, stderr io.Writer) (
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitRequest{c}) }),
-		kong.Vars{"version": name + " (gpc) " + Version},
+		kong.Vars{"version": name + " (gpc) " + Version + ", GEMM kernel " + gemm.Path()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 	)
 }
@@ -163,6 +164,10 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 	}
 	if _, err := parser.Parse(args); err != nil {
 		rep.errorf("%v (see --help)", err)
+		return ExitUsage
+	}
+	if err := gemm.EnvError(); err != nil {
+		rep.errorf("%v", err)
 		return ExitUsage
 	}
 	cf := cmd.common()

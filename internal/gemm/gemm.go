@@ -5,8 +5,8 @@
 // # Arithmetic
 //
 // Every element is computed in the same order whatever the implementation
-// (AVX-512 assembly where the CPU has it, portable Go elsewhere), so the
-// results are bit-for-bit identical on every machine:
+// (the kernel path: see Path), so the results are bit-for-bit identical on
+// every machine:
 //
 //	C[i][j] = sum over chunks [k0, k0+KC) of the chunk's dot product
 //	          (added to C in chunk order, the first chunk replacing C
@@ -18,32 +18,42 @@
 //
 // This is the order an 8-wide SIMD dot product computes naturally; its
 // rounding error is that of a pairwise-summed dot product, below the
-// sequential sum's.
+// sequential sum's. The eight lane sums are independent chains, so a
+// narrower vector computes the same bits: the AVX2 kernel runs lanes 0-3
+// and then lanes 4-7, the portable Go kernel one lane at a time.
+//
+// # Kernel paths
+//
+// The product runs on the fastest path the CPU supports, chosen at start:
+//
+//	avx512   AVX-512F assembly (amd64)
+//	avx2     AVX2 + FMA assembly (amd64: x86-64-v3, most x86 CPUs since 2015)
+//	generic  portable Go (every architecture; the only path under -tags purego)
+//	openblas OpenBLAS's cblas_dgemm, only in a build with -tags openblas (cgo)
+//
+// The first three compute the same bits. The environment variable
+// GPC_GEMM (one of the names above) forces a path, SetPath does the same
+// from a program, and Path names the one in use. The openblas path is
+// opt-in: it is the default only in a build with the tag, its products
+// differ from the others' in the last bits (OpenBLAS sums in its own order)
+// and so are statistically, not bitwise, equal; a run's output then
+// depends on OpenBLAS's version and on the CPU.
 package gemm
 
 import (
-	"math"
 	"sync"
 )
 
 // KC is the length of the chunks of the inner dimension: B's packed chunk,
 // up to 8 x KC values per group of 8 rows, stays in the L2 cache while the
-// rows of A stream past it.
+// rows of A stream past it. It is part of the arithmetic.
 const KC = 512
-
-// MC is the number of rows of A (a multiple of 3) whose chunk the kernel
-// keeps in the L2 cache (MC x KC x 8 bytes) while it runs through the
-// groups of B.
-const MC = 96
-
-// NC is the most columns of C (rows of B) computed per pass over A: the
-// packed chunk of B then takes at most NC x KC x 8 bytes (256 KiB).
-const NC = 64
 
 // Workspace holds the packed chunk of B. The zero value is ready to use;
 // a Workspace may not be used by two calls at once.
 type Workspace struct {
 	bp []float64
+	ab []float64 // scratch of the openblas path
 }
 
 // minParallel is the fewest multiply-adds per worker worth a goroutine.
@@ -67,6 +77,11 @@ func (w *Workspace) NT(m, n, k int, a []float64, lda int, b []float64, ldb int, 
 // kept as a sequence of m x 8 row-major blocks, one per group of 8
 // columns, is lda = ldc = 8 and ag = cg = 8m.
 func (w *Workspace) NTGrouped(m, n, k int, a []float64, lda, ag int, b []float64, ldb int, c []float64, ldc, cg int, add bool, workers int) {
+	w.ntGrouped(current.Load(), m, n, k, a, lda, ag, b, ldb, c, ldc, cg, add, workers)
+}
+
+// ntGrouped is NTGrouped on the path kern.
+func (w *Workspace) ntGrouped(kern *kernel, m, n, k int, a []float64, lda, ag int, b []float64, ldb int, c []float64, ldc, cg int, add bool, workers int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -87,18 +102,24 @@ func (w *Workspace) NTGrouped(m, n, k int, a []float64, lda, ag int, b []float64
 		}
 		return
 	}
+	if kern.product != nil {
+		kern.product(w, m, n, k, a, lda, ag, b, ldb, c, ldc, cg, add, workers)
+		return
+	}
 	workers = max(1, min(workers, m/(3*8), m*n*k/minParallel))
-	for j0 := 0; j0 < n; j0 += NC {
-		nc := min(NC, n-j0)
+	ncMax := kern.nc((min(k, KC) + 7) &^ 7)
+	for j0 := 0; j0 < n; j0 += ncMax {
+		nc := min(ncMax, n-j0)
 		cj := c[j0/8*cg:]
 		for k0 := 0; k0 < k; k0 += KC {
 			kc := min(KC, k-k0)
 			kcPad := (kc + 7) &^ 7
-			w.pack(b[j0*ldb:], ldb, nc, k0, kc, kcPad)
+			bp := w.packed(kern.packSize(nc, kcPad))
+			kern.pack(bp, b[j0*ldb:], ldb, nc, k0, kc, kcPad)
 			addC := add || k0 > 0
 			ak := a[k0/8*ag:]
 			if workers == 1 {
-				w.rows(0, m, nc, kc, kcPad, ak, lda, ag, cj, ldc, cg, addC)
+				kern.rows(bp, 0, m, nc, kc, kcPad, ak, lda, ag, cj, ldc, cg, addC)
 				continue
 			}
 			var wg sync.WaitGroup
@@ -108,7 +129,7 @@ func (w *Workspace) NTGrouped(m, n, k int, a []float64, lda, ag int, b []float64
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					w.rows(i0, i1, nc, kc, kcPad, ak, lda, ag, cj, ldc, cg, addC)
+					kern.rows(bp, i0, i1, nc, kc, kcPad, ak, lda, ag, cj, ldc, cg, addC)
 				}()
 			}
 			wg.Wait()
@@ -116,18 +137,23 @@ func (w *Workspace) NTGrouped(m, n, k int, a []float64, lda, ag int, b []float64
 	}
 }
 
-// pack copies B[0:n][k0:k0+kc] into w.bp, zero-padded to kcPad columns and
-// to a multiple of 8 rows, as groups of 8 rows: in group g, the eight values
-// B[8g+r][k0+8t : k0+8t+8] lie at ((g*kcPad/8 + t)*8 + r)*8, so that the
-// kernel reads each group's chunk front to back.
-func (w *Workspace) pack(b []float64, ldb, n, k0, kc, kcPad int) {
-	groups := (n + 7) / 8
-	size := groups * 8 * kcPad
+// packed returns w's packing buffer, grown to size.
+func (w *Workspace) packed(size int) []float64 {
 	if cap(w.bp) < size {
 		w.bp = make([]float64, size)
 	}
-	bp := w.bp[:size]
-	for g := range groups {
+	return w.bp[:size]
+}
+
+// groupSize is the packed size of n rows of B by groups of 8.
+func groupSize(n, kcPad int) int { return (n + 7) / 8 * 8 * kcPad }
+
+// packGroups copies B[0:n][k0:k0+kc] into bp, zero-padded to kcPad columns
+// and to a multiple of 8 rows, as groups of 8 rows: in group g, the eight
+// values B[8g+r][k0+8t : k0+8t+8] lie at ((g*kcPad/8 + t)*8 + r)*8, so that
+// a kernel reads each group's chunk front to back.
+func packGroups(bp []float64, b []float64, ldb, n, k0, kc, kcPad int) {
+	for g := range (n + 7) / 8 {
 		for r := range 8 {
 			j := 8*g + r
 			for t := range kcPad / 8 {
@@ -141,84 +167,6 @@ func (w *Workspace) pack(b []float64, ldb, n, k0, kc, kcPad int) {
 				copy(dst, b[j*ldb+l0:j*ldb+l1])
 				clear(dst[l1-l0:])
 			}
-		}
-	}
-}
-
-// rows computes rows [i0, i1) of C for one chunk: a holds the chunk's
-// first group of 8 columns of A, c the column block's first of C.
-func (w *Workspace) rows(i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
-	groups := (n + 7) / 8
-	if useAVX512 {
-		mask := 0xff
-		if r := n % 8; r != 0 {
-			mask = 1<<r - 1
-		}
-		addI := 0
-		if add {
-			addI = 1
-		}
-		// Blocks of MC rows of A stay in the L2 cache while each group of 8
-		// packed rows of B, in L1, meets all of the block's strips.
-		full := i0 + (i1-i0)/3*3
-		for ib := i0; ib < full; ib += MC {
-			strips := (min(full, ib+MC) - ib) / 3
-			for g := range groups {
-				gm := 0xff
-				if g == groups-1 {
-					gm = mask
-				}
-				kern3AVX512(&a[ib*lda], lda, &w.bp[g*kcPad*8], kcPad, kc, &c[ib*ldc+g*cg], ldc, strips, gm, addI, ag*8)
-			}
-		}
-		for i := full; i < i1; i++ {
-			kern1AVX512(&a[i*lda], &w.bp[0], kcPad, kc, &c[i*ldc], groups, mask, addI, ag*8, cg*8)
-		}
-		return
-	}
-	for i := i0; i < i1; i++ {
-		kernGo(a[i*lda:], ag, kc, w.bp, kcPad, c[i*ldc:], cg, n, add)
-	}
-}
-
-// kernGo computes one row of C for one chunk: c[j] (+)= a . B[j] in the
-// package's arithmetic, from the packed chunk bp, for the kc values of the
-// row of A whose vectors of 8 start ag apart and the n values of the row of
-// C whose groups of 8 start cg apart. It is the specification the assembly
-// kernels reproduce bit for bit.
-func kernGo(a []float64, ag, kc int, bp []float64, kcPad int, c []float64, cg, n int, add bool) {
-	full := kc / 8
-	var tail [8]float64 // the last, partial vector of a, zero-padded
-	if kc%8 != 0 {
-		copy(tail[:], a[full*ag:full*ag+kc%8])
-	}
-	for j := range n {
-		g, r := j/8, j%8
-		b := bp[g*kcPad*8:]
-		var s0, s1, s2, s3, s4, s5, s6, s7 float64
-		for t := range kcPad / 8 {
-			bv := b[(t*8+r)*8:][:8:8]
-			var av []float64
-			if t < full {
-				av = a[t*ag:][:8:8]
-			} else {
-				av = tail[:]
-			}
-			s0 = math.FMA(av[0], bv[0], s0)
-			s1 = math.FMA(av[1], bv[1], s1)
-			s2 = math.FMA(av[2], bv[2], s2)
-			s3 = math.FMA(av[3], bv[3], s3)
-			s4 = math.FMA(av[4], bv[4], s4)
-			s5 = math.FMA(av[5], bv[5], s5)
-			s6 = math.FMA(av[6], bv[6], s6)
-			s7 = math.FMA(av[7], bv[7], s7)
-		}
-		d := ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-		cj := &c[g*cg+r]
-		if add {
-			*cj += d
-		} else {
-			*cj = d
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package gemm
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -41,7 +40,14 @@ var shapes = [][3]int{
 
 // TestNTAgreesWithNaive checks the product against sequential dot
 // products: the error of a dot product is at most about k eps sum |a b|.
+// Every path, openblas included, is checked.
 func TestNTAgreesWithNaive(t *testing.T) {
+	for _, kern := range kernels {
+		t.Run("path="+kern.name, func(t *testing.T) { agreesWithNaive(t, kern) })
+	}
+}
+
+func agreesWithNaive(t *testing.T, kern *kernel) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var w Workspace
 	for _, s := range shapes {
@@ -51,7 +57,7 @@ func TestNTAgreesWithNaive(t *testing.T) {
 		for _, add := range []bool{false, true} {
 			c := randSlice(r, m*ldc)
 			c0 := append([]float64(nil), c...)
-			w.NT(m, n, k, a, lda, b, ldb, c, ldc, add, 1)
+			w.ntGrouped(kern, m, n, k, a, lda, 8, b, ldb, c, ldc, 8, add, 1)
 			want := naiveNT(m, n, k, a, lda, b, ldb)
 			for i := range m {
 				for j := range n {
@@ -80,37 +86,24 @@ func TestNTAgreesWithNaive(t *testing.T) {
 }
 
 // TestNTWorkersIdentical checks that the result does not depend on the
-// number of goroutines.
+// number of goroutines, on every path.
 func TestNTWorkersIdentical(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	m, n, k := 3001, 40, 700
 	a, b := randSlice(r, m*k), randSlice(r, n*k)
 	var w Workspace
-	c1 := make([]float64, m*n)
-	w.NT(m, n, k, a, k, b, k, c1, n, false, 1)
-	for _, workers := range []int{2, 3, 8} {
-		c := make([]float64, m*n)
-		w.NT(m, n, k, a, k, b, k, c, n, false, workers)
-		for i := range c {
-			if math.Float64bits(c[i]) != math.Float64bits(c1[i]) {
-				t.Fatalf("workers=%d: element %d is %v, one worker gave %v", workers, i, c[i], c1[i])
+	for _, kern := range kernels {
+		c1 := make([]float64, m*n)
+		w.ntGrouped(kern, m, n, k, a, k, 8, b, k, c1, n, 8, false, 1)
+		for _, workers := range []int{2, 3, 8} {
+			c := make([]float64, m*n)
+			w.ntGrouped(kern, m, n, k, a, k, 8, b, k, c, n, 8, false, workers)
+			for i := range c {
+				if math.Float64bits(c[i]) != math.Float64bits(c1[i]) {
+					t.Fatalf("%s, workers=%d: element %d is %v, one worker gave %v", kern.name, workers, i, c[i], c1[i])
+				}
 			}
 		}
-	}
-}
-
-func BenchmarkNT(b *testing.B) {
-	for _, s := range [][3]int{{31250, 64, 128}, {3125, 64, 1000}, {2000, 2000, 2000}} {
-		m, n, k := s[0], s[1], s[2]
-		b.Run(fmt.Sprintf("m=%d/n=%d/k=%d", m, n, k), func(b *testing.B) {
-			r := rand.New(rand.NewPCG(1, 2))
-			x, y, c := randSlice(r, m*k), randSlice(r, n*k), make([]float64, m*n)
-			var w Workspace
-			for b.Loop() {
-				w.NT(m, n, k, x, k, y, k, c, n, false, 1)
-			}
-			b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
 	}
 }
 
@@ -128,8 +121,14 @@ func grouped(x []float64, rows, cols int) []float64 {
 }
 
 // TestNTGrouped checks that A and C stored by groups of 8 columns give
-// exactly the row-major product, on every path (assembly or Go).
+// exactly the row-major product, on every path.
 func TestNTGrouped(t *testing.T) {
+	for _, kern := range kernels {
+		t.Run("path="+kern.name, func(t *testing.T) { ntGrouped(t, kern) })
+	}
+}
+
+func ntGrouped(t *testing.T, kern *kernel) {
 	r := rand.New(rand.NewPCG(7, 8))
 	var w Workspace
 	for _, s := range shapes {
@@ -138,12 +137,12 @@ func TestNTGrouped(t *testing.T) {
 		for _, add := range []bool{false, true} {
 			c0 := randSlice(r, m*n)
 			want := append([]float64(nil), c0...)
-			w.NT(m, n, k, a, k, b, k, want, n, add, 1)
+			w.ntGrouped(kern, m, n, k, a, k, 8, b, k, want, n, 8, add, 1)
 			ga, gc := grouped(a, m, k), grouped(c0, m, n)
 			if k == 0 {
 				ga = []float64{}
 			}
-			w.NTGrouped(m, n, k, ga, 8, 8*m, b, k, gc, 8, 8*m, add, 2)
+			w.ntGrouped(kern, m, n, k, ga, 8, 8*m, b, k, gc, 8, 8*m, add, 2)
 			if got := grouped(want, m, n); len(got) > 0 {
 				for i := range got {
 					if math.Float64bits(gc[i]) != math.Float64bits(got[i]) {

@@ -3,70 +3,41 @@
 package gemm
 
 import (
-	"math"
-	"math/rand/v2"
+	"fmt"
 	"testing"
 )
 
-// TestAVX512MatchesGo checks that the assembly kernels compute the
-// package's arithmetic bit for bit: every element equals kernGo's.
-func TestAVX512MatchesGo(t *testing.T) {
-	if !useAVX512 {
-		t.Skip("no AVX-512 on this machine")
-	}
-	r := rand.New(rand.NewPCG(5, 6))
-	var w Workspace
-	for _, s := range shapes {
-		m, n, k := s[0], s[1], s[2]
-		lda, ldb, ldc := k+1, k+2, n+1
-		a, b := randSlice(r, m*lda), randSlice(r, n*ldb)
-		// Signed zeros and exact cancellations exercise the padding.
-		if len(a) > 2 {
-			a[0], a[1] = math.Copysign(0, -1), 0
+// BenchmarkFMAPeak measures the CPU's peak float64 rate on one core (12
+// independent fused multiply-adds per step), for each vector width the
+// CPU has: the ceiling of BenchmarkPaths's rates.
+func BenchmarkFMAPeak(b *testing.B) {
+	const steps = 1 << 16
+	for _, p := range []struct {
+		name  string
+		ok    bool
+		lanes int
+		run   func(int)
+	}{{"avx512", avx512In(), 8, fmaPeakAVX512}, {"avx2", avx2In(), 4, fmaPeakAVX2}} {
+		if !p.ok {
+			continue
 		}
-		for _, add := range []bool{false, true} {
-			c0 := randSlice(r, m*ldc)
-			got := append([]float64(nil), c0...)
-			w.NT(m, n, k, a, lda, b, ldb, got, ldc, add, 1)
-			useAVX512 = false
-			want := append([]float64(nil), c0...)
-			w.NT(m, n, k, a, lda, b, ldb, want, ldc, add, 1)
-			useAVX512 = true
-			for i := range got {
-				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-					t.Fatalf("%v add=%v: element %d: assembly %v, Go %v", s, add, i, got[i], want[i])
-				}
+		b.Run(fmt.Sprintf("path=%s", p.name), func(b *testing.B) {
+			for b.Loop() {
+				p.run(steps)
 			}
-		}
+			b.ReportMetric(2*12*float64(p.lanes)*steps*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
 }
 
-// TestAVX512MatchesGoGrouped is TestAVX512MatchesGo for the grouped layout.
-func TestAVX512MatchesGoGrouped(t *testing.T) {
-	if !useAVX512 {
-		t.Skip("no AVX-512 on this machine")
-	}
-	r := rand.New(rand.NewPCG(9, 10))
-	var w Workspace
-	for _, s := range shapes {
-		m, n, k := s[0], s[1], s[2]
-		if k == 0 {
-			continue
-		}
-		ga, b := grouped(randSlice(r, m*k), m, k), randSlice(r, n*k)
-		for _, add := range []bool{false, true} {
-			c0 := grouped(randSlice(r, m*n), m, n)
-			got := append([]float64(nil), c0...)
-			w.NTGrouped(m, n, k, ga, 8, 8*m, b, k, got, 8, 8*m, add, 1)
-			useAVX512 = false
-			want := append([]float64(nil), c0...)
-			w.NTGrouped(m, n, k, ga, 8, 8*m, b, k, want, 8, 8*m, add, 1)
-			useAVX512 = true
-			for i := range got {
-				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-					t.Fatalf("%v add=%v: element %d: assembly %v, Go %v", s, add, i, got[i], want[i])
-				}
-			}
+func avx512In() bool { return slicesContains(kernels, avx512) }
+func avx2In() bool   { return slicesContains(kernels, avx2) }
+
+func slicesContains(ks []*kernel, k *kernel) bool {
+	for _, x := range ks {
+		if x == k {
+			return true
 		}
 	}
+	return false
 }
