@@ -1,9 +1,7 @@
 package core
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -17,9 +15,9 @@ import (
 // operations on each particle in the same order, so the path changes the
 // speed, never a bit of the results.
 //
-// The fastest path the CPU supports is used unless the environment variable
-// GPC_VEC names another (avx512, avx2 or generic), read once at start-up;
-// SetVecPath changes it at run time (tests run every path this way).
+// The fastest path the CPU supports is used unless SetVecPath names another
+// (the tools take it from the environment variable GPC_VEC; tests run every
+// path this way).
 
 // vecPath is one path of the batch kernels.
 type vecPath int32
@@ -42,17 +40,10 @@ var (
 	vecAvailable = vecSupported()
 	// vecCurrent is the path in use.
 	vecCurrent atomic.Int32
-	// vecEnvErr is GPC_VEC's error, if its value cannot be used.
-	vecEnvErr error
 )
 
 func init() {
 	vecCurrent.Store(int32(vecAvailable[0]))
-	if v, ok := os.LookupEnv("GPC_VEC"); ok && v != "" {
-		if msg := setVecPath(v); msg != "" {
-			vecEnvErr = fmt.Errorf("GPC_VEC=%s: %s", v, msg)
-		}
-	}
 }
 
 // vec returns the path in use.
@@ -77,27 +68,14 @@ func VecPaths() []string {
 // returns an error, and changes nothing, if this build or CPU has no such
 // path. Results do not depend on the path.
 func SetVecPath(name string) error {
-	if msg := setVecPath(name); msg != "" {
-		return errors.New("core: " + msg)
-	}
-	return nil
-}
-
-// setVecPath is SetVecPath, with the error's message ("" for none).
-func setVecPath(name string) string {
 	for _, p := range vecAvailable {
 		if vecNames[p] == name {
 			vecCurrent.Store(int32(p))
-			return ""
+			return nil
 		}
 	}
 	if !slices.Contains(allVecPaths, name) {
-		return fmt.Sprintf("no vector kernel path %q (the paths: %s)", name, strings.Join(allVecPaths, ", "))
+		return fmt.Errorf("no vector kernel path %q (the paths: %s)", name, strings.Join(allVecPaths, ", "))
 	}
-	return fmt.Sprintf("the vector kernel path %s is not available on this CPU or in this build (available: %s)", name, strings.Join(VecPaths(), ", "))
+	return fmt.Errorf("the vector kernel path %s is not available on this CPU or in this build (available: %s)", name, strings.Join(VecPaths(), ", "))
 }
-
-// VecEnvError returns the error of the environment variable GPC_VEC when
-// its value names no path of this build and CPU (the default path is then
-// in use), and nil otherwise.
-func VecEnvError() error { return vecEnvErr }
