@@ -251,13 +251,26 @@ func (fl *filter) condition(i, i0 int, shift float64) {
 	inv := 1 / fl.f.L[i*n+i]
 	a, b := fl.f.A[i], fl.f.B[i]
 	pt := fl.pt[(k-k0)*m : (k-k0)*m+m]
-	for p := range m {
+	lo, hi := fl.lo[:m], fl.hi[:m]
+	p0 := 0
+	if vec() != vecGeneric && haveAVX2 {
+		if p0 = m &^ 3; p0 > 0 {
+			var l0 *float64
+			if len(lrow) > 0 {
+				l0 = &lrow[0]
+			}
+			_ = fl.zt[subBlock*m-1]
+			c := [4]float64{a, b, inv, shift}
+			conditionAVX2(&c, &pt[0], &fl.zt[0], m, l0, len(lrow), &lo[0], &hi[0], p0)
+		}
+	}
+	for p := p0; p < m; p++ {
 		mu := pt[p]
 		for j, l := range lrow {
 			mu = math.FMA(l, fl.zt[j*m+p], mu)
 		}
-		fl.lo[p] = float64((a-mu)*inv) - shift
-		fl.hi[p] = float64((b-mu)*inv) - shift
+		lo[p] = float64((a-mu)*inv) - shift
+		hi[p] = float64((b-mu)*inv) - shift
 	}
 }
 
@@ -340,20 +353,35 @@ func (fl *filter) stepSMC(k int, first bool, mu float64) {
 			zk[p] = TruncNormQuantile(lo[p], hi[p], u[p])
 		}
 	}
-	zt := fl.zt[k%subBlock*m : k%subBlock*m+m]
 	// Store the draws and normalize the weights; with a tilt, the rest of
 	// the tilted weight, phi(z)/phi(z - mu) = exp(mu^2/2 - mu z), depends on
 	// the draw (its mu^2/2 went into logZ above), and its normalization is
 	// left to the next step's sum (or the run's end).
-	for p, z := range zk {
-		z += mu
+	smcStore(fl.zt[k%subBlock*m:k%subBlock*m+m], zk, logw, mu, inc)
+	fl.pending = mu != 0
+}
+
+// smcStore ends a step of stepSMC: each particle's draw, shifted by mu, is
+// stored in zt, and its log weight normalized by inc and, with a tilt (mu
+// not 0), given the rest of the tilted weight, -mu z (the product rounded,
+// then the difference).
+func smcStore(zt, zk, logw []float64, mu, inc float64) {
+	m := len(zk)
+	zt, logw = zt[:m], logw[:m]
+	p0 := 0
+	if vec() != vecGeneric && haveAVX2 {
+		if p0 = m &^ 3; p0 > 0 {
+			smcStoreAVX2(&zt[0], &zk[0], &logw[0], mu, inc, p0)
+		}
+	}
+	for p := p0; p < m; p++ {
+		z := zk[p] + mu
 		zt[p] = z
 		logw[p] -= inc
 		if mu != 0 {
-			logw[p] -= mu * z
+			logw[p] -= float64(mu * z)
 		}
 	}
-	fl.pending = mu != 0
 }
 
 // reweight ends the weighting half of a step, after the step's log

@@ -28,3 +28,12 @@ func subLoadAVX2(pt, part *float64, m, n int)
 //
 //go:noescape
 func subStoreAVX2(zb, zt *float64, m, n int)
+
+// conditionAVX2 is filter.condition for n particles (a multiple of 4), c
+// holding A, B, 1/L[i][i] and the shift.
+//
+//go:noescape
+func conditionAVX2(c *[4]float64, pt, zt *float64, m int, lrow *float64, kk int, lo, hi *float64, n int)
+
+//go:noescape
+func smcStoreAVX2(zt, zk, logw *float64, mu, inc float64, n int)

@@ -19,6 +19,41 @@
 #define HL 256
 #define LROW 288
 
+// LROWS broadcasts lrow[j] (from AX) into the frame at LROW + 32j for
+// j < kk (R9, at most 7; R11 and R12 clobbered); l and done are labels.
+#define LROWS(l, done) \
+	LEAQ LROW(SP), R12; \
+	MOVQ R9, R11; \
+	TESTQ R11, R11; \
+	JZ done; \
+l: \
+	VBROADCASTSD (AX), Y0; \
+	VMOVUPD Y0, (R12); \
+	ADDQ $8, AX; \
+	ADDQ $32, R12; \
+	DECQ R11; \
+	JNZ l; \
+done:
+
+// CONDMEAN: Y0 = mu = fma(lrow[j], zt[j*m+p], mu) for j < kk (R9), from
+// pt (SI), with zt at R8 and m*8 in R13 (R10, R11, R12 clobbered); l and
+// done are labels.
+#define CONDMEAN(l, done) \
+	VMOVUPD (SI), Y0; \
+	MOVQ R8, R10; \
+	LEAQ LROW(SP), R12; \
+	MOVQ R9, R11; \
+	TESTQ R11, R11; \
+	JZ done; \
+l: \
+	VMOVUPD (R10), Y1; \
+	VFMADD231PD (R12), Y1, Y0; \
+	ADDQ R13, R10; \
+	ADDQ $32, R12; \
+	DECQ R11; \
+	JNZ l; \
+done:
+
 // func epBoundsAVX2(ec *epConsts, pt, zt *float64, m int, lrow *float64, kk int, lo, hi, off, logw *float64, n int)
 TEXT ·epBoundsAVX2(SB), 0, $512-88
 	MOVQ ec+0(FP), AX
@@ -40,23 +75,9 @@ TEXT ·epBoundsAVX2(SB), 0, $512-88
 	VMOVUPD Y0, BASE(SP)
 	VBROADCASTSD 64(AX), Y0
 	VMOVUPD Y0, HL(SP)
-	// lrow[j] at LROW + 32j, j < kk (at most 7).
 	MOVQ lrow+32(FP), AX
 	MOVQ kk+40(FP), R9
-	LEAQ LROW(SP), R12
-	MOVQ R9, R11
-	TESTQ R11, R11
-	JZ eb_lrowdone
-
-eb_lrow:
-	VBROADCASTSD (AX), Y0
-	VMOVUPD Y0, (R12)
-	ADDQ $8, AX
-	ADDQ $32, R12
-	DECQ R11
-	JNZ eb_lrow
-
-eb_lrowdone:
+	LROWS(eb_lrow, eb_lrowdone)
 	MOVQ pt+8(FP), SI
 	MOVQ zt+16(FP), R8
 	MOVQ m+24(FP), R13
@@ -70,23 +91,7 @@ eb_lrowdone:
 	JLE eb_done
 
 eb_loop:
-	// mu = fma(lrow[j], zt[j*m+p], mu) for j < kk, from pt.
-	VMOVUPD (SI), Y0
-	MOVQ R8, R10
-	LEAQ LROW(SP), R12
-	MOVQ R9, R11
-	TESTQ R11, R11
-	JZ eb_mudone
-
-eb_mu:
-	VMOVUPD (R10), Y1
-	VFMADD231PD (R12), Y1, Y0
-	ADDQ R13, R10
-	ADDQ $32, R12
-	DECQ R11
-	JNZ eb_mu
-
-eb_mudone:
+	CONDMEAN(eb_mu, eb_mudone)
 	// c = (mu/l^2 - kappa)/lambda; lo, hi = (A-c)/s, (B-c)/s; off = (c-mu)/l.
 	VMULPD IL2(SP), Y0, Y1
 	VSUBPD KAPPA(SP), Y1, Y1
@@ -241,5 +246,97 @@ ss_loop:
 	JG ss_loop
 
 ss_done:
+	VZEROUPPER
+	RET
+
+// The frame of conditionAVX2: A, B, 1/L[i][i], the shift and the lrow[j],
+// each repeated in the four lanes of a vector (LROW as epBoundsAVX2's).
+#define CA 0
+#define CB 32
+#define CINV 64
+#define CSHIFT 96
+
+// func conditionAVX2(c *[4]float64, pt, zt *float64, m int, lrow *float64, kk int, lo, hi *float64, n int)
+TEXT ·conditionAVX2(SB), 0, $512-72
+	MOVQ c+0(FP), AX
+	VBROADCASTSD 0(AX), Y0
+	VMOVUPD Y0, CA(SP)
+	VBROADCASTSD 8(AX), Y0
+	VMOVUPD Y0, CB(SP)
+	VBROADCASTSD 16(AX), Y0
+	VMOVUPD Y0, CINV(SP)
+	VBROADCASTSD 24(AX), Y0
+	VMOVUPD Y0, CSHIFT(SP)
+	MOVQ lrow+32(FP), AX
+	MOVQ kk+40(FP), R9
+	LROWS(co_lrow, co_lrowdone)
+	MOVQ pt+8(FP), SI
+	MOVQ zt+16(FP), R8
+	MOVQ m+24(FP), R13
+	SHLQ $3, R13
+	MOVQ lo+48(FP), DI
+	MOVQ hi+56(FP), DX
+	MOVQ n+64(FP), CX
+	TESTQ CX, CX
+	JLE co_done
+
+co_loop:
+	CONDMEAN(co_mu, co_mudone)
+	// lo, hi = (A - mu)/L[i][i] - shift, (B - mu)/L[i][i] - shift.
+	VMOVUPD CA(SP), Y2
+	VSUBPD Y0, Y2, Y2
+	VMULPD CINV(SP), Y2, Y2
+	VSUBPD CSHIFT(SP), Y2, Y2
+	VMOVUPD Y2, (DI)
+	VMOVUPD CB(SP), Y2
+	VSUBPD Y0, Y2, Y2
+	VMULPD CINV(SP), Y2, Y2
+	VSUBPD CSHIFT(SP), Y2, Y2
+	VMOVUPD Y2, (DX)
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $4, CX
+	JG co_loop
+
+co_done:
+	VZEROUPPER
+	RET
+
+// func smcStoreAVX2(zt, zk, logw *float64, mu, inc float64, n int)
+TEXT ·smcStoreAVX2(SB), NOSPLIT, $0-48
+	MOVQ zt+0(FP), DI
+	MOVQ zk+8(FP), SI
+	MOVQ logw+16(FP), BX
+	VBROADCASTSD mu+24(FP), Y14
+	VBROADCASTSD inc+32(FP), Y15
+	MOVQ n+40(FP), CX
+	// Without a tilt, logw -= inc only.
+	MOVQ mu+24(FP), AX
+	SHLQ $1, AX
+	TESTQ CX, CX
+	JLE ss2_done
+
+ss2_loop:
+	VMOVUPD (SI), Y0
+	VADDPD Y14, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD (BX), Y1
+	VSUBPD Y15, Y1, Y1
+	TESTQ AX, AX
+	JZ ss2_notilt
+	VMULPD Y0, Y14, Y2
+	VSUBPD Y2, Y1, Y1
+
+ss2_notilt:
+	VMOVUPD Y1, (BX)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, BX
+	SUBQ $4, CX
+	JG ss2_loop
+
+ss2_done:
 	VZEROUPPER
 	RET

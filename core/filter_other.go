@@ -20,3 +20,11 @@ func subLoadAVX2(pt, part *float64, m, n int) {
 func subStoreAVX2(zb, zt *float64, m, n int) {
 	panic("core: no assembly kernels on this architecture")
 }
+
+func conditionAVX2(c *[4]float64, pt, zt *float64, m int, lrow *float64, kk int, lo, hi *float64, n int) {
+	panic("core: no assembly kernels on this architecture")
+}
+
+func smcStoreAVX2(zt, zk, logw *float64, mu, inc float64, n int) {
+	panic("core: no assembly kernels on this architecture")
+}
