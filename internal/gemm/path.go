@@ -34,7 +34,7 @@ type kernel struct {
 func nc64(int) int { return 64 }
 
 // allPaths are the names of every path of any build.
-var allPaths = []string{"avx512", "avx2", "generic", "openblas"}
+var allPaths = []string{"avx512", "avx2", "neon", "generic", "openblas"}
 
 // generic is the portable Go path.
 var generic = &kernel{name: "generic", nc: nc64, packSize: pairSize, pack: packPairs, rows: rowsGo}
@@ -69,7 +69,7 @@ func init() {
 }
 
 // Path returns the name of the kernel path the products run on: avx512,
-// avx2, generic or openblas (see the package documentation).
+// avx2, neon, generic or openblas (see the package documentation).
 func Path() string { return current.Load().name }
 
 // Paths lists the kernel paths of this build and CPU, fastest (the
