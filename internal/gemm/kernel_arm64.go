@@ -6,7 +6,7 @@ import "math"
 
 // The NEON path of arm64 (kernel_arm64.s). Every arm64 CPU has NEON
 // (Advanced SIMD) with fused multiply-add.
-var neon = &kernel{name: "neon", nc: nc64, packSize: pairSize, pack: packPairs8, rows: rowsNEON}
+var neon = &kernel{name: "neon", nc: nc1MiB, packSize: pairSize, pack: packPairs8, rows: rowsNEON}
 
 // archKernels lists the assembly paths: NEON.
 func archKernels() []*kernel { return []*kernel{neon} }
