@@ -20,7 +20,8 @@
 // rounding error is that of a pairwise-summed dot product, below the
 // sequential sum's. The eight lane sums are independent chains, so a
 // narrower vector computes the same bits: the AVX2 kernel runs lanes 0-3
-// and then lanes 4-7, the portable Go kernel one lane at a time.
+// and then lanes 4-7, the NEON kernel two lanes per register, the portable
+// Go kernel one lane at a time.
 //
 // # Kernel paths
 //
@@ -28,10 +29,11 @@
 //
 //	avx512   AVX-512F assembly (amd64)
 //	avx2     AVX2 + FMA assembly (amd64: x86-64-v3, most x86 CPUs since 2015)
+//	neon     NEON assembly (arm64: every 64-bit ARM CPU)
 //	generic  portable Go (every architecture; the only path under -tags purego)
 //	openblas OpenBLAS's cblas_dgemm, only in a build with -tags openblas (cgo)
 //
-// The first three compute the same bits. The environment variable
+// All but openblas compute the same bits. The environment variable
 // GPC_GEMM (one of the names above) forces a path, SetPath does the same
 // from a program, and Path names the one in use. The openblas path is
 // opt-in: it is the default only in a build with the tag, its products

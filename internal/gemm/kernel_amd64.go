@@ -7,7 +7,7 @@ import "golang.org/x/sys/cpu"
 // The assembly paths of amd64 (kernel_amd64.s).
 var (
 	avx512 = &kernel{name: "avx512", nc: nc64, packSize: groupSize, pack: packGroups, rows: rowsAVX512}
-	avx2   = &kernel{name: "avx2", nc: ncAVX2, packSize: quadSize, pack: packQuads, rows: rowsAVX2}
+	avx2   = &kernel{name: "avx2", nc: nc1MiB, packSize: quadSize, pack: packQuads, rows: rowsAVX2}
 )
 
 // archKernels lists the assembly paths the CPU and the operating system
@@ -91,13 +91,6 @@ func packQuads(bp []float64, b []float64, ldb, n, k0, kc, kcPad int) {
 		}
 	}
 }
-
-// ncAVX2 is the AVX2 path's columns of C per pass over A: a packed chunk
-// of B of 1 MiB (256 columns for full chunks of KC, more for short ones),
-// which streams through the caches by quads while blocks of A stay in L2.
-// On a Zen 1 EPYC, short products (k = 64..128, the large-N preparation's
-// block updates) run 20-30 % faster than with 64 columns, long ones 2-8 %.
-func ncAVX2(kcPad int) int { return max(64, (1<<17)/kcPad/8*8) }
 
 // mcAVX2 is the number of rows of A (a multiple of 3) whose chunk the AVX2
 // kernel keeps in the L2 cache while it runs through the quads of B.

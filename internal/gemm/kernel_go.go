@@ -67,10 +67,22 @@ func rowsGo(bp []float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c 
 // packStrip copies rows of A (up to 4; the others zero) into ap lane by
 // lane: value l = 8t + r of row i at (r*nt + t)*4 + i, zeros past kc.
 func packStrip(ap, a []float64, lda, ag, rows, kc, nt int) {
-	clear(ap)
+	if rows < 4 || kc%8 != 0 {
+		clear(ap)
+	}
 	for i := range rows {
-		for l := range kc {
-			ap[(l%8*nt+l/8)*4+i] = a[i*lda+l/8*ag+l%8]
+		row := a[i*lda:]
+		for t := range kc / 8 {
+			v := (*[8]float64)(row[t*ag:])
+			for r, x := range v {
+				ap[(r*nt+t)*4+i] = x
+			}
+		}
+		if rem := kc % 8; rem != 0 {
+			t := kc / 8
+			for r, x := range row[t*ag : t*ag+rem] {
+				ap[(r*nt+t)*4+i] = x
+			}
 		}
 	}
 }

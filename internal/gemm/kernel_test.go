@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -178,22 +179,39 @@ func TestSetPath(t *testing.T) {
 	}
 }
 
-// BenchmarkPaths times every path of this CPU on the shapes of the
-// filter (block products m x 64 x k, sub-block products m x 8 x k), the
-// large-N preparation's block updates (n x 64..256 x n) and a square
-// product, one thread.
+// BenchmarkPaths times every path of this CPU and build on one thread:
+// the filter's block products (m x 64 x k) and sub-block products
+// (m x 8 x k), the large-N preparation's block updates (C -= A B' with
+// k = 64-256), a square product. GFLOP/cpu-s divides by the process's CPU
+// time (robust to other processes on the machine).
+//
+//	go test ./internal/gemm -run '^$' -bench Paths -count 3
 func BenchmarkPaths(b *testing.B) {
-	for _, s := range [][3]int{{3125, 64, 1984}, {31250, 64, 128}, {3125, 8, 56}, {2000, 2000, 2000}, {4000, 4000, 128}} {
+	shapes := [][3]int{{3125, 64, 1984}, {31250, 64, 128}, {3125, 8, 56}, {2048, 2048, 2048},
+		{4000, 4000, 128}, {4000, 1000, 64}, {6000, 1000, 256}}
+	smoke := false
+	if bt := flag.Lookup("test.benchtime"); testing.Short() || bt != nil && bt.Value.String() == "1x" {
+		smoke = true
+	}
+	for _, s := range shapes {
 		m, n, k := s[0], s[1], s[2]
+		flops := 2 * float64(m) * float64(n) * float64(k)
 		r := rand.New(rand.NewPCG(1, 2))
 		x, y, c := randSlice(r, m*k), randSlice(r, n*k), make([]float64, m*n)
 		for _, kern := range kernels {
 			b.Run(fmt.Sprintf("path=%s/m=%d/n=%d/k=%d", kern.name, m, n, k), func(b *testing.B) {
+				if smoke && flops > 1e9 {
+					b.Skip("large: skipped in the smoke run (-benchtime 1x) and under -short")
+				}
 				var w Workspace
+				cpu0 := processCPU()
 				for b.Loop() {
 					w.ntGrouped(kern, m, n, k, x, k, 8, y, k, c, n, 8, false, 1)
 				}
-				b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				if cpu := processCPU() - cpu0; cpu > 0 {
+					b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
+				}
 			})
 		}
 	}

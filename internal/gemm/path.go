@@ -33,11 +33,19 @@ type kernel struct {
 // 64 x KC x 8 bytes (256 KiB).
 func nc64(int) int { return 64 }
 
+// nc1MiB is the columns of C per pass over A of a packed chunk of B of
+// 1 MiB: 256 columns for full chunks of KC, more for short ones. The chunk
+// streams through the caches by groups of columns while blocks of A stay
+// in L2; on a Zen 1 EPYC, short products (k = 64..128: the large-N
+// preparation's block updates) then run 10-30 % faster than with 64
+// columns (A is read again for fewer passes), long ones 2-8 %.
+func nc1MiB(kcPad int) int { return max(64, (1<<17)/kcPad/8*8) }
+
 // allPaths are the names of every path of any build.
-var allPaths = []string{"avx512", "avx2", "generic", "openblas"}
+var allPaths = []string{"avx512", "avx2", "neon", "generic", "openblas"}
 
 // generic is the portable Go path.
-var generic = &kernel{name: "generic", nc: nc64, packSize: pairSize, pack: packPairs, rows: rowsGo}
+var generic = &kernel{name: "generic", nc: nc1MiB, packSize: pairSize, pack: packPairs, rows: rowsGo}
 
 var (
 	// kernels are the paths of this build and CPU, fastest first.
@@ -69,7 +77,7 @@ func init() {
 }
 
 // Path returns the name of the kernel path the products run on: avx512,
-// avx2, generic or openblas (see the package documentation).
+// avx2, neon, generic or openblas (see the package documentation).
 func Path() string { return current.Load().name }
 
 // Paths lists the kernel paths of this build and CPU, fastest (the
