@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // BenchmarkHeadlineTools times the paper's headline run through the tools,
@@ -19,8 +20,10 @@ import (
 // RBF, alpha 3, beta 2), piped into gpc-predict --format csv, two processes
 // joined by an operating-system pipe. The tools are built once, outside
 // the timing; gpc-kernel's covariance is written once. It reports the
-// seconds per run and each tool's peak resident memory (maxrss), and the
-// cloud's particle array for comparison (M N 8 bytes).
+// seconds per run, the CPU seconds the two tools used per run (user and
+// system: robust to other processes on a shared machine, where the wall
+// clock is not), each tool's peak resident memory (maxrss), and the cloud's
+// particle array for comparison (M N 8 bytes).
 //
 //	go test ./bench -run '^$' -bench HeadlineTools -benchtime 3x -count 3
 func BenchmarkHeadlineTools(b *testing.B) {
@@ -40,10 +43,14 @@ func BenchmarkHeadlineTools(b *testing.B) {
 				b.Fatal(err)
 			}
 			var trainRSS, predictRSS int64
+			var cpu time.Duration
 			for b.Loop() {
-				trainRSS, predictRSS = pipeTools(b, bin, cov, method)
+				var c time.Duration
+				trainRSS, predictRSS, c = pipeTools(b, bin, cov, method)
+				cpu += c
 			}
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/run")
 			b.ReportMetric(float64(trainRSS)/1e6, "train-peak-MB")
 			b.ReportMetric(float64(predictRSS)/1e6, "predict-peak-MB")
 			b.ReportMetric(float64(m)*n*8/1e6, "particles-MB")
@@ -54,7 +61,8 @@ func BenchmarkHeadlineTools(b *testing.B) {
 // BenchmarkOrthantTool times gpc-orthant --samples 100000 (the default
 // method, its pilots included) as a process on the covariance of the paper's
 // Experiment 4 problem 6 (N = 1000 training patterns, seed 1, RBF, alpha 3,
-// beta 2), written once by gpc-kernel outside the timing.
+// beta 2), written once by gpc-kernel outside the timing. It reports the
+// seconds and the CPU seconds per run.
 //
 //	go test ./bench -run '^$' -bench OrthantTool -benchtime 3x -count 3
 func BenchmarkOrthantTool(b *testing.B) {
@@ -77,14 +85,17 @@ func BenchmarkOrthantTool(b *testing.B) {
 		if err := os.WriteFile(cov, out, 0o644); err != nil {
 			b.Fatal(err)
 		}
+		var cpu time.Duration
 		for b.Loop() {
 			orthant := exec.Command(filepath.Join(bin, "gpc-orthant"), "--samples", strconv.Itoa(m), cov)
 			orthant.Stdout, orthant.Stderr = io.Discard, os.Stderr
 			if err := orthant.Run(); err != nil {
 				b.Fatalf("gpc-orthant: %v", err)
 			}
+			cpu += childCPU(orthant)
 		}
 		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/run")
 	})
 }
 
@@ -101,8 +112,9 @@ func buildTools(b *testing.B) string {
 }
 
 // pipeTools runs gpc-train < cov | gpc-predict --format csv > /dev/null
-// and returns each process's peak resident memory in bytes.
-func pipeTools(b *testing.B, bin, cov, method string) (trainRSS, predictRSS int64) {
+// and returns each process's peak resident memory in bytes and the CPU
+// time of both.
+func pipeTools(b *testing.B, bin, cov, method string) (trainRSS, predictRSS int64, cpu time.Duration) {
 	b.Helper()
 	in, err := os.Open(cov)
 	if err != nil {
@@ -137,5 +149,10 @@ func pipeTools(b *testing.B, bin, cov, method string) (trainRSS, predictRSS int6
 		}
 		return 0
 	}
-	return rss(train), rss(predict)
+	return rss(train), rss(predict), childCPU(train) + childCPU(predict)
+}
+
+// childCPU is the CPU time, user and system, of a command that ended.
+func childCPU(c *exec.Cmd) time.Duration {
+	return c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 }
