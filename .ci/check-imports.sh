@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Import rules of STYLE.md section 1: cmd -> internal/cli -> format -> core;
-# format is the only importer of Arrow; core does numerics only (no Arrow,
-# no kong, no I/O; of the project it imports only internal/gemm, its matrix
-# kernel).
+# format is the only importer of Arrow; core and its sub-packages do
+# numerics only (no Arrow, no kong, no I/O; of the project they import only
+# core's packages and internal/gemm, the matrix kernel).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -17,9 +17,13 @@ for pkg in $(go list ./...); do
     *) if grep -q '^github.com/alecthomas/kong' <<<"$imports"; then echo "$pkg imports kong: only gpc/internal/cli may"; fail=1; fi ;;
   esac
 done
-core=$(go list -f '{{join .Imports "\n"}}' ./core)
-bad=$(grep -E '^(io|os|bufio|net|net/.*|encoding/.*|io/.*|os/.*|gpc/.*|github.com/.*)$' <<<"$core" | grep -vx 'gpc/internal/gemm' || true)
-if [ -n "$bad" ]; then echo "core imports I/O or project packages: $bad"; fail=1; fi
+# core and its sub-packages (gp, fit, ...): numerics only; of the project
+# they import only core's own packages and internal/gemm.
+for pkg in $(go list ./core/...); do
+  imports=$(go list -f '{{join .Imports "\n"}}' "$pkg")
+  bad=$(grep -E '^(io|os|bufio|net|net/.*|encoding/.*|io/.*|os/.*|gpc/.*|github.com/.*)$' <<<"$imports" | grep -vE '^(gpc/internal/gemm|gpc/core(/.*)?)$' || true)
+  if [ -n "$bad" ]; then echo "$pkg imports I/O or project packages: $bad"; fail=1; fi
+done
 fmtimp=$(go list -f '{{join .Imports "\n"}}' ./format)
 if grep -q '^gpc/internal' <<<"$fmtimp"; then echo "format imports internal packages"; fail=1; fi
 exit $fail

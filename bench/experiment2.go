@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gpc/core"
+	"gpc/core/gp"
 	"gpc/internal/oracle"
 )
 
@@ -75,12 +76,12 @@ func (p Exp2Problem) Generate(seed uint64) *Exp2Data {
 	d := &Exp2Data{}
 	d.X, d.Y = draw(p.N)
 	d.XTest, _ = draw(p.NTest)
-	k := &core.Kernel{Kind: core.KernelLinear, Beta: 1}
-	d.Cov = core.ClassifierCov(k, d.X, 1, d.Y)
+	k := &gp.Kernel{Kind: gp.KernelLinear, Beta: 1}
+	d.Cov = gp.ClassifierCov(k, d.X, 1, d.Y)
 	d.TestCov = make([]float64, p.NTest*p.N)
 	d.TestVar = make([]float64, p.NTest)
 	for j := range p.NTest {
-		d.TestVar[j] = core.ClassifierTestRow(d.TestCov[j*p.N:(j+1)*p.N], k, d.X, 1, d.Y, d.XTest[j:j+1])
+		d.TestVar[j] = gp.ClassifierTestRow(d.TestCov[j*p.N:(j+1)*p.N], k, d.X, 1, d.Y, d.XTest[j:j+1])
 	}
 	d.ExactLogML, d.ExactPosterior = oracle.LinearClassifier(d.X, d.Y, 1, d.XTest)
 	return d

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat/distmv"
 
 	"gpc/core"
+	"gpc/core/gp"
 )
 
 // Exp4Problem is one of the paper's synthetic Experiment 4 problems (section
@@ -115,12 +116,12 @@ type Exp4Run struct {
 // (groups as given, 0: default) on the data with RBF hyperparameters
 // (alpha, beta), and predicts the test patterns with the soft count.
 func Experiment4Run(ctx context.Context, p Exp4Problem, d *Exp4Data, alpha, beta float64, method string, m, groups int, seed uint64) (*Exp4Run, error) {
-	k := &core.Kernel{Kind: core.KernelRBF, Alpha: []float64{alpha}, Beta: beta}
-	box := core.Box{N: p.N, Cov: core.ClassifierCov(k, d.X, p.D, d.Y)}
+	k := &gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{alpha}, Beta: beta}
+	box := core.Box{N: p.N, Cov: gp.ClassifierCov(k, d.X, p.D, d.Y)}
 	tr := make([]float64, p.NTest*p.N)
 	vars := make([]float64, p.NTest)
 	for j := range p.NTest {
-		vars[j] = core.ClassifierTestRow(tr[j*p.N:(j+1)*p.N], k, d.X, p.D, d.Y, d.XTest[j*p.D:j*p.D+p.D])
+		vars[j] = gp.ClassifierTestRow(tr[j*p.N:(j+1)*p.N], k, d.X, p.D, d.Y, d.XTest[j*p.D:j*p.D+p.D])
 	}
 	cfg := core.Config{Samples: m, Groups: groups, Seed: seed, Keep: true}
 	var f *core.Factor

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"gpc/core"
+	"gpc/core/gp"
 	"gpc/internal/gemm"
 	"gpc/internal/sysmem"
 )
@@ -46,15 +47,15 @@ func classifier(b *testing.B, n, m, nt int) (*core.Factor, core.Method, []float6
 	b.Helper()
 	p := Exp4Problem{N: n, NTest: nt, D: 2, Shift: 1, Sigma2: sigma0}
 	d := p.Generate(1)
-	k := &core.Kernel{Kind: core.KernelRBF, Alpha: []float64{3}, Beta: 2}
-	box := core.Box{N: n, Cov: core.ClassifierCov(k, d.X, p.D, d.Y)}
+	k := &gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{3}, Beta: 2}
+	box := core.Box{N: n, Cov: gp.ClassifierCov(k, d.X, p.D, d.Y)}
 	f, c, _, err := core.Choose(context.Background(), box, core.AutoCandidates, 0, core.Config{Samples: m, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
 	tr, vars := make([]float64, nt*n), make([]float64, nt)
 	for j := range nt {
-		vars[j] = core.ClassifierTestRow(tr[j*n:(j+1)*n], k, d.X, p.D, d.Y, d.XTest[j*p.D:j*p.D+p.D])
+		vars[j] = gp.ClassifierTestRow(tr[j*n:(j+1)*n], k, d.X, p.D, d.Y, d.XTest[j*p.D:j*p.D+p.D])
 	}
 	return f, c.Method, tr, vars
 }
@@ -100,11 +101,11 @@ func BenchmarkHeadline(b *testing.B) {
 	const n, nt, m = 200, 200, 1000000
 	p := Exp4Problem{N: n, NTest: nt, D: 2, Shift: 1, Sigma2: sigma0}
 	d := p.Generate(1)
-	k := &core.Kernel{Kind: core.KernelRBF, Alpha: []float64{3}, Beta: 2}
-	box := core.Box{N: n, Cov: core.ClassifierCov(k, d.X, p.D, d.Y), Labels: d.Y}
+	k := &gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{3}, Beta: 2}
+	box := core.Box{N: n, Cov: gp.ClassifierCov(k, d.X, p.D, d.Y), Labels: d.Y}
 	tr, vars := make([]float64, nt*n), make([]float64, nt)
 	for j := range nt {
-		vars[j] = core.ClassifierTestRow(tr[j*n:(j+1)*n], k, d.X, p.D, d.Y, d.XTest[j*p.D:j*p.D+p.D])
+		vars[j] = gp.ClassifierTestRow(tr[j*n:(j+1)*n], k, d.X, p.D, d.Y, d.XTest[j*p.D:j*p.D+p.D])
 	}
 	for _, c := range []struct {
 		name  string

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gpc/core"
+	"gpc/core/gp"
 )
 
 // RBFProblem is the hard GP-classification orthant family of the accuracy
@@ -31,11 +32,11 @@ type RBFData struct {
 func (p RBFProblem) Generate() *RBFData {
 	e := Exp4Problem{N: p.N, NTest: p.NTest, D: 2, Shift: 1, Sigma2: sigma0}
 	d := e.Generate(p.Seed)
-	k := &core.Kernel{Kind: core.KernelRBF, Alpha: []float64{p.Alpha}, Beta: p.Beta}
+	k := &gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{p.Alpha}, Beta: p.Beta}
 	out := &RBFData{Data: d, TestCov: make([]float64, p.NTest*p.N), TestVar: make([]float64, p.NTest)}
-	out.Box = core.Box{N: p.N, Cov: core.ClassifierCov(k, d.X, 2, d.Y), Labels: d.Y}
+	out.Box = core.Box{N: p.N, Cov: gp.ClassifierCov(k, d.X, 2, d.Y), Labels: d.Y}
 	for j := range p.NTest {
-		out.TestVar[j] = core.ClassifierTestRow(out.TestCov[j*p.N:(j+1)*p.N], k, d.X, 2, d.Y, d.XTest[j*2:j*2+2])
+		out.TestVar[j] = gp.ClassifierTestRow(out.TestCov[j*p.N:(j+1)*p.N], k, d.X, 2, d.Y, d.XTest[j*2:j*2+2])
 	}
 	return out
 }

@@ -3,18 +3,17 @@ package bench
 import (
 	"encoding/csv"
 	"fmt"
+	"gpc/core/gp"
 	"math"
 	"os"
 	"strconv"
-
-	"gpc/core"
 )
 
 // LoadClassifier reads a CSV file of numeric features with a label column
 // y of +1/-1 (the examples' and the shared data's form), standardizing the
 // features by their own means and standard deviations when standardize is
 // set (as gpc-kernel --standardize does with the training file's).
-func LoadClassifier(path string, standardize bool) (*core.Classifier, []string, error) {
+func LoadClassifier(path string, standardize bool) (*gp.Classifier, []string, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -40,7 +39,7 @@ func LoadClassifier(path string, standardize bool) (*core.Classifier, []string, 
 		return nil, nil, fmt.Errorf("bench: %s: no y column", path)
 	}
 	d := len(names)
-	c := &core.Classifier{D: d}
+	c := &gp.Classifier{D: d}
 	for r, rec := range recs[1:] {
 		for j, s := range rec {
 			v, err := strconv.ParseFloat(s, 64)

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"gpc/core"
+	"gpc/core/fit"
 )
 
 // Surface2 is a surface estimated on a grid of two log-hyperparameters:
@@ -34,7 +35,7 @@ func LogSpace(lo, hi float64, k int) []float64 {
 
 // EvalSurface2 estimates s on the grid xs x ys (log-hyperparameters, s's
 // two parameters in order) with m particles and one seed.
-func EvalSurface2(ctx context.Context, s *core.Surface, xs, ys []float64, m int, seed uint64) (*Surface2, error) {
+func EvalSurface2(ctx context.Context, s *fit.Surface, xs, ys []float64, m int, seed uint64) (*Surface2, error) {
 	g := &Surface2{X: xs, Y: ys}
 	res := make([][]core.Result, len(xs))
 	for i, x := range xs {
@@ -60,10 +61,10 @@ func EvalSurface2(ctx context.Context, s *core.Surface, xs, ys []float64, m int,
 			g.LogML[i][j], g.SE[i][j] = res[i][j].LogP, res[i][j].SE
 			g.SEDiffX[i][j], g.SEDiffY[i][j] = math.NaN(), math.NaN()
 			if i+1 < len(xs) {
-				g.SEDiffX[i][j] = core.DiffSE(&res[i][j], &res[i+1][j])
+				g.SEDiffX[i][j] = fit.DiffSE(&res[i][j], &res[i+1][j])
 			}
 			if j+1 < len(ys) {
-				g.SEDiffY[i][j] = core.DiffSE(&res[i][j], &res[i][j+1])
+				g.SEDiffY[i][j] = fit.DiffSE(&res[i][j], &res[i][j+1])
 			}
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"gpc/core"
+	"gpc/core/fit"
+	"gpc/core/gp"
 )
 
 // studyCost sizes a tuning study: the fine grid (fineK x fineK points
@@ -37,14 +39,14 @@ func studyGate(t *testing.T, name string) {
 // the fine grid's maximum within the fine grid's spacing. It logs the
 // figures of docs/tuning.md and, if plot is not empty, draws the fine
 // surface with the optimum to that PNG.
-func tuneStudy(t *testing.T, name string, data *core.Classifier, aLo, aHi, bLo, bHi float64, sc studyCost, plot string) {
+func tuneStudy(t *testing.T, name string, data *gp.Classifier, aLo, aHi, bLo, bHi float64, sc studyCost, plot string) {
 	ctx := context.Background()
-	params := []core.Hyper{{Kind: core.HyperAlpha}, {Kind: core.HyperBeta}}
+	params := []gp.Hyper{{Kind: gp.HyperAlpha}, {Kind: gp.HyperBeta}}
 	const coarseK = 8
 	fineK := sc.fineK
 	xs, ys := LogSpace(aLo, aHi, coarseK), LogSpace(bLo, bHi, coarseK)
 	ref := []float64{xs[(coarseK-1)/2], ys[(coarseK-1)/2]}
-	s, _, order, err := core.NewSurface(ctx, data, core.Kernel{Kind: core.KernelRBF, Alpha: []float64{1}, Beta: 1}, params, ref, core.AutoCandidates, 0, core.Config{Samples: 2000, Seed: 1})
+	s, _, order, err := fit.NewSurface(ctx, data, gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{1}, Beta: 1}, params, ref, core.AutoCandidates, 0, core.Config{Samples: 2000, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func tuneStudy(t *testing.T, name string, data *core.Classifier, aLo, aHi, bLo, 
 			start, startV = []float64{xs[b.i], ys[b.j]}, r.LogP
 		}
 	}
-	ocfg := core.OptimizeConfig{Samples: sc.exploitM, Seed: 1, Step: []float64{xs[1] - xs[0], ys[1] - ys[0]},
+	ocfg := fit.OptimizeConfig{Samples: sc.exploitM, Seed: 1, Step: []float64{xs[1] - xs[0], ys[1] - ys[0]},
 		Lower: []float64{xs[0], ys[0]}, Upper: []float64{xs[coarseK-1], ys[coarseK-1]}}
 	opt, err := s.Maximize(ctx, start, ocfg)
 	if err != nil {
@@ -171,7 +173,7 @@ func TestTuneExperiment4(t *testing.T) {
 	studyGate(t, "exp4")
 	p := Exp4Problems[1]
 	d := p.Generate(1)
-	data := &core.Classifier{X: d.X, D: p.D, Y: d.Y}
+	data := &gp.Classifier{X: d.X, D: p.D, Y: d.Y}
 	tuneStudy(t, "Experiment 4, problem 2", data, 0.1, 30, 0.1, 1000, studyCost{fineK: 17, fineM: 5000, exploitM: 5000, seeds: 0, localM: []int{2000}}, os.Getenv("GPC_TUNE_PLOT"))
 }
 
@@ -189,19 +191,19 @@ func TestMCMCCrabs(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	params := []core.Hyper{{Kind: core.HyperAlpha}, {Kind: core.HyperBeta}}
+	params := []gp.Hyper{{Kind: gp.HyperAlpha}, {Kind: gp.HyperBeta}}
 	start := []float64{math.Log(4), math.Log(10)}
-	s, _, _, err := core.NewSurface(ctx, data, core.Kernel{Kind: core.KernelRBF, Alpha: []float64{4}, Beta: 10}, params, start, core.AutoCandidates, 0, core.Config{Samples: 500, Seed: 1})
+	s, _, _, err := fit.NewSurface(ctx, data, gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{4}, Beta: 10}, params, start, core.AutoCandidates, 0, core.Config{Samples: 500, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prior := core.LogNormalPrior{Mu: []float64{0, 0}, SD: []float64{3, 3}}
+	prior := fit.LogNormalPrior{Mu: []float64{0, 0}, SD: []float64{3, 3}}
 	type chain struct{ mean, mcse, sd [2]float64 }
 	var chains []chain
 	for c, st := range [][]float64{start, {math.Log(40), math.Log(1e5)}} {
 		var xs [2][]float64
-		stats, err := s.PseudoMarginal(ctx, st, prior, core.MCMCConfig{Iterations: 3000, Burn: 1000, Samples: 500, Groups: 8, Refresh: 1, Seed: uint64(c + 1),
-			Visit: func(m *core.MCMCState) error {
+		stats, err := s.PseudoMarginal(ctx, st, prior, fit.MCMCConfig{Iterations: 3000, Burn: 1000, Samples: 500, Groups: 8, Refresh: 1, Seed: uint64(c + 1),
+			Visit: func(m *fit.MCMCState) error {
 				xs[0] = append(xs[0], m.Theta[0])
 				xs[1] = append(xs[1], m.Theta[1])
 				return nil
@@ -262,12 +264,12 @@ func TestTuneCRNSpacing(t *testing.T) {
 	}
 	p := Exp4Problems[1]
 	d := p.Generate(1)
-	exp4 := &core.Classifier{X: d.X, D: p.D, Y: d.Y}
+	exp4 := &gp.Classifier{X: d.X, D: p.D, Y: d.Y}
 	ctx := context.Background()
-	params := []core.Hyper{{Kind: core.HyperAlpha}, {Kind: core.HyperBeta}}
+	params := []gp.Hyper{{Kind: gp.HyperAlpha}, {Kind: gp.HyperBeta}}
 	for _, c := range []struct {
 		name           string
-		data           *core.Classifier
+		data           *gp.Classifier
 		aLo, aHi       float64 // the coarse grid's range, as in the tuning study
 		bLo, bHi       float64
 		a0, a1, b0, b1 float64 // the region of the maximum
@@ -276,7 +278,7 @@ func TestTuneCRNSpacing(t *testing.T) {
 		{"Experiment 4, problem 2", exp4, 0.1, 30, 0.1, 1000, 1, 25, 0.5, 50},
 	} {
 		xs, ys := LogSpace(c.aLo, c.aHi, 8), LogSpace(c.bLo, c.bHi, 8)
-		s, _, _, err := core.NewSurface(ctx, c.data, core.Kernel{Kind: core.KernelRBF, Alpha: []float64{1}, Beta: 1}, params,
+		s, _, _, err := fit.NewSurface(ctx, c.data, gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{1}, Beta: 1}, params,
 			[]float64{xs[3], ys[3]}, core.AutoCandidates, 0, core.Config{Samples: 2000, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -296,7 +298,7 @@ func TestTuneCRNSpacing(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						ratios[k] = append(ratios[k], math.Min(r0.SE, r1.SE)/core.DiffSE(&r0, &r1))
+						ratios[k] = append(ratios[k], math.Min(r0.SE, r1.SE)/fit.DiffSE(&r0, &r1))
 					}
 				}
 			}

@@ -174,3 +174,30 @@ func PilotSamples(m int) int {
 func (s TiltStats) String() string {
 	return fmt.Sprintf("newton=%d krylov=%d residual=%.3g bound=%.17g", s.Iterations, s.Krylov, s.Residual, s.LogBound)
 }
+
+// PrepareOrdered prepares box for method in the fixed order perm (as
+// Prepare does for a candidate, but without choosing the order): for
+// MethodEP one EP solve then EP.Factor in that order, for MethodMET the
+// factor then its tilt.
+func PrepareOrdered(box Box, method Method, perm []int, jitter float64) (*Factor, error) {
+	ord := Ordering{Kind: OrderGiven, Perm: perm}
+	if method == MethodEP {
+		e, err := NewEP(box, jitter)
+		if err != nil {
+			return nil, err
+		}
+		return e.Factor(ord)
+	}
+	f, err := NewFactor(box, ord, jitter)
+	if err != nil {
+		return nil, err
+	}
+	if method == MethodMET {
+		st, err := f.Tilt(MaxTiltIterations)
+		f.TiltStats = st
+		if err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}

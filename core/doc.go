@@ -5,6 +5,11 @@
 // in log space, by sequential Monte Carlo, for dimensions in the thousands.
 // It does no I/O and knows nothing of Arrow or flags.
 //
+// Its sub-packages build on it: gp is the Gaussian process model (kernels,
+// the probit classifier whose marginal likelihood is an orthant
+// probability), fit chooses the model's hyperparameters (tuning surfaces on
+// common random numbers, optimizers, pseudo-marginal MCMC).
+//
 // # Data flow
 //
 // A Box (covariance, bounds, mean) becomes a Factor: the variables are

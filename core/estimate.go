@@ -505,15 +505,15 @@ func (st *streamer) close() error {
 }
 
 // CombineGroups returns the estimate of log P and its standard error from
-// the estimates logZ of independent groups of sizes particles, as Estimate
-// computes them (Result.LogP and Result.SE): what a streamed cloud's group
-// rows give its reader.
-func CombineGroups(logZ []float64, sizes []int) (logP, se float64) {
+// the estimates logZ of independent groups of sizes particles, and the
+// effective number of groups, as Estimate computes them (Result.LogP,
+// Result.SE, Result.EffectiveGroups): what a streamed cloud's group rows
+// give its reader.
+func CombineGroups(logZ []float64, sizes []int) (logP, se, effGroups float64) {
 	if len(logZ) != len(sizes) {
 		panic("core: CombineGroups: lengths differ")
 	}
-	logP, se, _ = combine(logZ, sizes)
-	return logP, se
+	return combine(logZ, sizes)
 }
 
 // combine returns the log of the size-weighted mean of the group estimates

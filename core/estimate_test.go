@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"gpc/core"
+	"gpc/core/gp"
 	"gpc/internal/oracle"
 )
 
@@ -495,7 +496,7 @@ func linearClassifierBox(n int, seed uint64) exactBox {
 			x[i], y[i] = 1.5+r.NormFloat64(), -1
 		}
 	}
-	k := &core.Kernel{Kind: core.KernelLinear, Beta: 1}
+	k := &gp.Kernel{Kind: gp.KernelLinear, Beta: 1}
 	logML, _ := oracle.LinearClassifier(x, y, 1, nil)
-	return exactBox{core.Box{N: n, Cov: core.ClassifierCov(k, x, 1, y)}, logML}
+	return exactBox{core.Box{N: n, Cov: gp.ClassifierCov(k, x, 1, y)}, logML}
 }

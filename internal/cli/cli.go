@@ -132,6 +132,18 @@ func isTerminal(w any) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// newParser returns the kong parser of a tool's flag struct cmd.
+func newParser(name, description string, cmd runner, stdout, stderr io.Writer) (*kong.Kong, error) {
+	return kong.New(cmd,
+		kong.Name(name),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitRequest{c}) }),
+		kong.Vars{"version": name + " (gpc) " + Version + ", GEMM kernel " + gemm.Path()},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+	)
+}
+
 // run parses args into cmd and runs it: the shared body of every tool.
 func run(name, description string, cmd runner, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	rep := newReporter(name, stderr)
@@ -145,14 +157,7 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 			code = ExitInternal
 		}
 	}()
-	parser, err := kong.New(cmd,
-		kong.Name(name),
-		kong.Description(description),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(c int) { panic(exitRequest{c}) }),
-		kong.Vars{"version": name + " (gpc) " + Version + ", GEMM kernel " + gemm.Path()},
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
-	)
+	parser, err := newParser(name, description, cmd, stdout, stderr)
 	if err != nil {
 		rep.errorf("internal error: %v", err)
 		return ExitInternal

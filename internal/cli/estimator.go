@@ -12,25 +12,25 @@ import (
 )
 
 // estimatorFlags are the flags of the tools that run the estimator
-// (gpc-orthant, gpc-train).
+// (gpc-orthant, gpc-train, gpc-tune, gpc-mcmc). The default of --samples
+// is the kong variable "samples", set where the struct is embedded.
 type estimatorFlags struct {
-	Samples int     `default:"10000" help:"Number of particles M (split into --groups groups)."`
-	Seed    int64   `default:"1" help:"Random seed. The same input, flags and seed give byte-identical output."`
-	Method  string  `enum:"auto,ep,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator: ep (particles propagated under expectation propagation's Gaussian approximation of the truncated normal and weighted step by step by the exact target over it), smc (draws from the truncated conditionals, probability weights, systematic resampling when the ESS halves), met (the same with Botev's minimax exponentially tilted proposal), paper-hard (the paper's Algorithm GPC-MC: rejection and refill, product of acceptance fractions), paper-soft (the same with the paper's soft count), or auto: chosen with the order by pilot runs."`
-	Order   string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order: given (the input order), shuffle (random, from the seed), interleave (alternate the classes of the y column), greedy (Genz-Bretz: smallest conditional probability first), variance (least predictable variable first), sharp (variables nearly determined by all the others first, then as variance), or auto: with --method auto, ep/greedy or met/sharp, chosen by pilot runs of samples/16 particles each; with ep, greedy or variance; with smc or met, sharp or greedy; with the paper's methods, shuffle."`
-	Groups  int     `default:"0" help:"Independent particle groups; the estimate is their mean and the standard error comes from their spread (0: up to 32, at least 250 particles each; 1 for the paper's methods, which then report no standard error)."`
-	ESS     float64 `name:"ess" default:"0" help:"Resample when the effective sample size falls below this fraction of the particles, in (0, 1] (0: 0.5 for ep and smc, 0.001 for met)."`
-	Jitter  float64 `default:"0" help:"Add this to the covariance diagonal before factorising; recorded in the output metadata (gpc:jitter)."`
-	// MaxMemory bounds the particles' memory (core.Config.MaxMemory).
-	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the particles may take, e.g. 8GB or 512MiB (0: half the available memory; never more than what is left after factorising). Fewer groups run at once when theirs do not fit; if not even one group of the default count fits, the particles are split into more, smaller groups (independent, combined exactly: the estimate agrees within its standard error). gpc-train never holds its cloud: each group's particles are written as soon as they and the groups before them are done (one spare group's particles are counted besides the running groups). A run that no split fits (--groups fixed, or more than 4096 groups needed) is refused (exit 80)."`
+	Samples int `default:"${samples}" help:"Particles per estimate, M (split into --groups groups)."`
+	seedFlags
+	Method string  `enum:"auto,ep,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator: ep (particles propagated under expectation propagation's Gaussian approximation of the truncated normal and weighted step by step by the exact target over it), smc (draws from the truncated conditionals, probability weights, systematic resampling when the ESS halves), met (the same with Botev's minimax exponentially tilted proposal), paper-hard (the paper's Algorithm GPC-MC: rejection and refill, product of acceptance fractions), paper-soft (the same with the paper's soft count), or auto: chosen with the order by pilot runs (gpc-tune and gpc-mcmc choose once, at the grid's middle point or the chain's start, and keep it)."`
+	Order  string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order: given (the input order), shuffle (random, from the seed), interleave (alternate the classes of the y column), greedy (Genz-Bretz: smallest conditional probability first), variance (least predictable variable first), sharp (variables nearly determined by all the others first, then as variance), or auto: with --method auto, ep/greedy or met/sharp, chosen by pilot runs of samples/16 particles each; with ep, greedy or variance; with smc or met, sharp or greedy; with the paper's methods, shuffle. gpc-tune and gpc-mcmc order once, at the grid's middle point or the chain's start."`
+	Groups int     `default:"0" help:"Independent particle groups; the estimate is their mean and the standard error comes from their spread (0: up to 32, at least 250 particles each, and for gpc-mcmc at least 8; 1 for the paper's methods, which then report no standard error)."`
+	ESS    float64 `name:"ess" default:"0" help:"Resample when the effective sample size falls below this fraction of the particles, in (0, 1] (0: 0.5 for ep and smc, 0.001 for met)."`
+	Jitter float64 `default:"0" help:"Add this to the covariance diagonal before factorising; recorded in the output metadata (gpc:jitter)."`
 }
 
 func (c *estimatorFlags) validateEstimator() error {
+	if err := c.validateSeed(); err != nil {
+		return err
+	}
 	switch {
 	case c.Samples < 2:
 		return usagef("--samples %d: at least 2 particles are needed", c.Samples)
-	case c.Seed < 0:
-		return usagef("--seed %d: must be 0 or more", c.Seed)
 	case c.Groups < 0:
 		return usagef("--groups %d: must be 0 (default) or more", c.Groups)
 	case !(c.ESS >= 0 && c.ESS <= 1):
@@ -44,13 +44,14 @@ func (c *estimatorFlags) validateEstimator() error {
 	return nil
 }
 
-// config returns the estimator's configuration; an auto method is settled
+// config returns the estimator's configuration, the particles' memory
+// bounded by maxMemory (core.Config.MaxMemory); an auto method is settled
 // by prepare.
-func (c *estimatorFlags) config(threads int) core.Config {
+func (c *estimatorFlags) config(threads int, maxMemory int64) core.Config {
 	method, _ := core.ParseMethod(c.Method)
 	return core.Config{
 		Method: method, Samples: c.Samples, Groups: c.Groups, Seed: uint64(c.Seed),
-		Threads: threads, ESSThreshold: c.ESS, MaxMemory: c.MaxMemory.limit(), Alloc: sysmem.Floats,
+		Threads: threads, ESSThreshold: c.ESS, MaxMemory: maxMemory, Alloc: sysmem.Floats,
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/core"
+	"gpc/core/gp"
 	"gpc/format"
 )
 
@@ -38,18 +38,12 @@ Kernels, with alpha the length scale and beta the latent scale (the prior varian
 
 // kernelCmd is gpc-kernel's command line.
 type kernelCmd struct {
-	Train       string    `required:"" help:"Training features with labels: CSV, Parquet or Arrow IPC; - reads standard input."`
-	Test        string    `help:"Test features (the training file's feature columns; labels optional); - reads standard input."`
-	Kernel      string    `enum:"rbf,linear,ard,matern32,matern52" default:"rbf" help:"Covariance function of the latent process (see above)."`
-	Alpha       []float64 `default:"1" sep:"," help:"Length scale alpha (ard: one per feature, comma-separated, in the training file's column order; linear: none)."`
-	Beta        float64   `default:"1" help:"Latent scale beta: the prior variance of the latent function."`
-	Bias        float64   `default:"0" help:"A constant added to the kernel: the prior variance of a bias term."`
-	Label       string    `default:"y" help:"The label column: +1/-1, 1/0, or two values one of which --positive names."`
-	Positive    string    `help:"The label value of the positive class (+1); needed when the labels are not +1/-1 or 1/0."`
-	ID          string    `help:"A column that identifies the rows, passed through to every later output (not a feature)."`
-	Standardize bool      `help:"Center and scale each feature by its training mean and standard deviation (recorded in the metadata)."`
-	BatchSize   int       `default:"4096" help:"Rows per Arrow record batch."`
-	commonFlags
+	dataFlags   `embed:""`
+	testFlags   `embed:""`
+	kernelFlags `embed:""`
+	hyperFlags  `embed:""`
+	batchFlags  `embed:""`
+	commonFlags `embed:""`
 }
 
 // Kernel runs gpc-kernel.
@@ -59,27 +53,13 @@ func Kernel(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Validate checks the flags after parsing.
 func (c *kernelCmd) Validate() error {
-	if err := c.validateCommon(); err != nil {
-		return err
+	for _, check := range []func() error{c.validateCommon, c.validateData, func() error { return c.validateTest(&c.dataFlags) }, c.validateBatch} {
+		if err := check(); err != nil {
+			return err
+		}
 	}
-	switch {
-	case c.Train == "-" && c.Test == "-":
-		return usagef("--train and --test cannot both read standard input")
-	case c.BatchSize < 1:
-		return usagef("--batch-size %d: must be at least 1", c.BatchSize)
-	case c.Label == c.ID:
-		return usagef("--label and --id name the same column %q", c.Label)
-	}
-	kind, _ := core.ParseKernel(c.Kernel)
-	if kind == core.KernelLinear && len(c.Alpha) == 1 && c.Alpha[0] == 1 {
-		c.Alpha = nil // the default does not apply to a kernel without length scale
-	}
-	k := core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
-	d := len(c.Alpha) // ard's count is checked against the features later
-	if err := k.Validate(d); err != nil {
-		return usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
-	}
-	return nil
+	_, err := c.kernel(c.kind(), -1) // ard's count is checked against the features later
+	return err
 }
 
 // features is a feature matrix with its labels and identifiers.
@@ -126,11 +106,10 @@ func (c *kernelCmd) run(e *env) error {
 			return err
 		}
 	}
-	kind, _ := core.ParseKernel(c.Kernel)
-	k := &core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
 	d := len(train.names)
-	if err := k.Validate(d); err != nil {
-		return usagef("%s (the training file has %d features: %s)", strings.TrimPrefix(err.Error(), "core: "), d, strings.Join(train.names, ", "))
+	k, err := c.kernel(c.kind(), d)
+	if err != nil {
+		return usagef("%v (the training file has %d features: %s)", err, d, strings.Join(train.names, ", "))
 	}
 	meta := map[string]string{
 		format.KeyTool:          "gpc-kernel",
@@ -158,7 +137,7 @@ func (c *kernelCmd) run(e *env) error {
 		}
 	}
 	n := train.rows
-	cov := &format.Covariance{N: n, Cov: core.ClassifierCov(k, train.x, d, train.y), Y: train.y, ID: train.id}
+	cov := &format.Covariance{N: n, Cov: gp.ClassifierCov(k, train.x, d, train.y), Y: train.y, ID: train.id}
 	meta[format.KeyFingerprint] = format.Fingerprint(cov.Cov)
 	tests := 0
 	if test != nil {
@@ -185,11 +164,11 @@ func (c *kernelCmd) run(e *env) error {
 }
 
 // testRows computes test rows lo..hi of the covariance stream.
-func testRows(k *core.Kernel, train, test *features, lo, hi int) *format.TestRows {
+func testRows(k *gp.Kernel, train, test *features, lo, hi int) *format.TestRows {
 	n, d := train.rows, len(train.names)
 	t := &format.TestRows{Cov: make([]float64, (hi-lo)*n), Var: make([]float64, hi-lo)}
 	for j := lo; j < hi; j++ {
-		t.Var[j-lo] = core.ClassifierTestRow(t.Cov[(j-lo)*n:(j-lo+1)*n], k, train.x, d, train.y, test.x[j*d:j*d+d])
+		t.Var[j-lo] = gp.ClassifierTestRow(t.Cov[(j-lo)*n:(j-lo+1)*n], k, train.x, d, train.y, test.x[j*d:j*d+d])
 	}
 	if test.id != nil {
 		t.ID = test.id[lo:hi]
@@ -203,7 +182,7 @@ func testRows(k *core.Kernel, train, test *features, lo, hi int) *format.TestRow
 // writeStream writes the covariance stream, the test rows a batch at a
 // time; an interrupt stops it between batches, without the end-of-stream
 // marker, so that no reader takes the stream for complete.
-func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, k *core.Kernel, train *features, meta map[string]string, tests int, mem format.Allocator) error {
+func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, k *gp.Kernel, train *features, meta map[string]string, tests int, mem format.Allocator) error {
 	cw := format.NewCovWriter(e.stdout, cov, tests, meta, c.BatchSize, mem)
 	e.rep.startProgress(c.Progress && tests > 0, rowsProgress(tests, "test rows"))
 	defer e.rep.stopProgress()
@@ -222,7 +201,7 @@ func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, 
 
 // writeCSV writes the stream's rows as CSV: role, id, y, var, then the N
 // covariances.
-func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, test *features, k *core.Kernel, train *features) error {
+func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, test *features, k *gp.Kernel, train *features) error {
 	n := cov.N
 	cols := []format.Column{{Name: "role"}, {Name: "id"}, {Name: "y"}, {Name: "var"}}
 	for j := range n {
@@ -268,7 +247,7 @@ func fmtFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-func (c *kernelCmd) readFrame(path string, e *env) (*format.Frame, error) {
+func (c *dataFlags) readFrame(path string, e *env) (*format.Frame, error) {
 	var r io.Reader = e.stdin
 	name := "stdin"
 	if path != "-" {
@@ -285,7 +264,7 @@ func (c *kernelCmd) readFrame(path string, e *env) (*format.Frame, error) {
 // extract picks the features, labels and identifiers out of a frame. With
 // names nil (the training file) every column but the label and id is a
 // feature; otherwise the frame must have exactly those feature columns.
-func (c *kernelCmd) extract(f *format.Frame, names []string, labels *labelMap, train bool) (*features, error) {
+func (c *dataFlags) extract(f *format.Frame, names []string, labels *labelMap, train bool) (*features, error) {
 	out := &features{rows: f.Rows}
 	lab, id := f.Column(c.Label), -1
 	if c.ID != "" {

@@ -9,12 +9,14 @@ import (
 	"strings"
 
 	"gpc/core"
+	"gpc/core/fit"
+	"gpc/core/gp"
 	"gpc/format"
 )
 
 const mcmcDescription = `Sample the posterior of a GP classifier's hyperparameters by pseudo-marginal MCMC, and average test posteriors over it.
 
-The marginal likelihood in the Metropolis acceptance ratio is replaced by gpc's estimate, which is unbiased for it (for P, not log P), so the chain samples the exact posterior of the hyperparameters. The random walk is on the logs of the hyperparameters (alpha, or one per feature for ard, beta, and bias when --bias is above 0), with independent normal priors on the logs: median --prior-median, standard deviation --prior-sd. Each estimate's particle groups have their own random streams; each iteration renews --refresh of them and keeps the others (block pseudo-marginal), so the estimates at the current and the proposed point share most of their random numbers and their noise mostly cancels in the acceptance ratio. The proposal adapts during --burn iterations and is fixed after.
+The marginal likelihood in the Metropolis acceptance ratio is replaced by gpc's estimate, which is unbiased for it (for P, not log P), so the chain samples the exact posterior of the hyperparameters. The random walk is on the logs of the hyperparameters (alpha, or one per feature for ard, beta, and bias when --bias is above 0), starting at --alpha, --beta and --bias, with independent normal priors on the logs: median --prior-median, standard deviation --prior-sd. Each estimate's particle groups have their own random streams; each iteration renews --refresh of them and keeps the others (block pseudo-marginal), so the estimates at the current and the proposed point share most of their random numbers and their noise mostly cancels in the acceptance ratio. The proposal adapts during --burn iterations and is fixed after.
 
 The output is one row per kept iteration: the hyperparameters, the log marginal likelihood estimate the chain holds and its standard error, whether the iteration's proposal was accepted. The metadata give the acceptance rate (gpc:acceptance) and the variance of the log marginal likelihood estimator along the chain (gpc:var_log_ml). With --test and --posteriors, the test patterns' posteriors averaged over the kept iterations (each from the particles of the estimate the chain holds there) are written to that file: id, p, se (batch means over the chain), label, y, and sd_hyper, their spread over the hyperparameter samples.
 
@@ -26,17 +28,11 @@ The output is one row per kept iteration: the hyperparameters, the log marginal 
 
 // mcmcCmd is gpc-mcmc's command line.
 type mcmcCmd struct {
-	Train       string    `required:"" help:"Training features with labels: CSV, Parquet or Arrow IPC; - reads standard input."`
-	Test        string    `help:"Test features (the training file's feature columns; labels optional), for --posteriors."`
-	Posteriors  string    `help:"Write the test posteriors, averaged over the chain, to this file (needs --test)."`
-	Kernel      string    `enum:"rbf,linear,ard,matern32,matern52" default:"rbf" help:"Covariance function of the latent process (as gpc-kernel's)."`
-	Alpha       []float64 `default:"1" sep:"," help:"Starting length scale (ard: one per feature, comma-separated; linear: none)."`
-	Beta        float64   `default:"1" help:"Starting latent scale."`
-	Bias        float64   `default:"0" help:"Starting bias; above 0 it is sampled too, at 0 there is none."`
-	Label       string    `default:"y" help:"The label column: +1/-1, 1/0, or two values one of which --positive names."`
-	Positive    string    `help:"The label value of the positive class (+1)."`
-	ID          string    `help:"A column that identifies the rows (not a feature)."`
-	Standardize bool      `help:"Center and scale each feature by its training mean and standard deviation."`
+	dataFlags   `embed:""`
+	testFlags   `embed:""`
+	Posteriors  string `help:"Write the test posteriors, averaged over the chain, to this file (needs --test)."`
+	kernelFlags `embed:""`
+	hyperFlags  `embed:""`
 
 	PriorMedian float64 `default:"1" help:"Median of every hyperparameter's log-normal prior."`
 	PriorSD     float64 `name:"prior-sd" default:"3" help:"Standard deviation of the logs of the hyperparameters under the prior."`
@@ -46,23 +42,13 @@ type mcmcCmd struct {
 	Step        float64 `default:"0.3" help:"The proposal's initial standard deviation in each log-hyperparameter."`
 	Refresh     int     `default:"1" help:"Particle groups whose random numbers are renewed each iteration (0: all, the standard pseudo-marginal method)."`
 
-	Samples int     `default:"1000" help:"Particles per estimate of the marginal likelihood."`
-	Groups  int     `default:"0" help:"Particle groups per estimate (0: up to 32, at least 250 particles each, at least 8 groups)."`
-	Seed    int64   `default:"1" help:"Random seed of the chain."`
-	Method  string  `enum:"auto,ep,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator, or auto: chosen with the order by pilot runs at the starting point, then kept."`
-	Order   string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order, computed at the starting point and then kept."`
-	ESS     float64 `name:"ess" default:"0" help:"Resampling threshold as a fraction of the particles (0: the method's default)."`
-	Jitter  float64 `default:"0" help:"Add this to the covariance diagonal before factorising."`
-	commonFlags
+	estimatorFlags `embed:"" set:"samples=1000"`
+	commonFlags    `embed:""`
 }
 
 // MCMC runs gpc-mcmc.
 func MCMC(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return run("gpc-mcmc", mcmcDescription, &mcmcCmd{}, args, stdin, stdout, stderr)
-}
-
-func (c *mcmcCmd) estimator() *estimatorFlags {
-	return &estimatorFlags{Samples: c.Samples, Seed: c.Seed, Method: c.Method, Order: c.Order, Groups: c.Groups, ESS: c.ESS, Jitter: c.Jitter}
 }
 
 // groups returns the particle groups per estimate: --groups, or at least 8
@@ -79,16 +65,16 @@ func (c *mcmcCmd) Validate() error {
 	if err := c.validateCommon(); err != nil {
 		return err
 	}
-	if err := c.estimator().validateEstimator(); err != nil {
-		return err
+	for _, check := range []func() error{c.validateData, func() error { return c.validateTest(&c.dataFlags) }, c.validateEstimator} {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	switch {
 	case c.Posteriors != "" && c.Test == "":
 		return usagef("--posteriors needs --test")
 	case c.Test != "" && c.Posteriors == "":
 		return usagef("--test needs --posteriors (the file the test posteriors go to)")
-	case c.Train == "-" && c.Test == "-":
-		return usagef("--train and --test cannot both read standard input")
 	case c.Iterations < 1:
 		return usagef("--iterations %d: must be at least 1", c.Iterations)
 	case c.Burn < 0:
@@ -103,21 +89,14 @@ func (c *mcmcCmd) Validate() error {
 		return usagef("--prior-sd %v: must be a finite number > 0", c.PriorSD)
 	case c.Refresh < 0:
 		return usagef("--refresh %d: must be 0 (all) or more", c.Refresh)
-	case c.Label == c.ID:
-		return usagef("--label and --id name the same column %q", c.Label)
 	case c.Bias < 0 || math.IsNaN(c.Bias) || math.IsInf(c.Bias, 1):
 		return usagef("--bias %v: must be a finite number >= 0", c.Bias)
 	}
 	if c.Samples/c.groups() < 2 {
 		return usagef("--samples %d in %d groups leaves fewer than 2 particles per group", c.Samples, c.groups())
 	}
-	kind, _ := core.ParseKernel(c.Kernel)
-	if kind == core.KernelLinear && len(c.Alpha) == 1 && c.Alpha[0] == 1 {
-		c.Alpha = nil
-	}
-	k := core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
-	if err := k.Validate(len(c.Alpha)); err != nil {
-		return usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
+	if _, err := c.kernel(c.kind(), -1); err != nil {
+		return err
 	}
 	if !(c.Beta > 0) {
 		return usagef("--beta %v: the chain moves in log beta, which needs beta > 0", c.Beta)
@@ -126,18 +105,17 @@ func (c *mcmcCmd) Validate() error {
 }
 
 func (c *mcmcCmd) run(e *env) error {
-	train, labels, dataMeta, err := readTraining(e, c.Train, c.Label, c.Positive, c.ID)
+	train, labels, dataMeta, err := c.readTraining(e)
 	if err != nil {
 		return err
 	}
 	var test *features
 	if c.Test != "" {
-		kc := &kernelCmd{Label: c.Label, Positive: c.Positive, ID: c.ID}
-		testF, err := kc.readFrame(c.Test, e)
+		testF, err := c.readFrame(c.Test, e)
 		if err != nil {
 			return err
 		}
-		if test, err = kc.extract(testF, train.names, labels, false); err != nil {
+		if test, err = c.extract(testF, train.names, labels, false); err != nil {
 			return err
 		}
 	}
@@ -145,36 +123,36 @@ func (c *mcmcCmd) run(e *env) error {
 		standardizeMeta(train, test, dataMeta)
 	}
 	d := len(train.names)
-	kind, _ := core.ParseKernel(c.Kernel)
-	base := core.Kernel{Kind: kind, Alpha: c.Alpha, Beta: c.Beta, Bias: c.Bias}
-	if err := base.Validate(d); err != nil {
-		return usagef("%s (the training file has %d features: %s)", strings.TrimPrefix(err.Error(), "core: "), d, strings.Join(train.names, ", "))
+	kind := c.kind()
+	k, err := c.kernel(kind, d)
+	if err != nil {
+		return usagef("%v (the training file has %d features: %s)", err, d, strings.Join(train.names, ", "))
 	}
-	var params []core.Hyper
+	base := *k
+	var params []gp.Hyper
 	var names []string
 	for j := range base.Alpha {
-		params = append(params, core.Hyper{Kind: core.HyperAlpha, Index: j})
-		if kind == core.KernelARD {
+		params = append(params, gp.Hyper{Kind: gp.HyperAlpha, Index: j})
+		if kind == gp.KernelARD {
 			names = append(names, "alpha_"+train.names[j])
 		} else {
 			names = append(names, "alpha")
 		}
 	}
-	params = append(params, core.Hyper{Kind: core.HyperBeta})
+	params = append(params, gp.Hyper{Kind: gp.HyperBeta})
 	names = append(names, "beta")
 	if c.Bias > 0 {
-		params = append(params, core.Hyper{Kind: core.HyperBias})
+		params = append(params, gp.Hyper{Kind: gp.HyperBias})
 		names = append(names, "bias")
 	}
 	theta0 := make([]float64, len(params))
-	prior := core.LogNormalPrior{Mu: make([]float64, len(params)), SD: make([]float64, len(params))}
+	prior := fit.LogNormalPrior{Mu: make([]float64, len(params)), SD: make([]float64, len(params))}
 	for j, h := range params {
 		theta0[j] = math.Log(h.Get(&base))
 		prior.Mu[j], prior.SD[j] = math.Log(c.PriorMedian), c.PriorSD
 	}
-	data := &core.Classifier{X: train.x, D: d, Y: train.y}
-	ef := c.estimator()
-	cfg := ef.config(c.Threads)
+	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
+	cfg := c.config(c.Threads, byteSize(0).limit())
 	cands := candidates(c.Method, c.Order)
 	// With --test the chain keeps the cloud of the estimate it holds.
 	mcfg := cfg
@@ -183,7 +161,7 @@ func (c *mcmcCmd) run(e *env) error {
 		return err
 	}
 	cfg.MaxMemory = mcfg.MaxMemory
-	surf, pilots, refOrder, err := core.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
+	surf, pilots, refOrder, err := fit.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
 	if err != nil {
 		return err
 	}
@@ -196,9 +174,9 @@ func (c *mcmcCmd) run(e *env) error {
 	var rows []mcmcRow
 	e.rep.startProgress(c.Progress, countProgress(c.Burn+c.Iterations, "iterations"))
 	lastIt := -1
-	mc := core.MCMCConfig{Iterations: c.Iterations, Burn: c.Burn, Thin: c.Thin, Samples: c.Samples, Groups: c.groups(),
+	mc := fit.MCMCConfig{Iterations: c.Iterations, Burn: c.Burn, Thin: c.Thin, Samples: c.Samples, Groups: c.groups(),
 		Refresh: c.Refresh, Step: c.Step, Seed: uint64(c.Seed), Keep: test != nil,
-		Visit: func(st *core.MCMCState) error {
+		Visit: func(st *fit.MCMCState) error {
 			e.rep.add(int64(st.Iteration - lastIt))
 			lastIt = st.Iteration
 			k := surf.KernelAt(st.Theta)
@@ -306,12 +284,12 @@ type postAccumulator struct {
 
 // add predicts the test patterns from the state's particles at its
 // hyperparameters.
-func (a *postAccumulator) add(k *core.Kernel, data *core.Classifier, test *features, st *core.MCMCState) error {
+func (a *postAccumulator) add(k *gp.Kernel, data *gp.Classifier, test *features, st *fit.MCMCState) error {
 	n := len(data.Y)
 	r := make([]float64, a.t*n)
 	vars := make([]float64, a.t)
 	for j := range a.t {
-		vars[j] = core.ClassifierTestRow(r[j*n:(j+1)*n], k, data.X, data.D, data.Y, test.x[j*data.D:(j+1)*data.D])
+		vars[j] = gp.ClassifierTestRow(r[j*n:(j+1)*n], k, data.X, data.D, data.Y, test.x[j*data.D:(j+1)*data.D])
 	}
 	post := make([]core.Posterior, a.t)
 	if err := core.Predict(post, st.Factor, st.Result.Cloud, r, vars); err != nil {

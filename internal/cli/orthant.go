@@ -25,9 +25,10 @@ The output is one row: log_p, se_log_p, p, n, samples, groups, method, order, se
 
 // orthantCmd is gpc-orthant's command line.
 type orthantCmd struct {
-	Input string `arg:"" optional:"" default:"-" help:"Covariance input: Arrow IPC stream or file, or CSV; - or nothing reads standard input."`
-	estimatorFlags
-	commonFlags
+	Input          string `arg:"" optional:"" default:"-" help:"Covariance input: Arrow IPC stream or file, or CSV; - or nothing reads standard input."`
+	estimatorFlags `embed:"" set:"samples=10000"`
+	memoryFlags    `embed:""`
+	commonFlags    `embed:""`
 }
 
 // Orthant runs gpc-orthant with the given arguments and standard streams and
@@ -55,7 +56,7 @@ func (c *orthantCmd) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	cfg := c.config(c.Threads)
+	cfg := c.config(c.Threads, c.MaxMemory.limit())
 	f, pilots, res, err := c.estimate(e, boxOf(cov), name, &cfg, c.Progress)
 	if err != nil {
 		return err

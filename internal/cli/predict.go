@@ -34,13 +34,13 @@ Output, one row per test row: id (the input's, or the row number among the test 
 
 // predictCmd is gpc-predict's command line.
 type predictCmd struct {
-	Input     string   `arg:"" optional:"" default:"-" help:"The cloud with test rows (gpc-train's output), or with --cloud a covariance stream; - or nothing reads standard input."`
-	Cloud     string   `help:"A saved cloud (gpc-train's output); the input is then the covariance stream whose test rows are predicted."`
-	BatchSize int      `default:"4096" help:"Test rows per batch (and per Arrow record batch)."`
-	Count     string   `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper)."`
-	Seed      int64    `default:"1" help:"Random seed of the hard count's draws."`
-	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the cloud may take when it must be held (more test rows than fit ahead of it), and the test rows read ahead of it, e.g. 8GB or 512MiB (0: half the available memory); a larger cloud is then refused (exit 80)."`
-	commonFlags
+	Input       string `arg:"" optional:"" default:"-" help:"The cloud with test rows (gpc-train's output), or with --cloud a covariance stream; - or nothing reads standard input."`
+	Cloud       string `help:"A saved cloud (gpc-train's output); the input is then the covariance stream whose test rows are predicted."`
+	batchFlags  `embed:""`
+	Count       string `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper, with --seed for its draws)."`
+	seedFlags   `embed:""`
+	memoryFlags `embed:""`
+	commonFlags `embed:""`
 }
 
 // cloudGCPercent is the garbage collector's GOGC while a tool holds a
@@ -57,11 +57,11 @@ func (c *predictCmd) Validate() error {
 	if err := c.validateCommon(); err != nil {
 		return err
 	}
-	if c.BatchSize < 1 {
-		return usagef("--batch-size %d: must be at least 1", c.BatchSize)
+	if err := c.validateBatch(); err != nil {
+		return err
 	}
-	if c.Seed < 0 {
-		return usagef("--seed %d: must be 0 or more", c.Seed)
+	if err := c.validateSeed(); err != nil {
+		return err
 	}
 	if c.Cloud == "-" && (c.Input == "-" || c.Input == "") {
 		return usagef("--cloud and the input cannot both read standard input")
@@ -167,7 +167,7 @@ func (c *predictCmd) run(e *env) error {
 	// computed it.
 	estimate := func() {
 		sizes := cloud.GroupSizes()
-		logML, se := core.CombineGroups(cloud.LogZ, sizes)
+		logML, se, _ := core.CombineGroups(cloud.LogZ, sizes)
 		outMeta[format.KeyLogML] = fmtFloat(logML)
 		outMeta[format.KeySELogML] = fmtFloat(se)
 		outMeta[format.KeyGroupLogP] = format.JoinFloats(cloud.LogZ)

@@ -26,10 +26,11 @@ In the metadata: the method, order, seed, samples and groups, the fingerprint of
 
 // trainCmd is gpc-train's command line.
 type trainCmd struct {
-	Input string `arg:"" optional:"" default:"-" help:"Covariance stream (gpc-kernel's output); - or nothing reads standard input."`
-	estimatorFlags
-	BatchSize int `default:"4096" help:"Rows per Arrow record batch."`
-	commonFlags
+	Input          string `arg:"" optional:"" default:"-" help:"Covariance stream (gpc-kernel's output); - or nothing reads standard input."`
+	estimatorFlags `embed:"" set:"samples=10000"`
+	memoryFlags    `embed:""`
+	batchFlags     `embed:""`
+	commonFlags    `embed:""`
 }
 
 // Train runs gpc-train.
@@ -42,8 +43,8 @@ func (c *trainCmd) Validate() error {
 	if err := c.validateCommon(); err != nil {
 		return err
 	}
-	if c.BatchSize < 1 {
-		return usagef("--batch-size %d: must be at least 1", c.BatchSize)
+	if err := c.validateBatch(); err != nil {
+		return err
 	}
 	return c.validateEstimator()
 }
@@ -61,7 +62,7 @@ func (c *trainCmd) run(e *env) error {
 	}
 	defer cr.Close()
 	train := cr.Train()
-	cfg := c.config(c.Threads)
+	cfg := c.config(c.Threads, c.MaxMemory.limit())
 	if out := c.outputFormat(e.stdout); out != format.Arrow {
 		return c.summary(e, cr, train, name, cfg, out, mem)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gpc/core"
+	"gpc/core/fit"
+	"gpc/core/gp"
 	"gpc/format"
 )
 
@@ -33,27 +35,17 @@ Every estimate uses common random numbers: the same method and variable order (c
 
 // tuneCmd is gpc-tune's command line.
 type tuneCmd struct {
-	Train       string   `required:"" help:"Training features with labels: CSV, Parquet or Arrow IPC; - reads standard input."`
-	Kernel      string   `enum:"rbf,linear,ard,matern32,matern52" default:"rbf" help:"Covariance function of the latent process (as gpc-kernel's)."`
+	dataFlags   `embed:""`
+	kernelFlags `embed:""`
 	Alpha       []string `sep:"none" default:"1" help:"Length scale alpha: a value, a list a,b,c or a range LO:HI:K (K values, log-spaced). ard: one --alpha per feature, in the training file's column order; linear: none."`
 	Beta        string   `default:"1" help:"Latent scale beta: a value, a list or a range LO:HI:K."`
 	Bias        string   `default:"0" help:"A constant added to the kernel: a value, a list or a range LO:HI:K."`
-	Label       string   `default:"y" help:"The label column: +1/-1, 1/0, or two values one of which --positive names."`
-	Positive    string   `help:"The label value of the positive class (+1); needed when the labels are not +1/-1 or 1/0."`
-	ID          string   `help:"A column that identifies the rows (not a feature)."`
-	Standardize bool     `help:"Center and scale each feature by its training mean and standard deviation."`
 
-	Samples        int     `default:"2000" help:"Particles per estimate on the grid (explore)."`
-	Exploit        int     `default:"3" help:"How many of the best grid points to estimate again with --exploit-samples (0: none)."`
-	ExploitSamples int     `default:"20000" help:"Particles per estimate for the best points and the optimizer (exploit)."`
-	Optimize       bool    `default:"true" negatable:"" help:"Search for the maximum from the best point (--no-optimize: the grid and exploit stages only)."`
-	Seed           int64   `default:"1" help:"Random seed, shared by every estimate (common random numbers)."`
-	Method         string  `enum:"auto,ep,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator (as gpc-orthant's), or auto: chosen with the order by pilot runs at the grid's middle point, then kept for every point."`
-	Order          string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order (as gpc-orthant's), computed at the grid's middle point and then kept for every point."`
-	Groups         int     `default:"0" help:"Independent particle groups per estimate (0: up to 32)."`
-	ESS            float64 `name:"ess" default:"0" help:"Resampling threshold as a fraction of the particles (0: the method's default)."`
-	Jitter         float64 `default:"0" help:"Add this to the covariance diagonal before factorising."`
-	commonFlags
+	estimatorFlags `embed:"" set:"samples=2000"`
+	Exploit        int  `default:"3" help:"How many of the best grid points to estimate again with --exploit-samples (0: none)."`
+	ExploitSamples int  `default:"20000" help:"Particles per estimate for the best points and the optimizer (exploit)."`
+	Optimize       bool `default:"true" negatable:"" help:"Search for the maximum from the best point (--no-optimize: the grid and exploit stages only)."`
+	commonFlags    `embed:""`
 }
 
 // Tune runs gpc-tune.
@@ -64,17 +56,15 @@ func Tune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // maxGridPoints bounds the grid's size.
 const maxGridPoints = 1000000
 
-// estimator returns the estimator flags of the tool in gpc-orthant's form.
-func (c *tuneCmd) estimator() *estimatorFlags {
-	return &estimatorFlags{Samples: c.Samples, Seed: c.Seed, Method: c.Method, Order: c.Order, Groups: c.Groups, ESS: c.ESS, Jitter: c.Jitter}
-}
-
 // Validate checks the flags after parsing.
 func (c *tuneCmd) Validate() error {
 	if err := c.validateCommon(); err != nil {
 		return err
 	}
-	if err := c.estimator().validateEstimator(); err != nil {
+	if err := c.validateData(); err != nil {
+		return err
+	}
+	if err := c.validateEstimator(); err != nil {
 		return err
 	}
 	switch {
@@ -84,8 +74,6 @@ func (c *tuneCmd) Validate() error {
 		return usagef("--exploit-samples %d: at least 2 particles are needed", c.ExploitSamples)
 	case c.Groups > 0 && c.ExploitSamples/c.Groups < 2:
 		return usagef("--exploit-samples %d in --groups %d leaves fewer than 2 particles per group", c.ExploitSamples, c.Groups)
-	case c.Label == c.ID:
-		return usagef("--label and --id name the same column %q", c.Label)
 	}
 	_, err := c.specs(-1)
 	return err
@@ -96,7 +84,7 @@ func (c *tuneCmd) Validate() error {
 type hyperSpec struct {
 	name   string
 	values []float64
-	hyper  core.Hyper
+	hyper  gp.Hyper
 }
 
 // parseSpec parses a hyperparameter's value, list or log-spaced range.
@@ -168,14 +156,14 @@ func parseSpec(flag, s string, zeroOK bool) ([]float64, error) {
 // specs parses the hyperparameter flags for features of dimension d (d < 0:
 // not known yet, ard's count unchecked) with the given feature names.
 func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
-	kind, _ := core.ParseKernel(c.Kernel)
+	kind, _ := gp.ParseKernel(c.Kernel)
 	var out []hyperSpec
 	switch kind {
-	case core.KernelLinear:
+	case gp.KernelLinear:
 		if !(len(c.Alpha) == 1 && c.Alpha[0] == "1") {
 			return nil, usagef("--alpha: the linear kernel has no length scale")
 		}
-	case core.KernelARD:
+	case gp.KernelARD:
 		if d >= 0 && len(c.Alpha) != d {
 			return nil, usagef("--alpha: the ard kernel needs one --alpha per feature: %d given, the training file has %d features (%s)", len(c.Alpha), d, strings.Join(names, ", "))
 		}
@@ -188,7 +176,7 @@ func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
 			if j < len(names) {
 				name = "alpha_" + names[j]
 			}
-			out = append(out, hyperSpec{name, v, core.Hyper{Kind: core.HyperAlpha, Index: j}})
+			out = append(out, hyperSpec{name, v, gp.Hyper{Kind: gp.HyperAlpha, Index: j}})
 		}
 	default:
 		if len(c.Alpha) != 1 {
@@ -198,18 +186,18 @@ func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, hyperSpec{"alpha", v, core.Hyper{Kind: core.HyperAlpha}})
+		out = append(out, hyperSpec{"alpha", v, gp.Hyper{Kind: gp.HyperAlpha}})
 	}
 	v, err := parseSpec("--beta", c.Beta, false)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, hyperSpec{"beta", v, core.Hyper{Kind: core.HyperBeta}})
+	out = append(out, hyperSpec{"beta", v, gp.Hyper{Kind: gp.HyperBeta}})
 	if v, err = parseSpec("--bias", c.Bias, true); err != nil {
 		return nil, err
 	}
 	if !(len(v) == 1 && v[0] == 0) {
-		out = append(out, hyperSpec{"bias", v, core.Hyper{Kind: core.HyperBias}})
+		out = append(out, hyperSpec{"bias", v, gp.Hyper{Kind: gp.HyperBias}})
 	}
 	points := 1
 	axes := 0
@@ -230,9 +218,9 @@ func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
 
 // readTraining reads and labels the training features as gpc-kernel does,
 // and returns their label mapping and metadata.
-func readTraining(e *env, path, label, positive, id string) (*features, *labelMap, map[string]string, error) {
-	kc := &kernelCmd{Train: path, Label: label, Positive: positive, ID: id}
-	frame, err := kc.readFrame(path, e)
+func (c *dataFlags) readTraining(e *env) (*features, *labelMap, map[string]string, error) {
+	label, positive := c.Label, c.Positive
+	frame, err := c.readFrame(c.Train, e)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -240,7 +228,7 @@ func readTraining(e *env, path, label, positive, id string) (*features, *labelMa
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	train, err := kc.extract(frame, nil, labels, true)
+	train, err := c.extract(frame, nil, labels, true)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -309,7 +297,7 @@ func evalError(e *env, err error) bool {
 }
 
 func (c *tuneCmd) run(e *env) error {
-	train, _, dataMeta, err := readTraining(e, c.Train, c.Label, c.Positive, c.ID)
+	train, _, dataMeta, err := c.readTraining(e)
 	if err != nil {
 		return err
 	}
@@ -321,15 +309,15 @@ func (c *tuneCmd) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	kind, _ := core.ParseKernel(c.Kernel)
-	base := core.Kernel{Kind: kind}
-	if kind == core.KernelARD {
+	kind, _ := gp.ParseKernel(c.Kernel)
+	base := gp.Kernel{Kind: kind}
+	if kind == gp.KernelARD {
 		base.Alpha = make([]float64, d)
-	} else if kind != core.KernelLinear {
+	} else if kind != gp.KernelLinear {
 		base.Alpha = make([]float64, 1)
 	}
 	var axes []int // indices into specs
-	var params []core.Hyper
+	var params []gp.Hyper
 	var theta0 []float64
 	var g grid
 	for i, s := range specs {
@@ -345,10 +333,9 @@ func (c *tuneCmd) run(e *env) error {
 	if err := base.Validate(d); err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
 	}
-	data := &core.Classifier{X: train.x, D: d, Y: train.y}
-	ef := c.estimator()
+	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
 	cands := candidates(c.Method, c.Order)
-	cfg := ef.config(c.Threads)
+	cfg := c.config(c.Threads, byteSize(0).limit())
 	// The grid's estimates, then the exploit stage's and the optimizer's.
 	if err := checkEstimateMemory(c.Train, train.rows, &cfg, cands, false); err != nil {
 		return err
@@ -360,7 +347,7 @@ func (c *tuneCmd) run(e *env) error {
 			return err
 		}
 	}
-	surf, pilots, refOrder, err := core.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
+	surf, pilots, refOrder, err := fit.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
 	if err != nil {
 		return err
 	}
@@ -418,7 +405,7 @@ func (c *tuneCmd) run(e *env) error {
 		for j := range axes {
 			row.SEDiff[j] = math.NaN()
 			if nb := i + g.stride(j); idx[j]+1 < g.sizes[j] && results[i] != nil && results[nb] != nil {
-				row.SEDiff[j] = core.DiffSE(results[i], results[nb])
+				row.SEDiff[j] = fit.DiffSE(results[i], results[nb])
 			}
 		}
 		rows = append(rows, row)
@@ -465,7 +452,7 @@ func (c *tuneCmd) run(e *env) error {
 			lo[j], hi[j] = math.Log(v[0]), math.Log(v[len(v)-1])
 			step[j] = (hi[j] - lo[j]) / float64(len(v)-1)
 		}
-		ocfg := core.OptimizeConfig{Samples: c.ExploitSamples, Seed: seed, Step: step, Lower: lo, Upper: hi,
+		ocfg := fit.OptimizeConfig{Samples: c.ExploitSamples, Seed: seed, Step: step, Lower: lo, Upper: hi,
 			Eval: func([]float64, *core.Result) { e.rep.add(1) }}
 		e.rep.startProgress(c.Progress, countProgress(200*k+2*k*k+2, "estimates"))
 		opt, err := surf.Maximize(e.ctx, bestTheta, ocfg)

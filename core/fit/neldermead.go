@@ -1,4 +1,4 @@
-package core
+package fit
 
 import (
 	"math"
@@ -20,7 +20,7 @@ import (
 func NelderMead(f func([]float64) float64, x0, step []float64, xtol float64, maxEvals int) ([]float64, float64) {
 	k := len(x0)
 	if len(step) != k || k == 0 {
-		panic("core: NelderMead needs a step per coordinate")
+		panic("fit: NelderMead needs a step per coordinate")
 	}
 	type vertex struct {
 		x []float64

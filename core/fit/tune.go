@@ -1,69 +1,14 @@
-package core
+package fit
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"gpc/core"
+	"gpc/core/gp"
 	"math"
 	"strconv"
 )
-
-// HyperKind names a kernel hyperparameter.
-type HyperKind int
-
-const (
-	// HyperAlpha is a length scale: Kernel.Alpha[Index].
-	HyperAlpha HyperKind = iota
-	// HyperBeta is the latent scale Kernel.Beta.
-	HyperBeta
-	// HyperBias is the additive bias Kernel.Bias.
-	HyperBias
-)
-
-// Hyper is one hyperparameter of a Kernel: its kind and, for HyperAlpha,
-// the index into Kernel.Alpha.
-type Hyper struct {
-	Kind  HyperKind
-	Index int
-}
-
-// Get returns the hyperparameter's value in k.
-func (h Hyper) Get(k *Kernel) float64 {
-	switch h.Kind {
-	case HyperAlpha:
-		return k.Alpha[h.Index]
-	case HyperBeta:
-		return k.Beta
-	}
-	return k.Bias
-}
-
-// Set sets the hyperparameter's value in k.
-func (h Hyper) Set(k *Kernel, v float64) {
-	switch h.Kind {
-	case HyperAlpha:
-		k.Alpha[h.Index] = v
-	case HyperBeta:
-		k.Beta = v
-	default:
-		k.Bias = v
-	}
-}
-
-// Classifier is a GP-classification training set: features X (rows of D
-// values, row-major) and labels Y in {-1, +1}.
-type Classifier struct {
-	X []float64
-	D int
-	Y []float64
-}
-
-// Box returns the classifier's orthant problem under kernel k: R =
-// C (I + K) C (ClassifierCov), whose orthant probability is the marginal
-// likelihood.
-func (c *Classifier) Box(k *Kernel) Box {
-	return Box{N: len(c.Y), Cov: ClassifierCov(k, c.X, c.D, c.Y), Labels: c.Y}
-}
 
 // Surface is the log marginal likelihood of a classifier as a function of
 // log-hyperparameters,
@@ -84,17 +29,17 @@ func (c *Classifier) Box(k *Kernel) Box {
 // make the random numbers no longer common. NewSurface chooses both once, at
 // a reference point.
 type Surface struct {
-	Data   *Classifier
-	Kernel Kernel  // the fixed hyperparameters; those in Params are overwritten
-	Params []Hyper // the coordinates of theta
+	Data   *gp.Classifier
+	Kernel gp.Kernel  // the fixed hyperparameters; those in Params are overwritten
+	Params []gp.Hyper // the coordinates of theta
 	// Method and Perm are the estimator and the variable order (Perm[k] is
 	// the input index of the k-th variable) used at every theta.
-	Method Method
+	Method core.Method
 	Perm   []int
 	Jitter float64
 	// Config holds the estimator's tunables; Method, Samples, Seed and Keep
 	// are set per evaluation.
-	Config Config
+	Config core.Config
 }
 
 // NewSurface returns the Surface of data over params, the method and order
@@ -102,23 +47,23 @@ type Surface struct {
 // seed) at the reference point theta0, or prepared directly when cands has
 // one element. It also returns the pilots (nil without a choice) and the
 // kind of the order chosen at theta0.
-func NewSurface(ctx context.Context, data *Classifier, kernel Kernel, params []Hyper, theta0 []float64, cands []Candidate, jitter float64, cfg Config) (*Surface, []Pilot, OrderKind, error) {
+func NewSurface(ctx context.Context, data *gp.Classifier, kernel gp.Kernel, params []gp.Hyper, theta0 []float64, cands []core.Candidate, jitter float64, cfg core.Config) (*Surface, []core.Pilot, core.OrderKind, error) {
 	if len(theta0) != len(params) {
-		panic("core: theta0 and params differ in length")
+		panic("fit: theta0 and params differ in length")
 	}
 	s := &Surface{Data: data, Kernel: kernel, Params: params, Jitter: jitter, Config: cfg}
 	s.Kernel.Alpha = append([]float64(nil), kernel.Alpha...)
 	box := data.Box(s.kernel(theta0))
-	var f *Factor
-	var pilots []Pilot
+	var f *core.Factor
+	var pilots []core.Pilot
 	var err error
 	if len(cands) > 1 {
-		var c Candidate
-		f, c, pilots, err = Choose(ctx, box, cands, jitter, cfg)
+		var c core.Candidate
+		f, c, pilots, err = core.Choose(ctx, box, cands, jitter, cfg)
 		s.Method = c.Method
 	} else {
 		s.Method = cands[0].Method
-		f, err = Prepare(box, cands[0], cfg.Seed, jitter)
+		f, err = core.Prepare(box, cands[0], cfg.Seed, jitter)
 	}
 	if err != nil {
 		return nil, pilots, 0, err
@@ -131,7 +76,7 @@ func NewSurface(ctx context.Context, data *Classifier, kernel Kernel, params []H
 // rounded to 15 significant digits, so that a value the user gave (8, whose
 // log's exp is 7.999999999999998) is the value used, as gpc-kernel would
 // use it, and the estimate there is gpc-train's to the last bit.
-func (s *Surface) kernel(theta []float64) *Kernel {
+func (s *Surface) kernel(theta []float64) *gp.Kernel {
 	k := s.Kernel
 	k.Alpha = append([]float64(nil), s.Kernel.Alpha...)
 	for j, h := range s.Params {
@@ -150,53 +95,26 @@ func round15(x float64) float64 {
 }
 
 // KernelAt returns the kernel at theta.
-func (s *Surface) KernelAt(theta []float64) *Kernel { return s.kernel(theta) }
+func (s *Surface) KernelAt(theta []float64) *gp.Kernel { return s.kernel(theta) }
 
 // Factor prepares the classifier's orthant problem at theta for the
 // surface's method in its fixed order.
-func (s *Surface) Factor(theta []float64) (*Factor, error) {
-	return PrepareOrdered(s.Data.Box(s.kernel(theta)), s.Method, s.Perm, s.Jitter)
+func (s *Surface) Factor(theta []float64) (*core.Factor, error) {
+	return core.PrepareOrdered(s.Data.Box(s.kernel(theta)), s.Method, s.Perm, s.Jitter)
 }
 
 // Eval estimates f(theta) with the given particle count and seed; with keep
 // the Result carries the particle cloud. It also returns the Factor, which
 // prediction needs with the cloud.
-func (s *Surface) Eval(ctx context.Context, theta []float64, samples int, seed uint64, keep bool) (Result, *Factor, error) {
+func (s *Surface) Eval(ctx context.Context, theta []float64, samples int, seed uint64, keep bool) (core.Result, *core.Factor, error) {
 	f, err := s.Factor(theta)
 	if err != nil {
-		return Result{}, nil, err
+		return core.Result{}, nil, err
 	}
 	cfg := s.Config
 	cfg.Method, cfg.Samples, cfg.Seed, cfg.Keep = s.Method, samples, seed, keep
-	res, err := Estimate(ctx, f, cfg)
+	res, err := core.Estimate(ctx, f, cfg)
 	return res, f, err
-}
-
-// PrepareOrdered prepares box for method in the fixed order perm (as
-// Prepare does for a candidate, but without choosing the order): for
-// MethodEP one EP solve then EP.Factor in that order, for MethodMET the
-// factor then its tilt.
-func PrepareOrdered(box Box, method Method, perm []int, jitter float64) (*Factor, error) {
-	ord := Ordering{Kind: OrderGiven, Perm: perm}
-	if method == MethodEP {
-		e, err := NewEP(box, jitter)
-		if err != nil {
-			return nil, err
-		}
-		return e.Factor(ord)
-	}
-	f, err := NewFactor(box, ord, jitter)
-	if err != nil {
-		return nil, err
-	}
-	if method == MethodMET {
-		st, err := f.Tilt(MaxTiltIterations)
-		f.TiltStats = st
-		if err != nil {
-			return nil, err
-		}
-	}
-	return f, nil
 }
 
 // groupSizes returns the particle counts of Estimate's groups.
@@ -214,7 +132,7 @@ func groupSizes(samples, groups int) []int {
 // relGroups returns each group's estimate relative to the combined one,
 // c_g = I_g / I, for a result whose groups have the given sizes. Their
 // size-weighted mean is 1.
-func relGroups(r *Result) []float64 {
+func relGroups(r *core.Result) []float64 {
 	c := make([]float64, len(r.GroupLogP))
 	for g, l := range r.GroupLogP {
 		c[g] = math.Exp(l - r.LogP)
@@ -233,9 +151,9 @@ func relGroups(r *Result) []float64 {
 // size-weighted mean 0). Positive correlation between the pairs makes it
 // much smaller than hypot(a.SE, b.SE). It returns NaN for one group or an
 // estimate of P = 0, and panics if the two results' groups differ.
-func DiffSE(a, b *Result) float64 {
+func DiffSE(a, b *core.Result) float64 {
 	if a.Samples != b.Samples || a.Groups != b.Groups || len(a.GroupLogP) != len(b.GroupLogP) {
-		panic("core: DiffSE needs two results with the same samples and groups")
+		panic("fit: DiffSE needs two results with the same samples and groups")
 	}
 	if a.Groups < 2 || math.IsInf(a.LogP, -1) || math.IsInf(b.LogP, -1) {
 		return math.NaN()
@@ -253,7 +171,7 @@ func DiffSE(a, b *Result) float64 {
 // GroupCorrelation returns the correlation, over the paired groups, of the
 // group estimates of two results made with common random numbers: 1 when
 // the groups move together, 0 for independent random numbers.
-func GroupCorrelation(a, b *Result) float64 {
+func GroupCorrelation(a, b *core.Result) float64 {
 	ca, cb := relGroups(a), relGroups(b)
 	n := float64(len(ca))
 	var ma, mb float64
@@ -271,10 +189,10 @@ func GroupCorrelation(a, b *Result) float64 {
 }
 
 // errNoEstimate marks an evaluation that gave no finite estimate.
-var errNoEstimate = errors.New("core: the estimate of P is 0")
+var errNoEstimate = errors.New("fit: the estimate of P is 0")
 
 // evalFinite is Eval that also refuses an estimate of P = 0.
-func (s *Surface) evalFinite(ctx context.Context, theta []float64, samples int, seed uint64) (Result, error) {
+func (s *Surface) evalFinite(ctx context.Context, theta []float64, samples int, seed uint64) (core.Result, error) {
 	res, _, err := s.Eval(ctx, theta, samples, seed, false)
 	if err == nil && math.IsInf(res.LogP, -1) {
 		err = errNoEstimate
@@ -289,7 +207,7 @@ type Optimum struct {
 	// of the quadratic fitted around the Nelder-Mead optimum.
 	Theta []float64
 	// Result is the estimate at Theta.
-	Result Result
+	Result core.Result
 	// Evals counts the estimates made (the simplex's and the fit's).
 	Evals int
 	// Hessian (k x k, row-major) is the fit's second derivative of log ML
@@ -325,7 +243,7 @@ type OptimizeConfig struct {
 	// outside counts as infeasible (the fit's stencil may cross them).
 	Lower, Upper []float64
 	// Eval, if not nil, is called after every estimate.
-	Eval func(theta []float64, res *Result)
+	Eval func(theta []float64, res *core.Result)
 }
 
 // Maximize finds the maximum of the surface's estimate for cfg.Seed,
@@ -339,7 +257,7 @@ type OptimizeConfig struct {
 func (s *Surface) Maximize(ctx context.Context, theta0 []float64, cfg OptimizeConfig) (*Optimum, error) {
 	k := len(s.Params)
 	if len(theta0) != k {
-		panic("core: theta0 has the wrong length")
+		panic("fit: theta0 has the wrong length")
 	}
 	step := cfg.Step
 	if step == nil {
@@ -433,7 +351,7 @@ const FitFraction = 0.25
 // theta0 (half-widths h) and returns the Optimum of the fitted quadratic.
 func (s *Surface) fit(ctx context.Context, theta0, h []float64, cfg OptimizeConfig) (*Optimum, error) {
 	k := len(theta0)
-	eval := func(dir []float64) (Result, error) {
+	eval := func(dir []float64) (core.Result, error) {
 		th := make([]float64, k)
 		for j := range th {
 			th[j] = theta0[j] + dir[j]*h[j]
@@ -465,7 +383,7 @@ func (s *Surface) fit(ctx context.Context, theta0, h []float64, cfg OptimizeConf
 	// dg[j] holds each group's contribution to g_j (relative group
 	// estimates differenced like g).
 	dg := make([][]float64, k)
-	plus, minus := make([]Result, k), make([]Result, k)
+	plus, minus := make([]core.Result, k), make([]core.Result, k)
 	for j := range k {
 		if plus[j], err = eval(unit(j, 1, -1, 0)); err != nil {
 			return nil, err

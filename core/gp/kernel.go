@@ -1,4 +1,4 @@
-package core
+package gp
 
 import (
 	"fmt"
@@ -97,7 +97,7 @@ func (k *Kernel) Validate(d int) error {
 // Eval returns k(x, y). It panics if the lengths differ.
 func (k *Kernel) Eval(x, y []float64) float64 {
 	if len(x) != len(y) {
-		panic("core: kernel arguments differ in length")
+		panic("gp: kernel arguments differ in length")
 	}
 	var v float64
 	switch k.Kind {
@@ -135,37 +135,44 @@ func (k *Kernel) Eval(x, y []float64) float64 {
 	return v + k.Bias
 }
 
-// ClassifierCov returns the covariance of the GP classifier's orthant
-// problem (the paper's eq. MARG-LIK-FIN2 and R-NEW): for training features
-// x (n rows of d, row-major) with labels y in {-1, +1},
-//
-//	R = C (I + K) C,   C = diag(y),   K[i][j] = k(x_i, x_j),
-//
-// row-major n x n, so that the marginal likelihood is P(v >= 0),
-// v ~ N(0, R). It panics if the shapes disagree.
-func ClassifierCov(k *Kernel, x []float64, d int, y []float64) []float64 {
-	n := len(y)
-	if len(x) != n*d {
-		panic("core: features and labels disagree in length")
-	}
-	r := make([]float64, n*n)
-	for i := range n {
-		xi := x[i*d : i*d+d]
-		for j := range i + 1 {
-			v := y[i] * y[j] * k.Eval(xi, x[j*d:j*d+d])
-			r[i*n+j], r[j*n+i] = v, v
-		}
-		r[i*n+i]++
-	}
-	return r
+// HyperKind names a kernel hyperparameter.
+type HyperKind int
+
+const (
+	// HyperAlpha is a length scale: Kernel.Alpha[Index].
+	HyperAlpha HyperKind = iota
+	// HyperBeta is the latent scale Kernel.Beta.
+	HyperBeta
+	// HyperBias is the additive bias Kernel.Bias.
+	HyperBias
+)
+
+// Hyper is one hyperparameter of a Kernel: its kind and, for HyperAlpha,
+// the index into Kernel.Alpha.
+type Hyper struct {
+	Kind  HyperKind
+	Index int
 }
 
-// ClassifierTestRow fills dst (length n) with the covariance of a test
-// pattern's variable v* = f* + noise with the training variables,
-// dst[j] = y_j k(x_j, xs), and returns its variance 1 + k(xs, xs).
-func ClassifierTestRow(dst []float64, k *Kernel, x []float64, d int, y []float64, xs []float64) float64 {
-	for j := range y {
-		dst[j] = y[j] * k.Eval(x[j*d:j*d+d], xs)
+// Get returns the hyperparameter's value in k.
+func (h Hyper) Get(k *Kernel) float64 {
+	switch h.Kind {
+	case HyperAlpha:
+		return k.Alpha[h.Index]
+	case HyperBeta:
+		return k.Beta
 	}
-	return 1 + k.Eval(xs, xs)
+	return k.Bias
+}
+
+// Set sets the hyperparameter's value in k.
+func (h Hyper) Set(k *Kernel, v float64) {
+	switch h.Kind {
+	case HyperAlpha:
+		k.Alpha[h.Index] = v
+	case HyperBeta:
+		k.Beta = v
+	default:
+		k.Bias = v
+	}
 }

@@ -1,8 +1,9 @@
-package core
+package fit
 
 import (
 	"context"
 	"errors"
+	"gpc/core"
 	"math"
 	"runtime"
 	"sync"
@@ -36,17 +37,17 @@ func (p LogNormalPrior) LogDensity(theta []float64) float64 {
 // groups) and draws from the stream of seeds[g], so that a chain can renew
 // the random numbers of some groups and keep the others'. The groups run
 // Config.Threads at a time; the result does not depend on it.
-func (s *Surface) EvalSeeds(ctx context.Context, theta []float64, samples int, seeds []uint64, keep bool) (Result, *Factor, error) {
+func (s *Surface) EvalSeeds(ctx context.Context, theta []float64, samples int, seeds []uint64, keep bool) (core.Result, *core.Factor, error) {
 	f, err := s.Factor(theta)
 	if err != nil {
-		return Result{}, nil, err
+		return core.Result{}, nil, err
 	}
 	g := len(seeds)
 	if samples/g < 2 {
-		panic("core: fewer than 2 particles per group")
+		panic("fit: fewer than 2 particles per group")
 	}
 	sizes := groupSizes(samples, g)
-	outs := make([]Result, g)
+	outs := make([]core.Result, g)
 	errs := make([]error, g)
 	threads := s.Config.Threads
 	if threads <= 0 {
@@ -66,20 +67,20 @@ func (s *Surface) EvalSeeds(ctx context.Context, theta []float64, samples int, s
 				cfg := s.Config
 				cfg.Method, cfg.Samples, cfg.Groups, cfg.Seed, cfg.Threads, cfg.Keep = s.Method, sizes[k], 1, seeds[k], 1, keep
 				cfg.Progress = nil
-				outs[k], errs[k] = Estimate(ctx, f, cfg)
+				outs[k], errs[k] = core.Estimate(ctx, f, cfg)
 			}
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		if ctx.Err() != nil {
-			return Result{}, nil, ctx.Err()
+			return core.Result{}, nil, ctx.Err()
 		}
-		return Result{}, nil, err
+		return core.Result{}, nil, err
 	}
-	res := Result{Samples: samples, Groups: g, GroupLogP: make([]float64, g), MinESS: 1, DeadAt: -1, MinESSParticles: math.Inf(1)}
+	res := core.Result{Samples: samples, Groups: g, GroupLogP: make([]float64, g), MinESS: 1, DeadAt: -1, MinESSParticles: math.Inf(1)}
 	if keep {
-		res.Cloud = &Cloud{N: f.N, Groups: make([]CloudGroup, g)}
+		res.Cloud = &core.Cloud{N: f.N, Groups: make([]core.CloudGroup, g)}
 	}
 	for k, o := range outs {
 		res.GroupLogP[k] = o.LogP
@@ -97,7 +98,7 @@ func (s *Surface) EvalSeeds(ctx context.Context, theta []float64, samples int, s
 			res.Cloud.Groups[k] = o.Cloud.Groups[0]
 		}
 	}
-	res.LogP, res.SE, res.EffectiveGroups = combine(res.GroupLogP, sizes)
+	res.LogP, res.SE, res.EffectiveGroups = core.CombineGroups(res.GroupLogP, sizes)
 	return res, f, nil
 }
 
@@ -134,8 +135,8 @@ type MCMCState struct {
 	// Result is the estimate of log ML at Theta the chain holds (with its
 	// cloud when MCMCConfig.Keep), and Factor the factor it was drawn
 	// with.
-	Result Result
-	Factor *Factor
+	Result core.Result
+	Factor *core.Factor
 	// Accepted reports whether this iteration's proposal was accepted.
 	Accepted bool
 }
@@ -201,11 +202,11 @@ const MCMCTargetAcceptance = 0.3
 func (s *Surface) PseudoMarginal(ctx context.Context, theta0 []float64, prior LogNormalPrior, cfg MCMCConfig) (MCMCStats, error) {
 	k := len(s.Params)
 	if len(theta0) != k || len(prior.Mu) != k || len(prior.SD) != k {
-		panic("core: theta0 and the prior must have one entry per parameter")
+		panic("fit: theta0 and the prior must have one entry per parameter")
 	}
 	g := cfg.Groups
 	if g == 0 {
-		g = DefaultGroups(s.Method, cfg.Samples)
+		g = core.DefaultGroups(s.Method, cfg.Samples)
 	}
 	refresh := cfg.Refresh
 	if refresh <= 0 || refresh > g {
@@ -219,7 +220,7 @@ func (s *Surface) PseudoMarginal(ctx context.Context, theta0 []float64, prior Lo
 	for j := range k {
 		st.Shape[j*k+j] = 1
 	}
-	r := NewStream(cfg.Seed, domainMCMC, 0)
+	r := core.NewStream(cfg.Seed, domainMCMC, 0)
 	seeds := make([]uint64, g)
 	for i := range seeds {
 		seeds[i] = r.Uint64()
@@ -230,7 +231,7 @@ func (s *Surface) PseudoMarginal(ctx context.Context, theta0 []float64, prior Lo
 		return st, err
 	}
 	if math.IsInf(cur.LogP, -1) {
-		return st, errors.New("core: the chain's starting point has an estimated likelihood of 0")
+		return st, errors.New("fit: the chain's starting point has an estimated likelihood of 0")
 	}
 	curPost := prior.LogDensity(theta) + cur.LogP
 	var hist [][]float64 // burn-in states, for the proposal's shape
@@ -330,7 +331,7 @@ func (s *Surface) PseudoMarginal(ctx context.Context, theta0 []float64, prior Lo
 // seeds that are equal in sa and sb: the delta method of DiffSE over the
 // groups, where a renewed group contributes both its deviations as
 // independent terms.
-func ratioNoise(a, b *Result, sa, sb []uint64) float64 {
+func ratioNoise(a, b *core.Result, sa, sb []uint64) float64 {
 	if a.Groups < 2 {
 		return math.NaN()
 	}

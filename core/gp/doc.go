@@ -1,0 +1,26 @@
+// Package gp is gpc's Gaussian process model: the covariance functions of
+// the latent process with their hyperparameters (Kernel, Hyper) and the
+// probit classifier built on them (Classifier), whose marginal likelihood
+// and test posteriors are Gaussian orthant probabilities that package core
+// estimates.
+//
+// # The binary probit classifier
+//
+// Training features x_1..x_N with labels y_i in {-1, +1}, latent f ~ GP(0, k)
+// and probit likelihood p(y_i | f_i) = Phi(y_i f_i). With C = diag(y),
+//
+//	p(y | X) = P(v >= 0),   v ~ N(0, R),   R = C (I + K) C,
+//
+// (Atiya, Fayed and Abdel-Gawad 2013, eq. MARG-LIK-FIN2): ClassifierCov
+// builds R, Classifier.Box the orthant problem, and ClassifierTestRow a
+// test pattern's row (eq. R-NEW), whose posterior is a ratio of two orthant
+// probabilities (core.Predict).
+//
+// # Kernels
+//
+// Kernel.Eval computes k(x, x') for the kinds of KernelKind: the paper's RBF
+// beta exp(-||x - x'||^2 / alpha^2) (no factor 2), ARD (one alpha per
+// feature), Matern 3/2 and 5/2, and the scaled linear kernel, each plus an
+// optional constant bias. Hyper names one hyperparameter of a Kernel, so
+// that package fit can move it.
+package gp

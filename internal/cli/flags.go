@@ -1,0 +1,127 @@
+package cli
+
+// The flags that several tools take, each declared once, here, and
+// embedded (kong's embed) by the tools that take it, so that a flag's
+// name, help and checks are the same in every tool (TestSharedFlags checks
+// the help). A tool's own flags, and what a shared flag means in that tool
+// beyond its help, are in the tool's file and description.
+//
+//	commonFlags     every tool: --format --threads --quiet --progress --version (cli.go)
+//	dataFlags       --train --label --positive --id --standardize: gpc-kernel, gpc-tune, gpc-mcmc
+//	testFlags       --test: gpc-kernel, gpc-mcmc
+//	batchFlags      --batch-size: gpc-kernel, gpc-train, gpc-predict
+//	kernelFlags     --kernel: gpc-kernel, gpc-tune, gpc-mcmc
+//	hyperFlags      --alpha --beta --bias as values: gpc-kernel, gpc-mcmc (gpc-tune's are grids)
+//	estimatorFlags  --samples --seed --method --order --groups --ess --jitter: gpc-orthant, gpc-train, gpc-tune, gpc-mcmc
+//	seedFlags       --seed: in estimatorFlags, and gpc-predict
+//	memoryFlags     --max-memory: gpc-orthant, gpc-train, gpc-predict
+//
+// A flag whose default differs between tools takes it from a kong
+// variable set where the struct is embedded (estimatorFlags' --samples:
+// `set:"samples=2000"`).
+
+import (
+	"strings"
+
+	"gpc/core/gp"
+)
+
+// dataFlags are the flags of the tools that read training features.
+type dataFlags struct {
+	Train       string `required:"" help:"Training features with labels: CSV, Parquet or Arrow IPC; - reads standard input."`
+	Label       string `default:"y" help:"The label column: +1/-1, 1/0, or two values one of which --positive names."`
+	Positive    string `help:"The label value of the positive class (+1); needed when the labels are not +1/-1 or 1/0."`
+	ID          string `help:"A column that identifies the rows (not a feature), passed through to the outputs as the test rows' id."`
+	Standardize bool   `help:"Center and scale each feature by its training mean and standard deviation (recorded in the output's metadata)."`
+}
+
+// validateData checks the data flags.
+func (d *dataFlags) validateData() error {
+	if d.Label == d.ID {
+		return usagef("--label and --id name the same column %q", d.Label)
+	}
+	return nil
+}
+
+// testFlags is --test, the test features of the tools that predict.
+type testFlags struct {
+	Test string `help:"Test features (the training file's feature columns; labels optional); - reads standard input."`
+}
+
+// validateTest checks that the training and the test features do not
+// both read standard input.
+func (t *testFlags) validateTest(d *dataFlags) error {
+	if d.Train == "-" && t.Test == "-" {
+		return usagef("--train and --test cannot both read standard input")
+	}
+	return nil
+}
+
+// batchFlags is --batch-size, the rows per batch of the tools that
+// stream rows.
+type batchFlags struct {
+	BatchSize int `default:"4096" help:"Rows per batch: per Arrow record batch written, and per batch of test rows predicted."`
+}
+
+func (b *batchFlags) validateBatch() error {
+	if b.BatchSize < 1 {
+		return usagef("--batch-size %d: must be at least 1", b.BatchSize)
+	}
+	return nil
+}
+
+// kernelFlags is --kernel.
+type kernelFlags struct {
+	Kernel string `enum:"rbf,linear,ard,matern32,matern52" default:"rbf" help:"Covariance function of the latent process: rbf, linear, ard, matern32 or matern52 (gpc-kernel --help gives their formulas)."`
+}
+
+// kind returns the kernel's kind.
+func (k *kernelFlags) kind() gp.KernelKind {
+	kind, _ := gp.ParseKernel(k.Kernel)
+	return kind
+}
+
+// hyperFlags are the kernel's hyperparameters as values (gpc-kernel's
+// kernel, gpc-mcmc's starting point).
+type hyperFlags struct {
+	Alpha []float64 `default:"1" sep:"," help:"Length scale alpha (ard: one per feature, comma-separated, in the training file's column order; linear: none)."`
+	Beta  float64   `default:"1" help:"Latent scale beta: the prior variance of the latent function."`
+	Bias  float64   `default:"0" help:"A constant added to the kernel: the prior variance of a bias term (0: none)."`
+}
+
+// kernel returns the kernel of kind with these hyperparameters, checked
+// for d features (d < 0: the features are not known yet, so that ard's
+// count is not checked). The linear kernel has no length scale: the
+// default --alpha is dropped for it.
+func (h *hyperFlags) kernel(kind gp.KernelKind, d int) (*gp.Kernel, error) {
+	if kind == gp.KernelLinear && len(h.Alpha) == 1 && h.Alpha[0] == 1 {
+		h.Alpha = nil
+	}
+	k := &gp.Kernel{Kind: kind, Alpha: h.Alpha, Beta: h.Beta, Bias: h.Bias}
+	check := d
+	if d < 0 {
+		check = len(h.Alpha)
+	}
+	if err := k.Validate(check); err != nil {
+		return nil, usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
+	}
+	return k, nil
+}
+
+// seedFlags is --seed.
+type seedFlags struct {
+	Seed int64 `default:"1" help:"Random seed. The same input, flags and seed give byte-identical output."`
+}
+
+func (s *seedFlags) validateSeed() error {
+	if s.Seed < 0 {
+		return usagef("--seed %d: must be 0 or more", s.Seed)
+	}
+	return nil
+}
+
+// memoryFlags is --max-memory, the memory the particles may take.
+type memoryFlags struct {
+	// MaxMemory bounds the particles' memory (core.Config.MaxMemory).
+	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the particles may take, e.g. 8GB or 512MiB (0: half the available memory; never more than what is left after factorising). Groups that do not fit run fewer at a time, or are split into more, smaller groups (independent, combined exactly: the estimate agrees within its standard error). Neither gpc-train nor gpc-predict holds a cloud, unless gpc-predict's test rows come after the particles: it then holds the cloud within this limit. A run that does not fit is refused (exit 80)."`
+}
