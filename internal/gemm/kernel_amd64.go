@@ -4,7 +4,8 @@ package gemm
 
 import "golang.org/x/sys/cpu"
 
-// The assembly paths of amd64 (kernel_amd64.s).
+// The assembly paths of amd64 (kernel_amd64.s: AVX-512; kernel_avx2_amd64.s:
+// AVX2 + FMA).
 var (
 	avx512 = &kernel{name: "avx512", nc: nc64, packSize: groupSize, pack: packGroups, rows: rowsAVX512}
 	avx2   = &kernel{name: "avx2", nc: nc1MiB, packSize: quadSize, pack: packQuads, rows: rowsAVX2}

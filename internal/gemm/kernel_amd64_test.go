@@ -4,6 +4,7 @@ package gemm
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -30,14 +31,5 @@ func BenchmarkFMAPeak(b *testing.B) {
 	}
 }
 
-func avx512In() bool { return slicesContains(kernels, avx512) }
-func avx2In() bool   { return slicesContains(kernels, avx2) }
-
-func slicesContains(ks []*kernel, k *kernel) bool {
-	for _, x := range ks {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
+func avx512In() bool { return slices.Contains(kernels, avx512) }
+func avx2In() bool   { return slices.Contains(kernels, avx2) }

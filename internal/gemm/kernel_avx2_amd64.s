@@ -130,6 +130,11 @@ TEXT ·kern3x4AVX2(SB), NOSPLIT, $192-80
 	VMOVUPD Y0, 160(SP)
 
 strip:
+	// The strip's rows of C, written at its end, on their way to the
+	// cache while it runs.
+	PREFETCHT0 (DI)
+	PREFETCHT0 (DI)(R11*1)
+	PREFETCHT0 (DI)(R11*2)
 	// Lanes 0-3.
 	ZERO12
 	MOVQ DX, AX
