@@ -28,6 +28,7 @@ type orthantCmd struct {
 	Input          string `arg:"" optional:"" default:"-" help:"Covariance input: Arrow IPC stream or file, or CSV; - or nothing reads standard input."`
 	estimatorFlags `embed:"" set:"samples=10000"`
 	memoryFlags    `embed:""`
+	shardFlags     `embed:""`
 	commonFlags    `embed:""`
 }
 
@@ -40,6 +41,9 @@ func Orthant(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // Validate checks the flags after parsing (kong calls it).
 func (c *orthantCmd) Validate() error {
 	if err := c.validateCommon(); err != nil {
+		return err
+	}
+	if _, _, err := c.shard(); err != nil {
 		return err
 	}
 	return c.validateEstimator()
@@ -57,6 +61,9 @@ func (c *orthantCmd) run(e *env) error {
 		return err
 	}
 	cfg := c.config(c.Threads, c.MaxMemory.limit())
+	if c.Shard != "" {
+		return c.runShard(e, boxOf(cov), cov.Meta, name, cfg, mem)
+	}
 	f, pilots, res, err := c.estimate(e, boxOf(cov), name, &cfg, c.Progress)
 	if err != nil {
 		return err
@@ -71,6 +78,12 @@ func (c *orthantCmd) run(e *env) error {
 
 // orthantTable is gpc-orthant's one-row result (schema gpc.orthant/1).
 func orthantTable(res *core.Result, f *core.Factor, cfg core.Config) *format.Table {
+	return orthantRow(res, f.N, cfg.Method.String(), f.Order.String(), cfg.Seed, solveIterations(f, cfg.Method))
+}
+
+// orthantRow is orthantTable from the values it shows (what gpc-merge has
+// of a sharded run).
+func orthantRow(res *core.Result, n int, method, order string, seed uint64, solve int) *format.Table {
 	meta := map[string]string{
 		format.KeySchema: format.SchemaOrthant,
 		format.KeyTool:   "gpc-orthant",
@@ -79,16 +92,16 @@ func orthantTable(res *core.Result, f *core.Factor, cfg core.Config) *format.Tab
 		{Name: "log_p", Float: []float64{res.LogP}},
 		{Name: "se_log_p", Float: []float64{res.SE}},
 		{Name: "p", Float: []float64{math.Exp(res.LogP)}},
-		{Name: "n", Int: []int64{int64(f.N)}},
+		{Name: "n", Int: []int64{int64(n)}},
 		{Name: "samples", Int: []int64{int64(res.Samples)}},
 		{Name: "groups", Int: []int64{int64(res.Groups)}},
-		{Name: "method", Str: []string{cfg.Method.String()}},
-		{Name: "order", Str: []string{f.Order.String()}},
-		{Name: "seed", Int: []int64{int64(cfg.Seed)}},
+		{Name: "method", Str: []string{method}},
+		{Name: "order", Str: []string{order}},
+		{Name: "seed", Int: []int64{int64(seed)}},
 		{Name: "min_ess", Float: []float64{res.MinESS}},
 		{Name: "resamples", Int: []int64{int64(res.Resamples)}},
 		{Name: "ancestors", Int: []int64{int64(res.Ancestors)}},
-		{Name: "solve_iterations", Int: []int64{int64(solveIterations(f, cfg.Method))}},
+		{Name: "solve_iterations", Int: []int64{int64(solve)}},
 	}}
 }
 

@@ -1,0 +1,252 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gpc/core"
+	"gpc/format"
+)
+
+const mergeDescription = `Merge the partial results of a sharded run (--shard I/K) into exactly what the unsharded run writes.
+
+A run too long for one machine is split into K shards, each a fixed, seed-determined range of the estimator's particle groups, run anywhere (a Slurm job array: --shard slurm); gpc-merge reads the K shard streams and writes the output of the same run unsharded: byte for byte, on any CPU (every kernel path computes the same bits; a build with -tags openblas merges only its own shards, and agrees with the others statistically). Today gpc-orthant shards (docs/scale-out.md).
+
+The inputs are the K shard files, or directories whose files (all of them, in name order, hidden ones skipped) are the shards. gpc-merge refuses, with one line naming the shard (exit 65): a missing shard, a duplicate, a shard of another run (another input, flags, seed, K or compute path: the shards' gpc:shard_fingerprint differ), a stream that is not a shard, and a truncated shard.
+
+` + examplesHelp + `
+  for i in 0 1 2 3; do gpc-orthant --shard $i/4 examples/onefactor-100.csv > shard-$i.arrows & done; wait
+  gpc-merge shard-*.arrows          # = gpc-orthant examples/onefactor-100.csv
+
+` + exitHelp
+
+// mergeCmd is gpc-merge's command line.
+type mergeCmd struct {
+	Inputs      []string `arg:"" name:"shard" help:"The shard streams: files, or directories of them."`
+	commonFlags `embed:""`
+}
+
+// Merge runs gpc-merge.
+func Merge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run("gpc-merge", mergeDescription, &mergeCmd{}, args, stdin, stdout, stderr)
+}
+
+// Validate checks the flags after parsing.
+func (c *mergeCmd) Validate() error { return c.validateCommon() }
+
+// shardIn is one shard stream as read.
+type shardIn struct {
+	name   string
+	t      *format.Table
+	i, k   int
+	lo, hi int
+}
+
+func (c *mergeCmd) run(e *env) error {
+	names, err := shardFiles(c.Inputs)
+	if err != nil {
+		return err
+	}
+	mem := format.NewAllocator()
+	var shards []*shardIn
+	for _, name := range names {
+		s, err := readShard(name, mem)
+		if err != nil {
+			return err
+		}
+		shards = append(shards, s)
+	}
+	shards, err = checkShards(shards)
+	if err != nil {
+		return err
+	}
+	switch shards[0].t.Meta[format.KeySchema] {
+	case format.SchemaOrthantShard:
+		return c.mergeOrthant(e, shards, mem)
+	}
+	return &dataError{fmt.Sprintf("%s: gpc:schema %q is not a shard stream gpc-merge reads", shards[0].name, shards[0].t.Meta[format.KeySchema])}
+}
+
+// shardFiles expands the inputs: a directory stands for its files (not
+// hidden), in name order.
+func shardFiles(inputs []string) ([]string, error) {
+	var names []string
+	for _, in := range inputs {
+		st, err := os.Stat(in)
+		if err != nil {
+			return nil, &format.IOError{Op: "open shard", Err: err}
+		}
+		if !st.IsDir() {
+			names = append(names, in)
+			continue
+		}
+		ents, err := os.ReadDir(in)
+		if err != nil {
+			return nil, &format.IOError{Op: "read directory", Err: err}
+		}
+		n := len(names)
+		for _, d := range ents {
+			if !strings.HasPrefix(d.Name(), ".") && d.Type().IsRegular() {
+				names = append(names, filepath.Join(in, d.Name()))
+			}
+		}
+		if len(names) == n {
+			return nil, &dataError{fmt.Sprintf("%s: no shard files in the directory", in)}
+		}
+	}
+	return names, nil
+}
+
+// readShard reads one shard stream and its gpc:shard keys.
+func readShard(name string, mem format.Allocator) (*shardIn, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, &format.IOError{Op: "open shard", Err: err}
+	}
+	defer f.Close()
+	t, err := format.ReadTable(f, name, mem)
+	if err != nil {
+		return nil, err
+	}
+	s := &shardIn{name: name, t: t}
+	bad := func(key string) error {
+		return &dataError{fmt.Sprintf("%s: not a shard stream (gpc:schema %q, %s %q): gpc-merge reads what a tool's --shard writes", name, t.Meta[format.KeySchema], key, t.Meta[key])}
+	}
+	is, ks, ok := strings.Cut(t.Meta[format.KeyShard], "/")
+	var e1, e2 error
+	s.i, e1 = strconv.Atoi(is)
+	s.k, e2 = strconv.Atoi(ks)
+	if !ok || e1 != nil || e2 != nil || s.k < 1 || s.i < 0 || s.i >= s.k {
+		return nil, bad(format.KeyShard)
+	}
+	los, his, ok := strings.Cut(t.Meta[format.KeyShardRange], "-")
+	s.lo, e1 = strconv.Atoi(los)
+	s.hi, e2 = strconv.Atoi(his)
+	if !ok || e1 != nil || e2 != nil || s.lo < 0 || s.hi <= s.lo {
+		return nil, bad(format.KeyShardRange)
+	}
+	if t.Meta[format.KeyShardFingerprint] == "" {
+		return nil, bad(format.KeyShardFingerprint)
+	}
+	return s, nil
+}
+
+// unshardedMeta is a shard's metadata without the keys that differ
+// between the shards of one run: the unsharded output's, but for its
+// schema.
+func unshardedMeta(meta map[string]string) map[string]string {
+	m := maps.Clone(meta)
+	maps.DeleteFunc(m, func(k, _ string) bool { return format.IsShardKey(k) || k == format.KeyRows })
+	return m
+}
+
+// checkShards checks that the shards are the K shards of one run, once
+// each, and returns them in shard order.
+func checkShards(shards []*shardIn) ([]*shardIn, error) {
+	first := shards[0]
+	fp := first.t.Meta[format.KeyShardFingerprint]
+	common := unshardedMeta(first.t.Meta)
+	common[format.KeyShardOf] = first.t.Meta[format.KeyShardOf]
+	byIndex := make([]*shardIn, first.k)
+	for _, s := range shards {
+		if s.t.Meta[format.KeyShardFingerprint] != fp || s.k != first.k {
+			return nil, &dataError{fmt.Sprintf("%s: shard %d/%d of another run than %s's shard %d/%d (another input, flags, seed, K or compute path: gpc:shard_fingerprint %s, not %s)", s.name, s.i, s.k, first.name, first.i, first.k, s.t.Meta[format.KeyShardFingerprint], fp)}
+		}
+		m := unshardedMeta(s.t.Meta)
+		m[format.KeyShardOf] = s.t.Meta[format.KeyShardOf]
+		if !maps.Equal(m, common) {
+			for _, key := range slices.Sorted(maps.Keys(common)) {
+				if v, ok := m[key]; !ok || v != common[key] {
+					return nil, &dataError{fmt.Sprintf("%s: shard %d/%d of another run than %s's shard %d/%d: metadata %s differs", s.name, s.i, s.k, first.name, first.i, first.k, key)}
+				}
+			}
+			return nil, &dataError{fmt.Sprintf("%s: shard %d/%d of another run than %s's shard %d/%d: its metadata has keys the other's has not", s.name, s.i, s.k, first.name, first.i, first.k)}
+		}
+		if d := byIndex[s.i]; d != nil {
+			return nil, &dataError{fmt.Sprintf("%s: shard %d/%d again (%s is shard %d/%d): each shard once", s.name, s.i, s.k, d.name, d.i, d.k)}
+		}
+		byIndex[s.i] = s
+	}
+	var missing []string
+	for i, s := range byIndex {
+		if s == nil {
+			missing = append(missing, fmt.Sprintf("%d/%d", i, first.k))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &dataError{fmt.Sprintf("shard %s missing: %d of %d shards read (%s)", strings.Join(missing, ", "), len(shards), first.k, strings.Join(shardNames(shards), ", "))}
+	}
+	for i, s := range byIndex {
+		if i > 0 && s.lo != byIndex[i-1].hi || i == 0 && s.lo != 0 {
+			return nil, &dataError{fmt.Sprintf("%s: shard %d/%d covers groups %d-%d, which do not follow shard %d's", s.name, s.i, s.k, s.lo, s.hi, i-1)}
+		}
+		if s.t.Rows() != s.hi-s.lo {
+			return nil, &dataError{fmt.Sprintf("%s: shard %d/%d has %d rows for groups %d-%d", s.name, s.i, s.k, s.t.Rows(), s.lo, s.hi)}
+		}
+	}
+	return byIndex, nil
+}
+
+func shardNames(shards []*shardIn) []string {
+	var ns []string
+	for _, s := range shards {
+		ns = append(ns, s.name)
+	}
+	return ns
+}
+
+// mergeOrthant merges gpc-orthant's shards into its one-row result.
+func (c *mergeCmd) mergeOrthant(e *env, shards []*shardIn, mem format.Allocator) error {
+	meta := shards[0].t.Meta
+	num := func(key string) (int, error) {
+		n, err := strconv.Atoi(meta[key])
+		if err != nil {
+			return 0, &dataError{fmt.Sprintf("%s: metadata %s = %q is not a number", shards[0].name, key, meta[key])}
+		}
+		return n, nil
+	}
+	var vals [5]int
+	for j, key := range []string{format.KeyShardN, format.KeyShardSamples, format.KeyShardGroups, format.KeyShardSolve, format.KeySeed} {
+		v, err := num(key)
+		if err != nil {
+			return err
+		}
+		vals[j] = v
+	}
+	n, samples, groups, solve, seed := vals[0], vals[1], vals[2], vals[3], vals[4]
+	var outs []core.GroupResult
+	for _, s := range shards {
+		cols := map[string]*format.Column{}
+		for _, name := range []string{"group", "log_z", "min_ess", "resamples", "ancestors", "dead_at"} {
+			col := s.t.Column(name)
+			if col == nil || (name == "log_z" || name == "min_ess") != (col.Float != nil) {
+				return &dataError{fmt.Sprintf("%s: no column %q of the right type: not a gpc-orthant shard", s.name, name)}
+			}
+			cols[name] = col
+		}
+		for r := range s.t.Rows() {
+			if cols["group"].Int[r] != int64(s.lo+r) {
+				return &dataError{fmt.Sprintf("%s: row %d is group %d, not %d", s.name, r, cols["group"].Int[r], s.lo+r)}
+			}
+			outs = append(outs, core.GroupResult{LogZ: cols["log_z"].Float[r], MinESS: cols["min_ess"].Float[r],
+				Resamples: int(cols["resamples"].Int[r]), Ancestors: int(cols["ancestors"].Int[r]), DeadAt: int(cols["dead_at"].Int[r])})
+		}
+	}
+	if len(outs) != groups {
+		return &dataError{fmt.Sprintf("%s: the shards hold %d groups, and the metadata announces %d", shards[len(shards)-1].name, len(outs), groups)}
+	}
+	res := core.Summarize(samples, outs)
+	t := orthantRow(&res, n, meta[format.KeyMethod], meta[format.KeyShardOrder], uint64(seed), solve)
+	t.Meta = unshardedMeta(meta)
+	t.Meta[format.KeySchema] = meta[format.KeyShardOf]
+	if ok, why := res.Trust(); !ok {
+		e.rep.warnf("the standard error is not reliable: %s", why)
+	}
+	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, mem)
+}
