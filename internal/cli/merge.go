@@ -21,8 +21,7 @@ A run too long for one machine is split into K shards, each a fixed, seed-determ
 The inputs are the K shard files, or directories whose files (all of them, in name order, hidden ones skipped) are the shards. gpc-merge refuses, with one line naming the shard (exit 65): a missing shard, a duplicate, a shard of another run (another input, flags, seed, K or compute path: the shards' gpc:shard_fingerprint differ), a stream that is not a shard, and a truncated shard.
 
 ` + examplesHelp + `
-  for i in 0 1 2 3; do gpc-orthant --shard $i/4 examples/onefactor-100.csv > shard-$i.arrows & done; wait
-  gpc-merge shard-*.arrows          # = gpc-orthant examples/onefactor-100.csv
+  gpc-merge shard-0.arrows shard-1.arrows   # after gpc-orthant --help's examples: = gpc-orthant examples/onefactor-100.csv
 
 ` + exitHelp
 
