@@ -8,7 +8,7 @@
 #   examples/slurm/run.sh K INPUT OUTPUT [gpc-orthant flags...]
 #
 # With GPC_CHECK=1 it also runs the unsharded estimate here and compares
-# the merged output with it byte for byte (what .ci/slurm.sh does).
+# the merged output with it byte for byte (what .ci/scale-out.sh does).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 k=$1 input=$(realpath "$2") out=$3

@@ -4,14 +4,15 @@
 # their own ports, with their configuration, state and logs in a
 # temporary directory (SLURM_CONF points the clients at it). Then the
 # sharded runs of examples/slurm/ on it, each merged and compared byte for
-# byte with the unsharded run. Installs Debian's Slurm and munge if
-# missing. Usage: .ci/slurm.sh (with the tools built in bin/).
+# byte with the unsharded run; and the same run driven by GNU parallel.
+# Installs Debian's Slurm, munge and parallel if missing. Usage:
+# .ci/scale-out.sh (with the tools built in bin/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=$PWD/bin:$PATH
 
-if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null || ! command -v sbatch >/dev/null; then
-  apt-get update -qq && apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null
+if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null || ! command -v sbatch >/dev/null || ! command -v parallel >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq slurmctld slurmd slurm-client munge parallel >/dev/null
 fi
 
 d=$(mktemp -d /tmp/gpc-slurm.XXXXXX)
@@ -86,3 +87,9 @@ gpc-kernel --standardize --alpha 1 --beta 10 --train "$d/train500.csv" > "$d/cov
 
 echo "== gpc-orthant in a 4-task job array on Slurm (N = 500), merged, against the unsharded run"
 GPC_CHECK=1 timeout 300 examples/slurm/run.sh 4 "$d/cov500.arrows" "$d/merged.arrows"
+
+echo "== the same run in 4 shards driven by GNU parallel (docs/scale-out.md), merged, against the unsharded run"
+mkdir "$d/parallel"
+parallel --will-cite "gpc-orthant --shard {}/4 --format arrow $d/cov500.arrows > $d/parallel/shard-{}.arrows" ::: 0 1 2 3
+gpc-merge --format arrow "$d/parallel" | cmp - "$d/merged.arrows"
+echo "byte-identical to the unsharded run"
