@@ -156,3 +156,26 @@ func (t *Table) Column(name string) *Column {
 	}
 	return nil
 }
+
+// StreamMeta reads the schema of the Arrow IPC stream or file r and
+// returns its metadata (a gpc stream's: it must have gpc:schema).
+func StreamMeta(r io.Reader, name string, mem memory.Allocator) (meta map[string]string, err error) {
+	defer recoverArrow(name, &err)
+	in, err := openInput(r, name)
+	if err != nil {
+		return nil, err
+	}
+	if in.kind != kindArrowStream && in.kind != kindArrowFile {
+		return nil, dataErrorf(name, "not an Arrow IPC stream")
+	}
+	src, schema, err := in.arrowSource(mem)
+	if err != nil {
+		return nil, err
+	}
+	defer src.release()
+	meta = schema.Metadata().ToMap()
+	if _, ok := meta[KeySchema]; !ok {
+		return nil, dataErrorf(name, "no %s in the metadata: not a gpc stream", KeySchema)
+	}
+	return meta, nil
+}

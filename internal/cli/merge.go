@@ -42,7 +42,8 @@ func (c *mergeCmd) Validate() error { return c.validateCommon() }
 // shardIn is one shard stream as read.
 type shardIn struct {
 	name   string
-	t      *format.Table
+	meta   map[string]string
+	t      *format.Table // a table shard's rows
 	i, k   int
 	lo, hi int
 }
@@ -65,11 +66,13 @@ func (c *mergeCmd) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	switch shards[0].t.Meta[format.KeySchema] {
+	switch shards[0].meta[format.KeySchema] {
 	case format.SchemaOrthantShard:
 		return c.mergeOrthant(e, shards, mem)
+	case format.SchemaCloudShard:
+		return c.mergeCloud(e, shards, mem)
 	}
-	return &dataError{fmt.Sprintf("%s: gpc:schema %q is not a shard stream gpc-merge reads", shards[0].name, shards[0].t.Meta[format.KeySchema])}
+	return &dataError{fmt.Sprintf("%s: gpc:schema %q is not a shard stream gpc-merge reads", shards[0].name, shards[0].meta[format.KeySchema])}
 }
 
 // shardFiles expands the inputs: a directory stands for its files (not
@@ -102,36 +105,54 @@ func shardFiles(inputs []string) ([]string, error) {
 	return names, nil
 }
 
-// readShard reads one shard stream and its gpc:shard keys.
+// readShard reads one shard stream's metadata and gpc:shard keys, and a
+// table shard's rows.
 func readShard(name string, mem format.Allocator) (*shardIn, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, &format.IOError{Op: "open shard", Err: err}
+	open := func() (*os.File, error) {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, &format.IOError{Op: "open shard", Err: err}
+		}
+		return f, nil
 	}
-	defer f.Close()
-	t, err := format.ReadTable(f, name, mem)
+	f, err := open()
 	if err != nil {
 		return nil, err
 	}
-	s := &shardIn{name: name, t: t}
-	bad := func(key string) error {
-		return &dataError{fmt.Sprintf("%s: not a shard stream (gpc:schema %q, %s %q): gpc-merge reads what a tool's --shard writes", name, t.Meta[format.KeySchema], key, t.Meta[key])}
+	meta, err := format.StreamMeta(f, name, mem)
+	f.Close()
+	if err != nil {
+		return nil, err
 	}
-	is, ks, ok := strings.Cut(t.Meta[format.KeyShard], "/")
+	s := &shardIn{name: name, meta: meta}
+	bad := func(key string) error {
+		return &dataError{fmt.Sprintf("%s: not a shard stream (gpc:schema %q, %s %q): gpc-merge reads what a tool's --shard writes", name, meta[format.KeySchema], key, meta[key])}
+	}
+	is, ks, ok := strings.Cut(meta[format.KeyShard], "/")
 	var e1, e2 error
 	s.i, e1 = strconv.Atoi(is)
 	s.k, e2 = strconv.Atoi(ks)
 	if !ok || e1 != nil || e2 != nil || s.k < 1 || s.i < 0 || s.i >= s.k {
 		return nil, bad(format.KeyShard)
 	}
-	los, his, ok := strings.Cut(t.Meta[format.KeyShardRange], "-")
+	los, his, ok := strings.Cut(meta[format.KeyShardRange], "-")
 	s.lo, e1 = strconv.Atoi(los)
 	s.hi, e2 = strconv.Atoi(his)
 	if !ok || e1 != nil || e2 != nil || s.lo < 0 || s.hi <= s.lo {
 		return nil, bad(format.KeyShardRange)
 	}
-	if t.Meta[format.KeyShardFingerprint] == "" {
+	if meta[format.KeyShardFingerprint] == "" {
 		return nil, bad(format.KeyShardFingerprint)
+	}
+	if meta[format.KeySchema] == format.SchemaCloudShard {
+		return s, nil // checked whole by mergeCloud
+	}
+	if f, err = open(); err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if s.t, err = format.ReadTable(f, name, mem); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -149,16 +170,16 @@ func unshardedMeta(meta map[string]string) map[string]string {
 // each, and returns them in shard order.
 func checkShards(shards []*shardIn) ([]*shardIn, error) {
 	first := shards[0]
-	fp := first.t.Meta[format.KeyShardFingerprint]
-	common := unshardedMeta(first.t.Meta)
-	common[format.KeyShardOf] = first.t.Meta[format.KeyShardOf]
+	fp := first.meta[format.KeyShardFingerprint]
+	common := unshardedMeta(first.meta)
+	common[format.KeyShardOf] = first.meta[format.KeyShardOf]
 	byIndex := make([]*shardIn, first.k)
 	for _, s := range shards {
-		if s.t.Meta[format.KeyShardFingerprint] != fp || s.k != first.k {
-			return nil, &dataError{fmt.Sprintf("%s: shard %d/%d of another run than %s's shard %d/%d (another input, flags, seed, K or compute path: gpc:shard_fingerprint %s, not %s)", s.name, s.i, s.k, first.name, first.i, first.k, s.t.Meta[format.KeyShardFingerprint], fp)}
+		if s.meta[format.KeyShardFingerprint] != fp || s.k != first.k {
+			return nil, &dataError{fmt.Sprintf("%s: shard %d/%d of another run than %s's shard %d/%d (another input, flags, seed, K or compute path: gpc:shard_fingerprint %s, not %s)", s.name, s.i, s.k, first.name, first.i, first.k, s.meta[format.KeyShardFingerprint], fp)}
 		}
-		m := unshardedMeta(s.t.Meta)
-		m[format.KeyShardOf] = s.t.Meta[format.KeyShardOf]
+		m := unshardedMeta(s.meta)
+		m[format.KeyShardOf] = s.meta[format.KeyShardOf]
 		if !maps.Equal(m, common) {
 			for _, key := range slices.Sorted(maps.Keys(common)) {
 				if v, ok := m[key]; !ok || v != common[key] {
@@ -185,7 +206,7 @@ func checkShards(shards []*shardIn) ([]*shardIn, error) {
 		if i > 0 && s.lo != byIndex[i-1].hi || i == 0 && s.lo != 0 {
 			return nil, &dataError{fmt.Sprintf("%s: shard %d/%d covers groups %d-%d, which do not follow shard %d's", s.name, s.i, s.k, s.lo, s.hi, i-1)}
 		}
-		if s.t.Rows() != s.hi-s.lo {
+		if s.t != nil && s.t.Rows() != s.hi-s.lo {
 			return nil, &dataError{fmt.Sprintf("%s: shard %d/%d has %d rows for groups %d-%d", s.name, s.i, s.k, s.t.Rows(), s.lo, s.hi)}
 		}
 	}
@@ -202,7 +223,7 @@ func shardNames(shards []*shardIn) []string {
 
 // mergeOrthant merges gpc-orthant's shards into its one-row result.
 func (c *mergeCmd) mergeOrthant(e *env, shards []*shardIn, mem format.Allocator) error {
-	meta := shards[0].t.Meta
+	meta := shards[0].meta
 	num := func(key string) (int, error) {
 		n, err := strconv.Atoi(meta[key])
 		if err != nil {
@@ -248,4 +269,60 @@ func (c *mergeCmd) mergeOrthant(e *env, shards []*shardIn, mem format.Allocator)
 		e.rep.warnf("the standard error is not reliable: %s", why)
 	}
 	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, mem)
+}
+
+// mergeCloud checks gpc-train's cloud shards whole, then splices their
+// record batches into the unsharded cloud (format.MergeCloudShards).
+func (c *mergeCmd) mergeCloud(e *env, shards []*shardIn, mem format.Allocator) error {
+	if f := c.outputFormat(e.stdout); f != format.Arrow {
+		return usagef("gpc-train's shards merge into a cloud, an Arrow stream: not --format %s (redirect standard output, or pipe it to gpc-predict)", c.Format)
+	}
+	meta := shards[0].meta
+	sizes, err := metaInts(meta[format.KeyGroupSizes])
+	if err != nil || len(sizes) == 0 || shards[len(shards)-1].hi != len(sizes) {
+		return &dataError{fmt.Sprintf("%s: metadata %s = %q does not give the sizes of the shards' groups", shards[0].name, format.KeyGroupSizes, meta[format.KeyGroupSizes])}
+	}
+	infos := make([]*format.CloudShardInfo, len(shards))
+	for i, s := range shards {
+		f, err := os.Open(s.name)
+		if err != nil {
+			return &format.IOError{Op: "open shard", Err: err}
+		}
+		infos[i], err = format.CheckCloudShard(f, s.name, s.lo, s.hi, sizes, mem)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if infos[i].Rows != infos[0].Rows {
+			return &dataError{fmt.Sprintf("%s: shard %d/%d of another run than %s's shard %d/%d: its train or test rows differ", s.name, s.i, s.k, shards[0].name, shards[0].i, shards[0].k)}
+		}
+	}
+	out := unshardedMeta(meta)
+	out[format.KeySchema] = meta[format.KeyShardOf]
+	if v, ok := meta[format.KeyShardRowsOf]; ok {
+		out[format.KeyRows] = v
+	}
+	var readers []io.Reader
+	for _, s := range shards {
+		f, err := os.Open(s.name)
+		if err != nil {
+			return &format.IOError{Op: "open shard", Err: err}
+		}
+		defer f.Close()
+		readers = append(readers, f)
+	}
+	return format.MergeCloudShards(e.stdout, out, readers, infos, mem)
+}
+
+// metaInts parses a comma-separated list of integers.
+func metaInts(v string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
