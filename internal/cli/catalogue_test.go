@@ -90,6 +90,15 @@ func getShardFixtures(t *testing.T) *shardFixtures {
 			"short-shard-1.arrows":   cut(t, s1, 2, true),
 			"orthant.arrows":         run(),
 		}
+		fx := getFixtures(t)
+		train := func(args ...string) []byte {
+			return runCLI(t, Train, cliCase{args: append([]string{"--samples", "64", "--groups", "4", "--batch-size", "2"}, args...), stdin: fx.cov})
+		}
+		c1 := train("--shard", "1/2")
+		shardFix.files["cloud-shard-0.arrows"] = train("--shard", "0/2")
+		shardFix.files["cut-cloud-shard-1.arrows"] = cut(t, c1, len(messageEnds(t, c1))-1, false)
+		shardFix.files["short-cloud-shard-1.arrows"] = cut(t, c1, len(messageEnds(t, c1))-1, true)
+		shardFix.files["batch-3-cloud-shard-1.arrows"] = train("--shard", "1/2", "--batch-size", "3")
 	})
 	return &shardFix
 }
@@ -327,6 +336,7 @@ func catalogue(t *testing.T) []badInput {
 		// gpc-orthant --shard and gpc-merge: shards that are not one run's, once each, whole.
 		{tool: "gpc-orthant", what: "--shard that is not I/K", args: []string{"--shard", "2", "testdata/equicorr3.csv"}, code: ExitUsage, want: `--shard "2": must be I/K`},
 		{tool: "gpc-orthant", what: "--shard I/K with I not below K", args: []string{"--shard", "4/4", "testdata/equicorr3.csv"}, code: ExitUsage, want: "I must be from 0 to K-1"},
+		{tool: "gpc-train", what: "--shard with --format csv (a shard is an Arrow stream)", args: []string{"--shard", "0/2", "--format", "csv"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "--shard writes a shard of the cloud"},
 		{tool: "gpc-orthant", what: "more shards than particle groups", args: []string{"--shard", "0/9", "--groups", "4", "--samples", "100", "testdata/equicorr3.csv"}, code: ExitUsage, want: "at most one shard per group"},
 		{tool: "gpc-merge", what: "a missing shard", args: []string{"@shard-0.arrows"}, files: sh.files, code: ExitData, want: "shard 1/2 missing"},
 		{tool: "gpc-merge", what: "a shard given twice", args: []string{"@shard-0.arrows", "@shard-1.arrows", "@copy-of-shard-1.arrows"}, files: sh.files, code: ExitData, want: "shard 1/2 again"},
@@ -335,6 +345,10 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-merge", what: "a shard cut at a batch boundary (no end-of-stream marker)", args: []string{"@shard-0.arrows", "@cut-shard-1.arrows"}, files: sh.files, code: ExitData, want: "without Arrow's end-of-stream marker"},
 		{tool: "gpc-merge", what: "a shard with fewer rows than its gpc:rows (batches dropped, marker kept)", args: []string{"@shard-0.arrows", "@short-shard-1.arrows"}, files: sh.files, code: ExitData, want: "the stream was cut short"},
 		{tool: "gpc-merge", what: "a result that is not a shard", args: []string{"@shard-0.arrows", "@orthant.arrows"}, files: sh.files, code: ExitData, want: "not a shard stream"},
+		{tool: "gpc-merge", what: "a cloud shard cut at a batch boundary (no end-of-stream marker)", args: []string{"@cloud-shard-0.arrows", "@cut-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-merge", what: "a cloud shard with fewer rows than its gpc:rows (batches dropped, marker kept)", args: []string{"@cloud-shard-0.arrows", "@short-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "the stream was cut short"},
+		{tool: "gpc-merge", what: "a cloud shard of another run (another --batch-size)", args: []string{"@cloud-shard-0.arrows", "@batch-3-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
+		{tool: "gpc-merge", what: "a shard of gpc-train and one of gpc-orthant", args: []string{"@cloud-shard-0.arrows", "@shard-1.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
 		{tool: "gpc-merge", what: "a shard file that does not exist", args: []string{"@shard-0.arrows", "@no-such-shard.arrows"}, files: sh.files, code: ExitIO, want: "no such file"},
 	}
 }

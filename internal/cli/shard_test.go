@@ -132,3 +132,54 @@ func TestSlurmShard(t *testing.T) {
 		}
 	}
 }
+
+// TestShardTrainMergeIdentical: gpc-train's cloud in K shards (each with
+// its own thread count), merged by gpc-merge, is the unsharded cloud byte
+// for byte, with the test rows ahead of the particles and after them
+// (many test rows), in small record batches; gpc-predict then writes the
+// same posteriors.
+func TestShardTrainMergeIdentical(t *testing.T) {
+	t.Parallel()
+	kernel := func(test string) []byte {
+		return runCLI(t, Kernel, cliCase{args: []string{"--standardize", "--alpha", "4", "--beta", "10", "--train", "../../examples/crabs/train.csv", "--test", test}})
+	}
+	dir := t.TempDir()
+	test, err := os.ReadFile("../../examples/crabs/test.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(test), "\n")
+	many := lines[0] + strings.Repeat(strings.Join(lines[1:], ""), 20) // 2000 test rows: more than a sixteenth of the cloud
+	if err := os.WriteFile(filepath.Join(dir, "many.csv"), []byte(many), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cov  []byte
+		args []string
+		k    int
+	}{
+		{"test rows first", kernel("../../examples/crabs/test.csv"), []string{"--samples", "3000", "--batch-size", "300"}, 4},
+		{"test rows after the particles, smc, a shard per group", kernel(filepath.Join(dir, "many.csv")), []string{"--samples", "400", "--method", "smc", "--groups", "5", "--batch-size", "64"}, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := runCLI(t, Train, cliCase{args: tc.args, stdin: tc.cov})
+			if after := strings.Contains(tc.name, "after"); after == bytes.Contains(want, []byte(format.KeyTestsFirst)) {
+				t.Fatalf("test rows after the particles: %v, but the cloud's metadata says otherwise", after)
+			}
+			var shards [][]byte
+			for i := range tc.k {
+				a := append(append([]string{}, tc.args...), "--shard", fmt.Sprintf("%d/%d", i, tc.k), "--threads", fmt.Sprint(1+i%2))
+				shards = append(shards, runCLI(t, Train, cliCase{args: a, stdin: tc.cov}))
+			}
+			_, names := writeShards(t, shards)
+			got := runCLI(t, Merge, cliCase{args: names})
+			if !bytes.Equal(got, want) {
+				t.Fatalf("the merged cloud (%d bytes) differs from the unsharded one (%d bytes)", len(got), len(want))
+			}
+			if p, q := runCLI(t, Predict, cliCase{stdin: got}), runCLI(t, Predict, cliCase{stdin: want}); !bytes.Equal(p, q) || len(p) == 0 {
+				t.Error("the posteriors differ")
+			}
+		})
+	}
+}
