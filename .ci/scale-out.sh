@@ -86,7 +86,14 @@ sinfo
 gpc-kernel --standardize --alpha 1 --beta 10 --train "$d/train500.csv" > "$d/cov500.arrows"
 
 echo "== gpc-orthant in a 4-task job array on Slurm (N = 500), merged, against the unsharded run"
-GPC_CHECK=1 timeout 300 examples/slurm/run.sh 4 "$d/cov500.arrows" "$d/merged.arrows"
+GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-orthant 4 "$d/cov500.arrows" "$d/merged.arrows"
+
+echo "== gpc-train in a 4-task job array on Slurm (4 sub-clouds), merged, predicted, against the unsharded gpc-train | gpc-predict"
+gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv > "$d/crabs.arrows"
+GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-train 4 "$d/crabs.arrows" "$d/cloud.arrows" --samples 20000
+gpc-train --samples 20000 "$d/crabs.arrows" | gpc-predict --format arrow > "$d/posteriors.arrows"
+gpc-predict --format arrow "$d/cloud.arrows" | cmp - "$d/posteriors.arrows"
+echo "posteriors of the merged cloud: byte-identical"
 
 echo "== the same run in 4 shards driven by GNU parallel (docs/scale-out.md), merged, against the unsharded run"
 mkdir "$d/parallel"
