@@ -15,7 +15,7 @@ package cli
 //	estimatorFlags  --samples --seed --method --order --groups --ess --jitter: gpc-orthant, gpc-train, gpc-tune, gpc-mcmc
 //	seedFlags       --seed: in estimatorFlags, and gpc-predict
 //	memoryFlags     --max-memory: gpc-orthant, gpc-train, gpc-predict
-//	shardFlags      --shard: gpc-orthant
+//	shardFlags      --shard: gpc-orthant, gpc-train
 //
 // A flag whose default differs between tools takes it from a kong
 // variable set where the struct is embedded (estimatorFlags' --samples:
@@ -129,7 +129,8 @@ type memoryFlags struct {
 	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the particles may take, e.g. 8GB or 512MiB (0: half the available memory; never more than what is left after factorising). Groups that do not fit run fewer at a time, or are split into more, smaller groups (independent, combined exactly: the estimate agrees within its standard error). Neither gpc-train nor gpc-predict holds a cloud, unless gpc-predict's test rows come after the particles: it then holds the cloud within this limit. A run that does not fit is refused (exit 80)."`
 }
 
-// shardFlags is --shard, the part of a run a tool computes: gpc-orthant.
+// shardFlags is --shard, the part of a run a tool computes: gpc-orthant,
+// gpc-train.
 type shardFlags struct {
 	Shard string `placeholder:"I/K" help:"Compute only shard I of K (I from 0 to K-1): a range of the particle groups, written as a partial result that gpc-merge combines with the other shards into exactly the unsharded output, byte for byte; slurm takes I and K from a Slurm job array (SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN, and SLURM_ARRAY_TASK_COUNT). See docs/scale-out.md."`
 }
