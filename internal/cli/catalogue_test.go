@@ -505,7 +505,7 @@ func cellMD(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // TestStreamsDoNotLie: every kind of stream the tools write (covariance,
 // cloud, posteriors, orthant result, tuning table, MCMC samples and
-// posteriors), cut after any of its messages, with
+// posteriors, orthant and cloud shards), cut after any of its messages, with
 // or without the end-of-stream marker put back, is refused by gpc's
 // readers (format.Dump reads any of them): by the missing marker, or by
 // gpc:rows.
@@ -520,7 +520,8 @@ func TestStreamsDoNotLie(t *testing.T) {
 		name string
 		data []byte
 	}{{"covariance", fx.cov}, {"cloud", fx.cloud}, {"posteriors", fx.post}, {"orthant result", orthant},
-		{"tuning table", tune}, {"MCMC samples", mcmc}, {"MCMC posteriors", mcmcPost}} {
+		{"tuning table", tune}, {"MCMC samples", mcmc}, {"MCMC posteriors", mcmcPost},
+		{"orthant shard", getShardFixtures(t).files["shard-1.arrows"]}, {"cloud shard", getShardFixtures(t).files["cloud-shard-0.arrows"]}} {
 		var meta bytes.Buffer
 		if err := format.Dump(&meta, bytes.NewReader(s.data)); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
