@@ -22,6 +22,7 @@ import (
 // drops (every key gpc:shard or gpc:shard_*).
 const (
 	SchemaOrthantShard = "gpc.orthant-shard/1"
+	SchemaTuneShard    = "gpc.tune-shard/1"
 
 	KeyShard            = "gpc:shard"             // "I/K": this is shard I (from 0) of K
 	KeyShardRange       = "gpc:shard_range"       // "lo-hi": the shard's particle groups, [lo, hi)
@@ -33,6 +34,7 @@ const (
 	KeyShardOrder       = "gpc:shard_order"       // the order's name
 	KeyShardSolve       = "gpc:shard_solve_iterations"
 	KeyShardPath        = "gpc:shard_path" // the compute path (exact, or openblas)
+	KeyShardGrid        = "gpc:shard_grid" // gpc-tune: the grid's axis sizes, the last axis fastest
 )
 
 // IsShardKey reports whether a metadata key is one that a shard stream

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"gpc/core"
+	"gpc/core/fit"
 	"gpc/format"
 )
 
@@ -71,6 +73,8 @@ func (c *mergeCmd) run(e *env) error {
 		return c.mergeOrthant(e, shards, mem)
 	case format.SchemaCloudShard:
 		return c.mergeCloud(e, shards, mem)
+	case format.SchemaTuneShard:
+		return c.mergeTune(e, shards, mem)
 	}
 	return &dataError{fmt.Sprintf("%s: gpc:schema %q is not a shard stream gpc-merge reads", shards[0].name, shards[0].meta[format.KeySchema])}
 }
@@ -323,6 +327,107 @@ func metaInts(v string) ([]int, error) {
 			return nil, err
 		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+// mergeTune joins gpc-tune's grid shards into the grid's table, with the
+// standard errors of the differences between neighbouring points
+// (fit.DiffSE), which may lie in different shards, computed from the
+// points' group estimates.
+func (c *mergeCmd) mergeTune(e *env, shards []*shardIn, mem format.Allocator) error {
+	meta := shards[0].meta
+	sizes, err := metaInts(meta[format.KeyShardGrid])
+	if err != nil {
+		return &dataError{fmt.Sprintf("%s: metadata %s = %q is not the grid's axis sizes", shards[0].name, format.KeyShardGrid, meta[format.KeyShardGrid])}
+	}
+	// The rows, in order, without the group estimates' column.
+	t := &format.Table{Cols: slices.Clone(shards[0].t.Cols[:len(shards[0].t.Cols)-1])}
+	for j := range t.Cols {
+		t.Cols[j].Float, t.Cols[j].Int, t.Cols[j].Str = nil, nil, nil
+	}
+	var groups []string
+	for _, s := range shards {
+		if len(s.t.Cols) != len(t.Cols)+1 || s.t.Cols[len(t.Cols)].Name != "group_log_p" {
+			return &dataError{fmt.Sprintf("%s: the columns are not a gpc-tune shard's", s.name)}
+		}
+		for j := range t.Cols {
+			t.Cols[j].Float = append(t.Cols[j].Float, s.t.Cols[j].Float...)
+			t.Cols[j].Int = append(t.Cols[j].Int, s.t.Cols[j].Int...)
+			t.Cols[j].Str = append(t.Cols[j].Str, s.t.Cols[j].Str...)
+		}
+		groups = append(groups, s.t.Cols[len(t.Cols)].Str...)
+	}
+	col := func(name string) *format.Column {
+		if c := t.Column(name); c != nil {
+			return c
+		}
+		return &format.Column{}
+	}
+	logML, se, samples := col("log_ml"), col("se_log_ml"), col("samples")
+	n := t.Rows()
+	if logML.Float == nil || se.Float == nil || samples.Int == nil || len(groups) != n {
+		return &dataError{fmt.Sprintf("%s: the columns are not a gpc-tune shard's", shards[0].name)}
+	}
+	results := make([]*core.Result, n)
+	for i, gs := range groups {
+		if gs == "" {
+			continue
+		}
+		g, err := metaFloats(gs)
+		if err != nil {
+			return &dataError{fmt.Sprintf("grid point %d: group_log_p %q: %v", i, gs, err)}
+		}
+		results[i] = &core.Result{LogP: logML.Float[i], SE: se.Float[i], Samples: int(samples.Int[i]), Groups: len(g), GroupLogP: g}
+	}
+	if slices.IndexFunc(results, func(r *core.Result) bool { return r != nil && !math.IsInf(r.LogP, -1) }) < 0 {
+		return &dataError{"no grid point gave an estimate"}
+	}
+	// se_diff_<axis>: the columns after se_log_ml named so, one per axis
+	// in order (format.TuneTable).
+	var sed []*format.Column
+	for j := range t.Cols {
+		if strings.HasPrefix(t.Cols[j].Name, "se_diff_") {
+			sed = append(sed, &t.Cols[j])
+		}
+	}
+	if len(sed) != len(sizes) {
+		return &dataError{fmt.Sprintf("%s: %d se_diff columns for a grid of %d axes", shards[0].name, len(sed), len(sizes))}
+	}
+	total, stride := 1, make([]int, len(sizes))
+	for j := len(sizes) - 1; j >= 0; j-- {
+		stride[j] = total
+		total *= sizes[j]
+	}
+	if total != n {
+		return &dataError{fmt.Sprintf("the shards hold %d grid points, and the grid has %d", n, total)}
+	}
+	for i := range n {
+		for j := range sizes {
+			sed[j].Float[i] = math.NaN()
+			idx := i / stride[j] % sizes[j]
+			if nb := i + stride[j]; idx+1 < sizes[j] && results[i] != nil && results[nb] != nil {
+				if results[i].Samples != results[nb].Samples || results[i].Groups != results[nb].Groups {
+					return &dataError{fmt.Sprintf("grid points %d and %d have different particle groups", i, nb)}
+				}
+				sed[j].Float[i] = fit.DiffSE(results[i], results[nb])
+			}
+		}
+	}
+	t.Meta = unshardedMeta(meta)
+	t.Meta[format.KeySchema] = meta[format.KeyShardOf]
+	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, mem)
+}
+
+// metaFloats parses a comma-separated list of numbers.
+func metaFloats(v string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
 	}
 	return out, nil
 }

@@ -121,3 +121,24 @@ func (c *orthantCmd) runShard(e *env, box core.Box, inMeta map[string]string, na
 	}
 	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, mem)
 }
+
+// addTuneShard turns gpc-tune's grid rows of points [lo, hi) into shard i
+// of k's table (gpc.tune-shard/1): the rows as the unsharded table has
+// them, plus each point's group estimates (group_log_p, comma-separated;
+// empty where the estimate failed), from which gpc-merge computes the
+// se_diff_<axis> columns across the shards.
+func (c *tuneCmd) addTuneShard(t *format.Table, results []*core.Result, train *features, i, k, lo, hi int, sizes []int) {
+	groups := format.Column{Name: "group_log_p", Str: make([]string, len(results))}
+	for j, r := range results {
+		if r != nil {
+			groups.Str[j] = format.JoinFloats(r.GroupLogP)
+		}
+	}
+	t.Cols = append(t.Cols, groups)
+	fp := format.ShardFingerprint("gpc-tune", format.Digest(train.x, train.y),
+		fmt.Sprintf("kernel=%s alpha=%q beta=%q bias=%q standardize=%v samples=%d groups=%d method=%s order=%s ess=%v jitter=%v seed=%d",
+			c.Kernel, c.Alpha, c.Beta, c.Bias, c.Standardize, c.Samples, c.Groups, c.Method, c.Order, c.ESS, c.Jitter, c.Seed),
+		"shards="+strconv.Itoa(k), "path="+computePath())
+	addShardMeta(t.Meta, format.SchemaTuneShard, i, k, lo, hi, fp)
+	t.Meta[format.KeyShardGrid] = format.JoinInts(sizes)
+}
