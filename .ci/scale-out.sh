@@ -4,7 +4,8 @@
 # their own ports, with their configuration, state and logs in a
 # temporary directory (SLURM_CONF points the clients at it). Then the
 # sharded runs of examples/slurm/ on it, each merged and compared byte for
-# byte with the unsharded run; and the same run driven by GNU parallel.
+# byte with the unsharded run (gpc-orthant, gpc-train then gpc-predict,
+# gpc-tune's grid); and the orthant run driven by GNU parallel.
 # Installs Debian's Slurm, munge and parallel if missing. Usage:
 # .ci/scale-out.sh (with the tools built in bin/).
 set -euo pipefail
@@ -86,16 +87,19 @@ sinfo
 gpc-kernel --standardize --alpha 1 --beta 10 --train "$d/train500.csv" > "$d/cov500.arrows"
 
 echo "== gpc-orthant in a 4-task job array on Slurm (N = 500), merged, against the unsharded run"
-GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-orthant 4 "$d/cov500.arrows" "$d/merged.arrows"
+GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-orthant 4 "$d/merged.arrows" "$d/cov500.arrows"
 
 echo "== gpc-train in a 4-task job array on Slurm (4 sub-clouds), merged, predicted, against the unsharded gpc-train | gpc-predict"
 gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv > "$d/crabs.arrows"
-GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-train 4 "$d/crabs.arrows" "$d/cloud.arrows" --samples 20000
+GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-train 4 "$d/cloud.arrows" --samples 20000 "$d/crabs.arrows"
 gpc-train --samples 20000 "$d/crabs.arrows" | gpc-predict --format arrow > "$d/posteriors.arrows"
 gpc-predict --format arrow "$d/cloud.arrows" | cmp - "$d/posteriors.arrows"
 echo "posteriors of the merged cloud: byte-identical"
 
-echo "== the same run in 4 shards driven by GNU parallel (docs/scale-out.md), merged, against the unsharded run"
+echo "== gpc-tune's grid (6 x 5 points) in a 4-task job array on Slurm, merged, against the unsharded grid"
+GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-tune 4 "$d/grid.arrows" --standardize --alpha 2:64:6 --beta 1e2:1e6:5 --samples 500 --exploit 0 --no-optimize --train examples/crabs/train.csv
+
+echo "== the orthant run in 4 shards driven by GNU parallel (docs/scale-out.md), merged, against the unsharded run"
 mkdir "$d/parallel"
 parallel --will-cite "gpc-orthant --shard {}/4 --format arrow $d/cov500.arrows > $d/parallel/shard-{}.arrows" ::: 0 1 2 3
 gpc-merge --format arrow "$d/parallel" | cmp - "$d/merged.arrows"
