@@ -183,3 +183,28 @@ func TestShardTrainMergeIdentical(t *testing.T) {
 		})
 	}
 }
+
+// TestShardTuneMergeIdentical: gpc-tune's grid in K shards (ranges of
+// grid points that cut the axes anywhere), merged, is the unsharded grid
+// byte for byte, se_diff_<axis> across the shards included.
+func TestShardTuneMergeIdentical(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		k    int
+	}{
+		{[]string{"--alpha", "2:64:4", "--beta", "1e2:1e6:3"}, 5},
+		{[]string{"--kernel", "linear", "--beta", "0.01:10:4"}, 4},
+	} {
+		args := append([]string{"--standardize", "--samples", "200", "--exploit", "0", "--no-optimize", "--train", "../../examples/crabs/train.csv", "--format", "arrow"}, tc.args...)
+		want := runCLI(t, Tune, cliCase{args: args})
+		var shards [][]byte
+		for i := range tc.k {
+			shards = append(shards, runCLI(t, Tune, cliCase{args: append(append([]string{}, args...), "--shard", fmt.Sprintf("%d/%d", i, tc.k))}))
+		}
+		_, names := writeShards(t, shards)
+		if got := runCLI(t, Merge, cliCase{args: append([]string{"--format", "arrow"}, names...)}); !bytes.Equal(got, want) {
+			t.Errorf("%v: merged grid differs from the unsharded one:\n%s\nunsharded:\n%s", tc.args, dump(t, got), dump(t, want))
+		}
+	}
+}
