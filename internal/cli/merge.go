@@ -18,7 +18,7 @@ import (
 
 const mergeDescription = `Merge the partial results of a sharded run (--shard I/K) into exactly what the unsharded run writes.
 
-A run too long for one machine is split into K shards, each a fixed, seed-determined range of the estimator's particle groups, run anywhere (a Slurm job array: --shard slurm); gpc-merge reads the K shard streams and writes the output of the same run unsharded: byte for byte, on any CPU (every kernel path computes the same bits; a build with -tags openblas merges only its own shards, and agrees with the others statistically). gpc-orthant and gpc-train shard (docs/scale-out.md); a merged cloud goes to gpc-predict as any cloud does.
+A run too long for one machine is split into K shards, each a fixed, seed-determined range of the estimator's particle groups, run anywhere (a Slurm job array: --shard slurm); gpc-merge reads the K shard streams and writes the output of the same run unsharded: byte for byte, on any CPU (every kernel path computes the same bits; a build with -tags openblas merges only its own shards, and agrees with the others statistically). gpc-orthant, gpc-train and gpc-tune (its grid stage) shard (docs/scale-out.md); a merged cloud goes to gpc-predict as any cloud does.
 
 The inputs are the K shard files, or directories whose files (all of them, in name order, hidden ones skipped) are the shards. gpc-merge refuses, with one line naming the shard (exit 65): a missing shard, a duplicate, a shard of another run (another input, flags, seed, K or compute path: the shards' gpc:shard_fingerprint differ), a stream that is not a shard, and a truncated shard.
 

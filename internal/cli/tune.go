@@ -24,6 +24,8 @@ Three stages, one row per estimate:
   exploit  the --exploit best grid points again with --exploit-samples particles;
   optimum  the maximum, found by the Nelder-Mead simplex on the log-hyperparameters (inside the grid's range) with --exploit-samples particles, then refined by a quadratic fitted around it; mc_se_log_<axis> is its Monte Carlo standard error in the log of each hyperparameter, width_log_<axis> the width of the likelihood's peak there.
 
+With --shard I/K (and --exploit 0 --no-optimize) it evaluates only shard I of K of the grid's points, which gpc-merge joins with the other shards into exactly the unsharded grid (docs/scale-out.md).
+
 Every estimate uses common random numbers: the same method and variable order (chosen once, by pilot runs at the grid's middle point) and the same random streams, so that the difference between two nearby points is far more precise than either value. se_diff_<axis> is the standard error of the difference of log_ml to the next grid point along that axis.
 
 ` + examplesHelp + `
