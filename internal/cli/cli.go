@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -118,6 +119,24 @@ func (c *commonFlags) outputFormat(stdout io.Writer) format.Format {
 	}
 	if isTerminal(stdout) {
 		return format.Text
+	}
+	return format.Arrow
+}
+
+// fileFormat is the encoding of a named output file (gpc-mcmc's
+// --posteriors): its extension's (.csv: CSV; .arrows, .arrow, .ipc: Arrow;
+// .txt: a table), or else --format's (auto: Arrow; table: CSV).
+func (c *commonFlags) fileFormat(path string) format.Format {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		return format.CSV
+	case ".arrows", ".arrow", ".ipc":
+		return format.Arrow
+	case ".txt":
+		return format.Text
+	}
+	if c.Format == "csv" || c.Format == "table" {
+		return format.CSV
 	}
 	return format.Arrow
 }

@@ -30,7 +30,7 @@ The output is one row per kept iteration: the hyperparameters, the log marginal 
 type mcmcCmd struct {
 	dataFlags   `embed:""`
 	testFlags   `embed:""`
-	Posteriors  string `help:"Write the test posteriors, averaged over the chain, to this file (needs --test)."`
+	Posteriors  string `help:"Write the test posteriors, averaged over the chain, to this file (needs --test): CSV for a .csv name, Arrow for .arrows (or .arrow, .ipc), a table for .txt, else as --format (auto: Arrow; table: CSV)."`
 	kernelFlags `embed:""`
 	hyperFlags  `embed:""`
 
@@ -363,11 +363,7 @@ func (c *mcmcCmd) writePosteriors(e *env, acc *postAccumulator, test *features, 
 	if err != nil {
 		return &format.IOError{Op: "create --posteriors", Err: err}
 	}
-	out := c.outputFormat(f)
-	if out == format.Text {
-		out = format.CSV
-	}
-	if err := format.WriteTable(f, t, out, 0, mem); err != nil {
+	if err := format.WriteTable(f, t, c.fileFormat(c.Posteriors), 0, mem); err != nil {
 		f.Close()
 		return err
 	}
