@@ -250,6 +250,13 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "an unknown --count", args: []string{"--count", "exact"}, code: ExitUsage, want: "--count"},
 		{tool: "gpc-predict", what: "a --cloud file that does not exist", args: []string{"--cloud", "@no-such-cloud.arrows"}, code: ExitIO, want: "no such file"},
 		{tool: "gpc-predict", what: "an input file that does not exist", args: []string{"no-such-file.arrows"}, code: ExitIO, want: "no such file"},
+		{tool: "gpc-predict", what: "a cloud without test rows (gpc-kernel had no --test)", stdin: "cloud.arrows", input: func() []byte {
+			return runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: runCLI(t, Kernel, cliCase{args: tinyTrain()})})
+		}, code: ExitData, want: "the cloud has no test rows, so there is nothing to predict: give gpc-kernel --test FILE"},
+		{tool: "gpc-predict", what: "a covariance without test rows beside a saved cloud", args: []string{"--cloud", "@cloud.arrows", "-"}, stdin: "train-cov.arrows",
+			files: map[string][]byte{"cloud.arrows": fx.cloud},
+			input: func() []byte { return runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5")}) },
+			code:  ExitData, want: "the covariance has no test rows"},
 
 		// Every tool: an output that cannot be written.
 		{tool: "gpc-orthant", what: "an output that cannot be written (a full disk)", args: []string{"testdata/equicorr3.csv", "--samples", "100"}, stdin: "", full: true, code: ExitIO, want: "write output: no space left on device"},

@@ -175,6 +175,9 @@ func (c *predictCmd) run(e *env) error {
 	opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), Threads: c.Threads}
 	proto := posteriorTable(nil, nil, 0, pos, neg)
 	proto.Meta = outMeta
+	if testRows == 0 || (stream && ahead.Len() == 0) {
+		return c.noTests(name)
+	}
 	if stream {
 		post, err := c.streamPredict(e, f, cloud, ahead, opt, name)
 		if err != nil {
@@ -233,7 +236,21 @@ func (c *predictCmd) run(e *env) error {
 		row += t.Len()
 		e.rep.add(int64(t.Len()))
 	}
+	if row == 0 {
+		return c.noTests(name)
+	}
 	return tw.Close()
+}
+
+// noTests is the error of an input without test rows: a pipeline that
+// forgot gpc-kernel's --test would otherwise print an empty table and
+// look successful.
+func (c *predictCmd) noTests(name string) error {
+	what := "the cloud"
+	if c.Cloud != "" {
+		what = "the covariance"
+	}
+	return &dataError{fmt.Sprintf("%s: %s has no test rows, so there is nothing to predict: give gpc-kernel --test FILE", name, what)}
 }
 
 // testSource yields test rows a batch at a time.
