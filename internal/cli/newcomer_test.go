@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gpc/format"
@@ -42,4 +44,101 @@ func TestPosteriorsFileFormat(t *testing.T) {
 		}
 		os.Remove(path)
 	}
+}
+
+// sampleMark introduces a sample output in the README: the indented
+// block after it is what the README's last command before it prints on a
+// terminal (the test runs it with --format table), line by line with the
+// blanks between columns collapsed; a line "..." skips output lines until
+// the sample's next line matches (or to the end, when it is the last).
+const sampleMark = "<!-- sample output: checked by TestREADMEOutputs -->"
+
+// readmeCommand reports whether an indented README line is a command, and
+// returns it as the test runs it: the tools on PATH, not built first.
+func readmeCommand(line string) (string, bool) {
+	line = strings.TrimPrefix(line, "go build -o bin/ ./cmd/... && ")
+	if !strings.HasPrefix(line, "gpc-") && !strings.HasPrefix(line, "bin/gpc-") {
+		return "", false
+	}
+	return strings.ReplaceAll(line, "bin/gpc-", "gpc-"), true
+}
+
+// TestREADMEOutputs runs every README command that is followed by a sample
+// of its output and checks the sample, so the README cannot go stale.
+func TestREADMEOutputs(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(readme), "\n")
+	dir := workDir(t)
+	last, n := "", 0
+	for i := 0; i < len(lines); i++ {
+		if l, ok := strings.CutPrefix(lines[i], "    "); ok {
+			if c, ok := readmeCommand(l); ok {
+				last = c
+			}
+			continue
+		}
+		if lines[i] != sampleMark {
+			continue
+		}
+		var sample []string
+		for i++; i < len(lines) && (lines[i] == "" || strings.HasPrefix(lines[i], "    ")); i++ {
+			if lines[i] != "" {
+				sample = append(sample, strings.Join(strings.Fields(lines[i]), " "))
+			} else if len(sample) > 0 {
+				break
+			}
+		}
+		if last == "" || len(sample) == 0 {
+			t.Fatalf("README line %d: a sample output without a command before it, or empty", i)
+		}
+		n++
+		var stdout, stderr bytes.Buffer
+		cmd := shell(t, dir, last+" --format table")
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("README command %q: %v\n%s", last, err, stderr.String())
+			continue
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
+			got = append(got, strings.Join(strings.Fields(l), " "))
+		}
+		if msg := matchSample(sample, got); msg != "" {
+			t.Errorf("README: the sample output of %q is stale: %s\nthe command prints:\n%s", last, msg, stdout.String())
+		}
+	}
+	if n < 2 {
+		t.Errorf("only %d sample outputs in the README", n)
+	}
+}
+
+// matchSample matches sample (with "..." lines) against got and returns
+// what differs, or "".
+func matchSample(sample, got []string) string {
+	g := 0
+	for s := 0; s < len(sample); s++ {
+		if sample[s] == "..." {
+			if s == len(sample)-1 {
+				return ""
+			}
+			for g < len(got) && got[g] != sample[s+1] {
+				g++
+			}
+			continue
+		}
+		if g >= len(got) {
+			return fmt.Sprintf("the sample's line %q is not in the output", sample[s])
+		}
+		if got[g] != sample[s] {
+			return fmt.Sprintf("the sample shows %q where the output has %q", sample[s], got[g])
+		}
+		g++
+	}
+	if g < len(got) {
+		return fmt.Sprintf("the output goes on with %q (end the sample with ...)", got[g])
+	}
+	return ""
 }
