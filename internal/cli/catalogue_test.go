@@ -208,6 +208,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-kernel", what: "absurd flag: negative --beta", args: []string{"--train", "-", "--beta=-1"}, stdin: "train.csv", input: text(trainCSV), code: ExitUsage, want: "beta -1"},
 		{tool: "gpc-kernel", what: "no --train", args: []string{}, code: ExitUsage, want: "missing flags: --train"},
 		{tool: "gpc-kernel", what: "--train and --test both on standard input", args: []string{"--train", "-", "--test", "-"}, code: ExitUsage, want: "cannot both"},
+		{tool: "gpc-kernel", what: "--id naming a column of neither file", args: []string{"--train", "-", "--test", "@test.csv", "--id", "name"}, stdin: "train.csv", input: text(trainCSV), files: map[string][]byte{"test.csv": []byte("b,a\n1,2\n")}, code: ExitData, want: `no column "name" (--id) in the training file stdin`},
 		{tool: "gpc-kernel", what: "--label and --id the same column", args: []string{"--train", "-", "--id", "y"}, code: ExitUsage, want: "same column"},
 		{tool: "gpc-kernel", what: "a --train file that does not exist", args: []string{"--train", "no-such-file.csv"}, code: ExitIO, want: "no such file"},
 

@@ -119,6 +119,9 @@ func (c *mcmcCmd) run(e *env) error {
 			return err
 		}
 	}
+	if err := c.checkID(train, test); err != nil {
+		return err
+	}
 	if c.Standardize {
 		standardizeMeta(train, test, dataMeta)
 	}

@@ -142,3 +142,42 @@ func matchSample(sample, got []string) string {
 	}
 	return ""
 }
+
+// TestIDInEitherFile: --id names a column of whichever file has one; the
+// rows of a file without it are numbered.
+func TestIDInEitherFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	trainNoID := write("train.csv", "a,b,sex\n0.1,1.2,F\n1.5,0.3,M\n0.4,0.9,F\n2.0,-0.5,M\n")
+	trainID := write("train-id.csv", "name,a,b,sex\nr1,0.1,1.2,F\nr2,1.5,0.3,M\nr3,0.4,0.9,F\nr4,2.0,-0.5,M\n")
+	testID := write("test-id.csv", "name,b,a\nt1,1.0,0.2\nt2,0.1,1.8\n")
+	testNoID := write("test.csv", "b,a\n1.0,0.2\n0.1,1.8\n")
+	for _, c := range []struct {
+		train, test string
+		ids         string
+	}{
+		{trainNoID, testID, "t1,t2"},
+		{trainID, testNoID, "0,1"},
+		{trainID, testID, "t1,t2"},
+	} {
+		cov := runCLI(t, Kernel, cliCase{args: []string{"--train", c.train, "--test", c.test, "--label", "sex", "--positive", "M", "--id", "name"}})
+		cloud := runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: cov})
+		post := runCLI(t, Predict, cliCase{args: []string{"--format", "csv"}, stdin: cloud})
+		var ids []string
+		for _, l := range strings.Split(strings.TrimSpace(string(post)), "\n")[1:] {
+			ids = append(ids, strings.Split(l, ",")[0])
+		}
+		if got := strings.Join(ids, ","); got != c.ids {
+			t.Errorf("--train %s --test %s: ids %s, want %s", filepath.Base(c.train), filepath.Base(c.test), got, c.ids)
+		}
+	}
+	runCLI(t, Kernel, cliCase{args: []string{"--train", trainNoID, "--test", testNoID, "--label", "sex", "--positive", "M", "--id", "name"},
+		code: ExitData, stderr: `no column "name" (--id) in the training file`})
+}

@@ -301,6 +301,9 @@ func (c *tuneCmd) run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := c.checkID(train, nil); err != nil {
+		return err
+	}
 	if c.Standardize {
 		standardizeMeta(train, nil, dataMeta)
 	}
