@@ -181,3 +181,23 @@ func TestIDInEitherFile(t *testing.T) {
 	runCLI(t, Kernel, cliCase{args: []string{"--train", trainNoID, "--test", testNoID, "--label", "sex", "--positive", "M", "--id", "name"},
 		code: ExitData, stderr: `no column "name" (--id) in the training file`})
 }
+
+// TestCSVByteOrderMark: a UTF-8 byte-order mark (Excel's "CSV UTF-8")
+// is not part of the first column's name, nor of the first number.
+func TestCSVByteOrderMark(t *testing.T) {
+	t.Parallel()
+	const bom = "\xef\xbb\xbf"
+	train := "y,a,b\n1,0.1,1.2\n-1,1.5,0.3\n1,0.4,0.9\n-1,2.0,-0.5\n"
+	plain := runCLI(t, Kernel, cliCase{args: []string{"--train", "-", "--format", "csv"}, stdin: []byte(train)})
+	marked := runCLI(t, Kernel, cliCase{args: []string{"--train", "-", "--format", "csv"}, stdin: []byte(bom + train)})
+	if !bytes.Equal(plain, marked) {
+		t.Errorf("gpc-kernel: with a byte-order mark:\n%s\nwithout:\n%s", marked, plain)
+	}
+	for _, m := range []string{"1,0.5\n0.5,1\n", "lower,x1,x2\n0,1,0.5\n-1,0.5,1\n"} {
+		plain := runCLI(t, Orthant, cliCase{args: []string{"--samples", "64", "--format", "csv"}, stdin: []byte(m)})
+		marked := runCLI(t, Orthant, cliCase{args: []string{"--samples", "64", "--format", "csv"}, stdin: []byte(bom + m)})
+		if !bytes.Equal(plain, marked) {
+			t.Errorf("gpc-orthant %q: with a byte-order mark:\n%s\nwithout:\n%s", m, marked, plain)
+		}
+	}
+}
