@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -198,6 +199,11 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 	if cf.Threads > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cf.Threads))
 	}
+	if what := stdinWhat[name]; what != "" && !cf.Quiet && isTTY(stdin) {
+		stdin = &ttyNotice{r: stdin, note: func() {
+			rep.noticef("waiting for %s on standard input, a terminal: pipe it in or name a file (see --help); ^D ends the input, ^C stops", what)
+		}}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = runInterruptible(ctx, stop, func() error {
@@ -217,6 +223,39 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 		rep.errorf("%v", err)
 	}
 	return code
+}
+
+// stdinWhat is what each tool reads from standard input, for the notice
+// it prints when that is a terminal.
+var stdinWhat = map[string]string{
+	"gpc-orthant": "a covariance (Arrow or CSV)",
+	"gpc-train":   "a covariance stream (gpc-kernel's output)",
+	"gpc-predict": "a cloud (gpc-train's output) or, with --cloud, a covariance stream",
+	"gpc-kernel":  "features (--train - or --test -)",
+	"gpc-tune":    "features (--train -)",
+	"gpc-mcmc":    "features (--train - or --test -)",
+}
+
+// ttyNotice is a standard input that is a terminal: before its first read
+// it says on standard error what the tool waits for, as other filters do
+// (a tool that reads a terminal silently looks hung).
+type ttyNotice struct {
+	r    io.Reader
+	note func()
+	once sync.Once
+}
+
+func (t *ttyNotice) Read(p []byte) (int, error) {
+	t.once.Do(t.note)
+	return t.r.Read(p)
+}
+
+// noticef prints a line that is neither an error nor a warning at once.
+func (r *reporter) noticef(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clearLine()
+	fmt.Fprintf(r.w, "%s: %s\n", r.name, fmt.Sprintf(format, args...))
 }
 
 // interruptGrace is how long an interrupted tool waits for its work to
