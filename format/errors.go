@@ -13,6 +13,9 @@ const (
 	ExitUsage = 80 // a limit the user set (--max-memory) is too small
 )
 
+// ErrEmptyInput is the error (in a DataError) of an input of zero bytes.
+var ErrEmptyInput = errors.New("empty input")
+
 // DataError is input that cannot be used: a malformed or truncated stream, a
 // wrong schema, a value that is not finite, a shape that does not match.
 // Where names the place (input, batch, row, column) in words.

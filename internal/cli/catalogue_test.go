@@ -219,6 +219,8 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-train", what: "a features file where a covariance is expected", stdin: "train.csv", input: text("sp,FL,RW,y\n0,8.8,7.7,1\n1,9.2,7.8,-1\n"), code: ExitData, want: "the matrix is not square: 3 columns but 2 rows"},
 		{tool: "gpc-train", what: "a header without rows", stdin: "x.csv", input: text("x\n"), code: ExitData, want: "1 columns but 0 rows"},
 		{tool: "gpc-train", what: "absurd flag: --samples 1", args: []string{"--samples", "1"}, code: ExitUsage, want: "--samples 1"},
+		{tool: "gpc-train", what: "a negative flag value: --samples -5", args: []string{"--samples", "-5"}, code: ExitUsage, want: "--samples -5: at least 2 particles are needed"},
+		{tool: "gpc-train", what: "a --max-memory too small for the particles", args: []string{"--max-memory", "1KB"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "raise --max-memory or use fewer samples"},
 		{tool: "gpc-train", what: "a cloud that cannot fit in memory: --samples 10^13", args: []string{"--samples", "10000000000000"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "use fewer samples"},
 		{tool: "gpc-train", what: "absurd flag: --batch-size 0", args: []string{"--batch-size", "0"}, code: ExitUsage, want: "--batch-size 0"},
 

@@ -142,6 +142,16 @@ func (c *commonFlags) fileFormat(path string) format.Format {
 	return format.Arrow
 }
 
+// isPipe reports whether r is a pipe.
+func isPipe(r any) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeNamedPipe != 0
+}
+
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
@@ -182,7 +192,7 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 		rep.errorf("internal error: %v", err)
 		return ExitInternal
 	}
-	if _, err := parser.Parse(args); err != nil {
+	if _, err := parser.Parse(joinNegative(args)); err != nil {
 		rep.errorf("%v (see --help)", err)
 		return ExitUsage
 	}
@@ -215,6 +225,11 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 		return ExitOK
 	}
 	code = classify(err, ctx)
+	if de := (*format.DataError)(nil); errors.As(err, &de) && de.Where == "stdin" && errors.Is(err, format.ErrEmptyInput) && isPipe(stdin) {
+		// Nothing came down the pipe: the tool before this one failed,
+		// and its own error, above, is the one that matters.
+		err = &dataError{"stdin: no input: the command before " + name + " in the pipeline failed or wrote nothing"}
+	}
 	switch code {
 	case exitPipe:
 	case ExitInterrupt:
@@ -256,6 +271,30 @@ func (r *reporter) noticef(format string, args ...any) {
 	defer r.mu.Unlock()
 	r.clearLine()
 	fmt.Fprintf(r.w, "%s: %s\n", r.name, fmt.Sprintf(format, args...))
+}
+
+// joinNegative joins a long flag and a negative number (or list) after it
+// ("--samples -5" to "--samples=-5"), which the parser would otherwise
+// take for a short flag: the flag's own check then says what is wrong
+// with the value, in one line.
+func joinNegative(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if next := ""; strings.HasPrefix(a, "--") && !strings.Contains(a, "=") && i+1 < len(args) {
+			// A value, never a flag: a minus and a digit or a point
+			// (-5, -0.5, -1,-2 for a list; no flag is a digit).
+			if next = args[i+1]; len(next) > 1 && next[0] == '-' && (next[1] >= '0' && next[1] <= '9' || next[1] == '.') {
+				a += "=" + next
+				i++
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // interruptGrace is how long an interrupted tool waits for its work to

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,5 +200,41 @@ func TestCSVByteOrderMark(t *testing.T) {
 		if !bytes.Equal(plain, marked) {
 			t.Errorf("gpc-orthant %q: with a byte-order mark:\n%s\nwithout:\n%s", m, marked, plain)
 		}
+	}
+}
+
+// TestMessagePolish: a negative flag value gets the flag's own one-line
+// check, not the parser's; advice points the right way; a tool at the end
+// of a pipe whose first tool failed says so in one short line.
+func TestMessagePolish(t *testing.T) {
+	t.Parallel()
+	m := "testdata/equicorr3.csv"
+	for _, c := range []struct {
+		tool   func([]string, io.Reader, io.Writer, io.Writer) int
+		args   []string
+		code   int
+		stderr string
+	}{
+		{Orthant, []string{"--samples", "-5", m}, ExitUsage, "gpc-orthant: --samples -5: at least 2 particles are needed (see --help)\n"},
+		{Kernel, []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--kernel", "ard", "--alpha", "-1,-2"}, ExitUsage,
+			"gpc-kernel: length scale alpha -1 must be a finite number > 0 (see --help)\n"},
+		{Orthant, []string{"--max-memory", "1KB", "--samples", "10000", m}, ExitUsage, "raise --max-memory or use fewer samples\n"},
+		{Orthant, []string{"--samples", "2", "--format", "csv", m}, 0, "(use more samples: 32 or more make several groups)\n"},
+	} {
+		var out, errb bytes.Buffer
+		code := c.tool(c.args, bytes.NewReader(nil), &out, &errb)
+		if code != c.code || !strings.HasSuffix(errb.String(), c.stderr) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d, stderr ending %q", c.args, code, errb.String(), c.code, c.stderr)
+		}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	defer r.Close()
+	var out, errb bytes.Buffer
+	if code := Train(nil, r, &out, &errb); code != ExitData || errb.String() != "gpc-train: stdin: no input: the command before gpc-train in the pipeline failed or wrote nothing\n" {
+		t.Errorf("an empty pipe: exit %d, stderr %q", code, errb.String())
 	}
 }
