@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -236,5 +239,49 @@ func TestMessagePolish(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := Train(nil, r, &out, &errb); code != ExitData || errb.String() != "gpc-train: stdin: no input: the command before gpc-train in the pipeline failed or wrote nothing\n" {
 		t.Errorf("an empty pipe: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestPredictSummary: gpc-predict's table ends with the accuracy and the
+// mean log predictive probability of the labelled test rows (computed here
+// again from the CSV posteriors) and the cloud's log marginal likelihood;
+// CSV and Arrow output carry no such line.
+func TestPredictSummary(t *testing.T) {
+	t.Parallel()
+	cloud := runCLI(t, Train, cliCase{args: []string{"--samples", "256"}, stdin: runCLI(t, Kernel, cliCase{args: tiny})})
+	table := strings.Split(strings.TrimSpace(string(runCLI(t, Predict, cliCase{args: []string{"--format", "table"}, stdin: cloud}))), "\n")
+	csvOut := runCLI(t, Predict, cliCase{args: []string{"--format", "csv"}, stdin: cloud})
+	right, n, logPred := 0, 0, 0.0
+	for _, l := range strings.Split(strings.TrimSpace(string(csvOut)), "\n")[1:] {
+		f := strings.Split(l, ",") // id,p,se,label,y
+		if f[4] == "" {
+			continue
+		}
+		p, _ := strconv.ParseFloat(f[1], 64)
+		n++
+		if f[3] == f[4] {
+			right++
+		}
+		if f[4] != "M" {
+			p = 1 - p
+		}
+		logPred += math.Log(p)
+	}
+	if n != 2 || strings.Contains(string(csvOut), "labelled") {
+		t.Fatalf("%d labelled rows in the CSV output:\n%s", n, csvOut)
+	}
+	dump := &bytes.Buffer{}
+	if err := format.Dump(dump, bytes.NewReader(runCLI(t, Predict, cliCase{stdin: cloud}))); err != nil {
+		t.Fatal(err)
+	}
+	logML := regexp.MustCompile(`gpc:log_ml[^0-9-]*(-?[0-9.e+-]+)`).FindStringSubmatch(dump.String())
+	if logML == nil {
+		t.Fatalf("no gpc:log_ml in\n%s", dump)
+	}
+	ml, _ := strconv.ParseFloat(logML[1], 64)
+	want := fmt.Sprintf("%d of 2 labelled test rows right (accuracy %.4g), mean log predictive probability %.4g; log marginal likelihood %.7g (se ",
+		right, float64(right)/2, logPred/2, ml)
+	if last := table[len(table)-1]; !strings.HasPrefix(last, want) {
+		t.Errorf("the table ends with\n%q, want\n%q...", last, want)
 	}
 }
