@@ -176,7 +176,7 @@ func (c *mcmcCmd) run(e *env) error {
 	}
 	var rows []mcmcRow
 	e.rep.startProgress(c.Progress, countProgress(c.Burn+c.Iterations, "iterations"))
-	lastIt := -1
+	lastIt := -1 - c.Burn // the visits number the iterations after the burn-in
 	mc := fit.MCMCConfig{Iterations: c.Iterations, Burn: c.Burn, Thin: c.Thin, Samples: c.Samples, Groups: c.groups(),
 		Refresh: c.Refresh, Step: c.Step, Seed: uint64(c.Seed), Keep: test != nil,
 		Visit: func(st *fit.MCMCState) error {
@@ -194,6 +194,11 @@ func (c *mcmcCmd) run(e *env) error {
 			return acc.add(k, data, test, st)
 		}}
 	stats, err := surf.PseudoMarginal(e.ctx, theta0, prior, mc)
+	if err == nil {
+		// The last line, 100%, as the other tools end theirs (--thin
+		// visits fewer iterations than there are).
+		e.rep.add(int64(c.Burn + c.Iterations))
+	}
 	e.rep.stopProgress()
 	if err != nil {
 		return err

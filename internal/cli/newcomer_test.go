@@ -285,3 +285,18 @@ func TestPredictSummary(t *testing.T) {
 		t.Errorf("the table ends with\n%q, want\n%q...", last, want)
 	}
 }
+
+// TestMCMCProgressEnds: gpc-mcmc --progress ends with a 100% line when
+// standard error is not a terminal, as the other tools do.
+func TestMCMCProgressEnds(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	args := tinyTrain("--samples", "64", "--iterations", "20", "--burn", "5", "--thin", "3", "--progress")
+	if code := MCMC(args, bytes.NewReader(nil), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "gpc-mcmc: 100.0%: 25 of 25 iterations, ") {
+		t.Errorf("stderr ends with %q", last)
+	}
+}
