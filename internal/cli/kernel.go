@@ -109,9 +109,6 @@ func (c *kernelCmd) run(e *env) error {
 			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
 		}
 	}
-	if labels.oneClass {
-		e.rep.warnf("every training label is %s: the classifier sees one class", labels.text(train.y[0]))
-	}
 	var test *features
 	if c.Test != "" {
 		testF, err := c.readFrame(c.Test, e)
@@ -414,7 +411,6 @@ type labelMap struct {
 	numeric  bool   // +-1 or 0/1 numbers, compared as numbers
 	posNum   float64
 	negNum   float64
-	oneClass bool
 }
 
 // newLabelMap works out the label mapping from the training labels:
@@ -438,7 +434,11 @@ func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
 			return nil, &dataError{fmt.Sprintf("%s: a third label value %q (after %q and %q); the classifier needs two classes", f.Describe(r, ci), s, distinct[0], distinct[1])}
 		}
 	}
-	m := &labelMap{oneClass: len(distinct) == 1}
+	if len(distinct) == 1 {
+		// The posteriors would all be about 1/2, whatever the features.
+		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: the classifier needs training rows of both classes", f.Name, distinct[0])}
+	}
+	m := &labelMap{}
 	if positive == "" && col.Num != nil {
 		set := map[float64]bool{}
 		for _, v := range col.Num {
