@@ -191,6 +191,8 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-kernel", what: "a third label value", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,-1\n3,2\n"), code: ExitData, want: `line 4, column "y": a third label value "2"`},
 		{tool: "gpc-kernel", what: "numeric labels other than +1/-1 or 1/0", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,2\n2,3\n"), code: ExitData, want: "numeric labels must be +1/-1 or 1/0"},
 		{tool: "gpc-kernel", what: "an unknown label in the test file", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--test", "-"}, stdin: "test.csv", input: text("name,a,b,sex\nt1,1,2,X\n"), code: ExitData, want: `unknown label "X"`},
+		{tool: "gpc-kernel", what: "training labels of one class", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,1\n"), code: ExitData, want: `every training label is "1": the classifier needs training rows of both classes`},
+		{tool: "gpc-tune", what: "training labels of one class", args: []string{"--train", "-", "--beta", "1,2", "--label", "sex", "--positive", "M"}, stdin: "train.csv", input: text("a,sex\n1,M\n2,M\n"), code: ExitData, want: `every training label is "M"`},
 		{tool: "gpc-kernel", what: "text labels without --positive", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,cat\n2,dog\n"), code: ExitData, want: "give --positive"},
 		{tool: "gpc-kernel", what: "--positive that is not a label value", args: []string{"--train", "-", "--positive", "cow"}, stdin: "train.csv", input: text("a,y\n1,cat\n2,dog\n"), code: ExitData, want: `--positive "cow" is not a label value`},
 		{tool: "gpc-kernel", what: "a missing (null) training label", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,\n3,-1\n"), code: ExitData, want: "line 3, column \"y\": the label is missing"},
@@ -208,6 +210,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-kernel", what: "absurd flag: negative --beta", args: []string{"--train", "-", "--beta=-1"}, stdin: "train.csv", input: text(trainCSV), code: ExitUsage, want: "beta -1"},
 		{tool: "gpc-kernel", what: "no --train", args: []string{}, code: ExitUsage, want: "missing flags: --train"},
 		{tool: "gpc-kernel", what: "--train and --test both on standard input", args: []string{"--train", "-", "--test", "-"}, code: ExitUsage, want: "cannot both"},
+		{tool: "gpc-kernel", what: "--id naming a column of neither file", args: []string{"--train", "-", "--test", "@test.csv", "--id", "name"}, stdin: "train.csv", input: text(trainCSV), files: map[string][]byte{"test.csv": []byte("b,a\n1,2\n")}, code: ExitData, want: `no column "name" (--id) in the training file stdin`},
 		{tool: "gpc-kernel", what: "--label and --id the same column", args: []string{"--train", "-", "--id", "y"}, code: ExitUsage, want: "same column"},
 		{tool: "gpc-kernel", what: "a --train file that does not exist", args: []string{"--train", "no-such-file.csv"}, code: ExitIO, want: "no such file"},
 
@@ -218,6 +221,8 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-train", what: "a features file where a covariance is expected", stdin: "train.csv", input: text("sp,FL,RW,y\n0,8.8,7.7,1\n1,9.2,7.8,-1\n"), code: ExitData, want: "the matrix is not square: 3 columns but 2 rows"},
 		{tool: "gpc-train", what: "a header without rows", stdin: "x.csv", input: text("x\n"), code: ExitData, want: "1 columns but 0 rows"},
 		{tool: "gpc-train", what: "absurd flag: --samples 1", args: []string{"--samples", "1"}, code: ExitUsage, want: "--samples 1"},
+		{tool: "gpc-train", what: "a negative flag value: --samples -5", args: []string{"--samples", "-5"}, code: ExitUsage, want: "--samples -5: at least 2 particles are needed"},
+		{tool: "gpc-train", what: "a --max-memory too small for the particles", args: []string{"--max-memory", "1KB"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "raise --max-memory or use fewer samples"},
 		{tool: "gpc-train", what: "a cloud that cannot fit in memory: --samples 10^13", args: []string{"--samples", "10000000000000"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "use fewer samples"},
 		{tool: "gpc-train", what: "absurd flag: --batch-size 0", args: []string{"--batch-size", "0"}, code: ExitUsage, want: "--batch-size 0"},
 
@@ -250,6 +255,13 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "an unknown --count", args: []string{"--count", "exact"}, code: ExitUsage, want: "--count"},
 		{tool: "gpc-predict", what: "a --cloud file that does not exist", args: []string{"--cloud", "@no-such-cloud.arrows"}, code: ExitIO, want: "no such file"},
 		{tool: "gpc-predict", what: "an input file that does not exist", args: []string{"no-such-file.arrows"}, code: ExitIO, want: "no such file"},
+		{tool: "gpc-predict", what: "a cloud without test rows (gpc-kernel had no --test)", stdin: "cloud.arrows", input: func() []byte {
+			return runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: runCLI(t, Kernel, cliCase{args: tinyTrain()})})
+		}, code: ExitData, want: "the cloud has no test rows, so there is nothing to predict: give gpc-kernel --test FILE"},
+		{tool: "gpc-predict", what: "a covariance without test rows beside a saved cloud", args: []string{"--cloud", "@cloud.arrows", "-"}, stdin: "train-cov.arrows",
+			files: map[string][]byte{"cloud.arrows": fx.cloud},
+			input: func() []byte { return runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5")}) },
+			code:  ExitData, want: "the covariance has no test rows"},
 
 		// Every tool: an output that cannot be written.
 		{tool: "gpc-orthant", what: "an output that cannot be written (a full disk)", args: []string{"testdata/equicorr3.csv", "--samples", "100"}, stdin: "", full: true, code: ExitIO, want: "write output: no space left on device"},
