@@ -154,3 +154,66 @@ func TestScoreMethods(t *testing.T) {
 		t.Errorf("MethodEP: got %v, want ErrScoreMethod", err)
 	}
 }
+
+// TestEPEvidence checks EP's log evidence where it is exact (independent
+// variables: 2^-N whatever the variances; d = 1 boxes), close to the exact
+// value on a correlated case, and its gradient against central differences
+// of the evidence itself.
+func TestEPEvidence(t *testing.T) {
+	const epTol = 1e-10
+	ind := []float64{2, 0, 0, 0, 0.5, 0, 0, 0, 1}
+	e, err := core.NewEPTol(core.Box{N: 3, Cov: ind}, 0, epTol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.LogEvidence(); math.Abs(got-3*math.Log(0.5)) > 1e-12 {
+		t.Errorf("independent: log Z_EP %v, want %v", got, 3*math.Log(0.5))
+	}
+	box := core.Box{N: 1, Cov: []float64{2}, Lower: []float64{-1}, Upper: []float64{0.5}, Mean: []float64{0.2}}
+	e, err = core.NewEPTol(box, 0, epTol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := math.Sqrt(2)
+	if got, want := e.LogEvidence(), core.LogPhiDiff((-1-0.2)/s2, (0.5-0.2)/s2); math.Abs(got-want) > 1e-12 {
+		t.Errorf("d=1 box: log Z_EP %v, want %v", got, want)
+	}
+	for _, c := range scoreCases() {
+		box := core.Box{N: c.n, Cov: c.cov, Lower: c.lower, Upper: c.upper, Mean: c.mean}
+		e, err := core.NewEPTol(box, 0, epTol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// EP is an approximation: within 0.05 nats on these small cases.
+		if got, want := e.LogEvidence(), c.logP(c.cov); math.Abs(got-want) > 0.05 {
+			t.Errorf("%s: log Z_EP %v, exact %v", c.name, got, want)
+		}
+		sc, err := e.Score()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range c.n {
+			for j := i; j < c.n; j++ {
+				dR := make([]float64, c.n*c.n)
+				dR[i*c.n+j], dR[j*c.n+i] = 1, 1
+				ev := func(sign float64) float64 {
+					cov := append([]float64(nil), c.cov...)
+					for k, v := range dR {
+						cov[k] += sign * v * fdStep / 2
+					}
+					b := box
+					b.Cov = cov
+					e, err := core.NewEPTol(b, 0, epTol)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return e.LogEvidence()
+				}
+				want := (ev(1) - ev(-1)) / fdStep
+				if got, _ := sc.Contract(dR); math.Abs(got-want) > exactScoreTol {
+					t.Errorf("%s: EP gradient (%d,%d) %.8g, central difference %.8g", c.name, i, j, got, want)
+				}
+			}
+		}
+	}
+}
