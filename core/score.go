@@ -43,26 +43,36 @@ type Score struct {
 	Weight []float64
 }
 
-// ErrScoreMethod is returned by NewScore for a Factor whose cloud does not
-// sample the truncated normal in the Factor's own coordinates (MethodEP) or
-// a cloud without weights per group.
-var ErrScoreMethod = errors.New("core: the gradient needs a cloud of method smc or met")
+// ErrScoreMethod is returned by NewScore for a cloud of the paper's
+// methods, which keep no weights.
+var ErrScoreMethod = errors.New("core: the gradient needs a cloud of method smc, met or ep")
 
 // NewScore estimates the Score of the box prepared in f from the cloud c
-// that Estimate returned for it (Config.Keep) with method, which must be
-// MethodSMC or MethodMET (for MethodEP the particles live in EP's
-// coordinates, and the paper's methods keep no weights; ErrScoreMethod).
-// It panics if the cloud's dimension is not f's.
+// that Estimate returned for it (Config.Keep) with method: MethodSMC,
+// MethodMET or MethodEP (ErrScoreMethod for the paper's methods). For
+// MethodEP's Factor of EP's Sigma (v - m = M + L z in the Factor's order),
+// R^-1 (v - m) comes from R's own factor. It panics if the cloud's
+// dimension is not f's.
 func NewScore(f *Factor, c *Cloud, method Method) (*Score, error) {
-	if method != MethodSMC && method != MethodMET || f.ep != nil {
+	if method != MethodSMC && method != MethodMET && method != MethodEP || (method == MethodEP) != (f.ep != nil) {
 		return nil, ErrScoreMethod
 	}
 	n := f.N
 	if c.N != n {
 		panic("core: cloud and factor differ in dimension")
 	}
-	// Linv = L^-1 (lower), and R_p^-1 = Linv' Linv in the Factor's order.
-	lt := mat.NewTriDense(n, mat.Lower, append([]float64(nil), f.L...))
+	// The working factor lr of R (R = lr lr' in the order perm): the
+	// Factor's own, or for MethodEP R's in the input order.
+	lr, perm := f.L, f.Perm
+	if f.ep != nil {
+		lr = f.ep.rchol
+		perm = make([]int, n)
+		for i := range perm {
+			perm[i] = i
+		}
+	}
+	// Linv = lr^-1 (lower), and R^-1 = Linv' Linv in the working order.
+	lt := mat.NewTriDense(n, mat.Lower, append([]float64(nil), lr...))
 	var linv mat.TriDense
 	if err := linv.InverseTri(lt); err != nil {
 		var cond mat.Condition
@@ -74,35 +84,54 @@ func NewScore(f *Factor, c *Cloud, method Method) (*Score, error) {
 	lgen := blas64.General{Rows: n, Cols: n, Stride: lraw.Stride, Data: lraw.Data}
 	rinv := blas64.Symmetric{N: n, Stride: n, Data: make([]float64, n*n), Uplo: blas.Upper}
 	blas64.Syrk(blas.Trans, 1, lgen, 0, rinv)
-	ltri := blas64.Triangular{N: n, Stride: n, Data: f.L, Uplo: blas.Lower, Diag: blas.NonUnit}
+	ltri := blas64.Triangular{N: n, Stride: n, Data: lr, Uplo: blas.Lower, Diag: blas.NonUnit}
 
 	s := &Score{N: n, A: make([][]float64, len(c.Groups)), Weight: make([]float64, len(c.Groups))}
 	logZ := make([]float64, len(c.Groups))
 	sizes := make([]int, len(c.Groups))
+	var u []float64
 	for g := range c.Groups {
 		grp := &c.Groups[g]
 		m := grp.Len()
 		logZ[g], sizes[g] = grp.LogZ, m
-		// W = Z L^-1: row p is (L^-T z_p)', scaled by sqrt(w_p).
+		// Y: row p is lr^-1 (v_p - m), scaled by sqrt(w_p); for a Factor
+		// of R that is z_p itself.
 		w := make([]float64, m*n)
-		for p := range m {
-			sq := math.Exp(grp.LogW[p] / 2)
-			row := grp.Z[p*n : p*n+n]
-			dst := w[p*n : p*n+n]
-			for k, z := range row {
-				dst[k] = sq * z
+		if f.ep == nil {
+			for p := range m {
+				sq := math.Exp(grp.LogW[p] / 2)
+				row := grp.Z[p*n : p*n+n]
+				dst := w[p*n : p*n+n]
+				for k, z := range row {
+					dst[k] = sq * z
+				}
 			}
+		} else {
+			// U = Z L' + 1 M' (the Factor's order), to the input order.
+			u = append(u[:0], grp.Z...)
+			ug := blas64.General{Rows: m, Cols: n, Stride: n, Data: u}
+			blas64.Trmm(blas.Right, blas.Trans, 1, blas64.Triangular{N: n, Stride: n, Data: f.L, Uplo: blas.Lower, Diag: blas.NonUnit}, ug)
+			for p := range m {
+				sq := math.Exp(grp.LogW[p] / 2)
+				row := u[p*n : p*n+n]
+				dst := w[p*n : p*n+n]
+				for k, v := range f.Perm {
+					dst[v] = sq * (row[k] + f.ep.m[k])
+				}
+			}
+			blas64.Trsm(blas.Right, blas.Trans, 1, ltri, blas64.General{Rows: m, Cols: n, Stride: n, Data: w})
 		}
+		// W = Y lr^-1: row p is (lr^-T y_p)' = (R^-1 (v_p - m))'.
 		wg := blas64.General{Rows: m, Cols: n, Stride: n, Data: w}
 		blas64.Trsm(blas.Right, blas.NoTrans, 1, ltri, wg)
 		sec := blas64.Symmetric{N: n, Stride: n, Data: make([]float64, n*n), Uplo: blas.Upper}
 		blas64.Syrk(blas.Trans, 1, wg, 0, sec)
 		a := make([]float64, n*n)
 		for i := range n {
-			pi := f.Perm[i]
+			pi := perm[i]
 			for j := i; j < n; j++ {
 				v := sec.Data[i*n+j] - rinv.Data[i*n+j]
-				pj := f.Perm[j]
+				pj := perm[j]
 				a[pi*n+pj], a[pj*n+pi] = v, v
 			}
 		}

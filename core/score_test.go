@@ -73,7 +73,13 @@ func checkScore(t *testing.T, sc *core.Score, dR []float64, want float64) {
 
 func newScore(t *testing.T, box core.Box, method core.Method, samples int) *core.Score {
 	t.Helper()
-	f, err := core.Prepare(box, core.Candidate{Method: method, Order: core.OrderGiven}, 1, 0)
+	return newScoreOrder(t, box, core.Candidate{Method: method, Order: core.OrderGiven}, samples)
+}
+
+func newScoreOrder(t *testing.T, box core.Box, cand core.Candidate, samples int) *core.Score {
+	t.Helper()
+	method := cand.Method
+	f, err := core.Prepare(box, cand, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +98,7 @@ func newScore(t *testing.T, box core.Box, method core.Method, samples int) *core
 // Sheppard's and its trivariate extension; a box with a mean by
 // quadrature), in every direction of a unit entry pair.
 func TestScoreExact(t *testing.T) {
-	for _, method := range []core.Method{core.MethodSMC, core.MethodMET} {
+	for _, method := range []core.Method{core.MethodSMC, core.MethodMET, core.MethodEP} {
 		for _, c := range scoreCases() {
 			t.Run(method.String()+"/"+c.name, func(t *testing.T) {
 				box := core.Box{N: c.n, Cov: c.cov, Lower: c.lower, Upper: c.upper, Mean: c.mean}
@@ -121,8 +127,15 @@ func TestScoreExact(t *testing.T) {
 // N = 20): dR/dd_k has entries d_j in row and column k, zero diagonal.
 func TestScoreOneFactor(t *testing.T) {
 	d := uniformLoadings(20, 3)
+	for _, cand := range []core.Candidate{{Method: core.MethodSMC, Order: core.OrderGreedy},
+		{Method: core.MethodMET, Order: core.OrderSharp}, {Method: core.MethodEP, Order: core.OrderGreedy}} {
+		t.Run(cand.String(), func(t *testing.T) { checkOneFactor(t, d, cand) })
+	}
+}
+
+func checkOneFactor(t *testing.T, d []float64, cand core.Candidate) {
 	n := len(d)
-	sc := newScore(t, core.Box{N: n, Cov: oracle.OneFactor(d)}, core.MethodSMC, 20000)
+	sc := newScoreOrder(t, core.Box{N: n, Cov: oracle.OneFactor(d)}, cand, 20000)
 	for _, k := range []int{0, 7, 19} {
 		dR := make([]float64, n*n)
 		for j := range n {
@@ -139,19 +152,19 @@ func TestScoreOneFactor(t *testing.T) {
 	}
 }
 
-// TestScoreMethods checks that methods without a usable cloud are refused.
+// TestScoreMethods checks that methods without weights are refused.
 func TestScoreMethods(t *testing.T) {
 	box := core.Box{N: 2, Cov: []float64{1, 0.3, 0.3, 1}}
-	f, err := core.PrepareEP(box, core.Ordering{Kind: core.OrderGiven}, 0)
+	f, err := core.NewFactor(box, core.Ordering{Kind: core.OrderGiven}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := core.Estimate(context.Background(), f, core.Config{Method: core.MethodEP, Samples: 100, Keep: true})
+	res, err := core.Estimate(context.Background(), f, core.Config{Method: core.MethodPaperHard, Samples: 100, Keep: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := core.NewScore(f, res.Cloud, core.MethodEP); !errors.Is(err, core.ErrScoreMethod) {
-		t.Errorf("MethodEP: got %v, want ErrScoreMethod", err)
+	if _, err := core.NewScore(f, res.Cloud, core.MethodPaperHard); !errors.Is(err, core.ErrScoreMethod) {
+		t.Errorf("MethodPaperHard: got %v, want ErrScoreMethod", err)
 	}
 }
 
