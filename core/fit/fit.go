@@ -132,6 +132,16 @@ type FitConfig struct {
 	Progress func(stage string, samples int, theta []float64, f float64)
 }
 
+// The stopping rules of the stages: EP's evidence is exact, so its search
+// stops at a gradient norm of epGTol or a change of epFTol nats; the
+// exact stage's objective has Monte Carlo noise far above 1e-4 nats, so it
+// stops when 3 iterations gain less than exactFTol.
+const (
+	epFTol    = 1e-8
+	epGTol    = 1e-5
+	exactFTol = 1e-4
+)
+
 // MinFitSamples is the fewest particles of an exact round.
 const MinFitSamples = 500
 
@@ -216,18 +226,18 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 	theta := append([]float64(nil), theta0...)
 
 	if !cfg.SkipEP {
-		eval := func(x []float64) (float64, []float64, []float64, error) {
+		eval := func(x []float64, _ bool) (float64, []float64, error) {
 			f, g, err := s.EPEvidence(x, EPFitTol)
 			if err != nil {
-				return 0, nil, nil, err
+				return 0, nil, err
 			}
 			f += prior(x, g)
 			if cfg.Progress != nil {
 				cfg.Progress("ep", 0, x, f)
 			}
-			return f, g, nil, nil
+			return f, g, nil
 		}
-		x, _, err := maximize(ctx, theta, eval, cfg.MaxIterations)
+		x, _, err := maximize(ctx, theta, eval, cfg.MaxIterations, epFTol, epGTol)
 		if err != nil {
 			return nil, fmt.Errorf("fit: EP stage: %w", err)
 		}
@@ -239,19 +249,30 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 	for r := range cfg.Rounds {
 		m := max(MinFitSamples, cfg.Samples>>(2*(cfg.Rounds-1-r)))
 		seed := cfg.Seed + uint64(r)
-		eval := func(x []float64) (float64, []float64, []float64, error) {
-			g, err := s.Grad(ctx, x, m, seed)
-			if err != nil {
-				return 0, nil, nil, err
-			}
+		eval := func(x []float64, grad bool) (float64, []float64, error) {
 			out.Evals++
-			f := g.Result.LogP + prior(x, g.Grad)
+			var f float64
+			var gr []float64
+			if grad {
+				g, err := s.Grad(ctx, x, m, seed)
+				if err != nil {
+					return 0, nil, err
+				}
+				f, gr = g.Result.LogP, g.Grad
+			} else {
+				res, _, err := s.Eval(ctx, x, m, seed, false)
+				if err != nil {
+					return 0, nil, err
+				}
+				f, gr = res.LogP, make([]float64, len(x))
+			}
+			f += prior(x, gr)
 			if cfg.Progress != nil {
 				cfg.Progress("exact", m, x, f)
 			}
-			return f, g.Grad, g.SE, nil
+			return f, gr, nil
 		}
-		x, it, err := maximize(ctx, theta, eval, cfg.MaxIterations)
+		x, it, err := maximize(ctx, theta, eval, cfg.MaxIterations, exactFTol, 0)
 		out.Iterations += it
 		if err != nil {
 			return nil, fmt.Errorf("fit: exact stage (%d particles): %w", m, err)
@@ -339,38 +360,49 @@ func (s *Surface) hessian(ctx context.Context, out *FitResult, cfg FitConfig, pr
 	return nil
 }
 
-// maximize runs L-BFGS on -eval from x0. eval returns the objective, its
-// gradient and, for a Monte Carlo objective, the gradient's standard
-// errors (nil for an exact one). The search stops when the gradient is
-// within ConvergedRatio/2 of its noise, when the line search fails to
-// improve (the objective's noise has been reached), or after maxIter
-// iterations; it returns the best point seen and the iterations run.
-func maximize(ctx context.Context, x0 []float64, eval func(x []float64) (float64, []float64, []float64, error), maxIter int) ([]float64, int, error) {
-	k := len(x0)
-	var evalErr error
-	var lastX, lastG, lastSE []float64
+// maximize runs L-BFGS on -eval from x0. eval returns the objective and
+// its gradient. The search stops when the objective improves by less than
+// ftol over 3 iterations, when the gradient norm falls below gtol, when
+// the line search fails to improve, or after maxIter iterations; it
+// returns the best point seen and the iterations run.
+func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad bool) (float64, []float64, error), maxIter int, ftol, gtol float64) ([]float64, int, error) {
+	// An evaluation that fails away from x0 (a step so long that the
+	// covariance overflows, EP breaking down, a non-finite estimate) is
+	// +Inf to the minimizer, so that the line search steps back; one that
+	// fails at x0, or an interruption, ends the search with its error.
+	// The line search asks for values only: the gradient (a kept cloud and
+	// its score) is computed at the points it accepts.
+	var stopErr error
+	var lastX, lastG []float64
 	var lastF float64
+	evals := 0
 	bestX, bestF := append([]float64(nil), x0...), math.Inf(-1)
-	cache := func(x []float64) bool {
-		if lastX != nil && floatsEqual(x, lastX) {
+	cache := func(x []float64, grad bool) bool {
+		if lastX != nil && floatsEqual(x, lastX) && (!grad || lastG != nil) {
 			return true
 		}
-		if evalErr != nil {
+		if stopErr != nil {
 			return false
 		}
 		if err := ctx.Err(); err != nil {
-			evalErr = err
+			stopErr = err
 			return false
 		}
-		f, g, se, err := eval(x)
-		if err == nil && (math.IsNaN(f) || math.IsInf(f, 0) || !allFinite(g)) {
+		f, g, err := eval(x, grad)
+		evals++
+		if err == nil && (math.IsNaN(f) || math.IsInf(f, 0) || grad && !allFinite(g)) {
 			err = ErrNonFinite
 		}
 		if err != nil {
-			evalErr = err
+			if evals == 1 {
+				stopErr = err
+			}
 			return false
 		}
-		lastX, lastF, lastG, lastSE = append(lastX[:0], x...), f, g, se
+		if !grad {
+			g = nil
+		}
+		lastX, lastF, lastG = append(lastX[:0], x...), f, g
 		if f > bestF {
 			bestF, bestX = f, append([]float64(nil), x...)
 		}
@@ -378,13 +410,13 @@ func maximize(ctx context.Context, x0 []float64, eval func(x []float64) (float64
 	}
 	p := optimize.Problem{
 		Func: func(x []float64) float64 {
-			if !cache(x) {
+			if !cache(x, false) {
 				return math.Inf(1)
 			}
 			return -lastF
 		},
 		Grad: func(grad, x []float64) {
-			if !cache(x) {
+			if !cache(x, true) {
 				for j := range grad {
 					grad[j] = math.NaN()
 				}
@@ -395,51 +427,52 @@ func maximize(ctx context.Context, x0 []float64, eval func(x []float64) (float64
 			}
 		},
 		Status: func() (optimize.Status, error) {
-			if evalErr != nil {
-				return optimize.Failure, evalErr
-			}
-			if lastSE != nil {
-				var gn, sn float64
-				for j := range k {
-					gn += lastG[j] * lastG[j]
-					sn += lastSE[j] * lastSE[j]
-				}
-				if gn <= sn*ConvergedRatio*ConvergedRatio/4 {
-					return optimize.GradientThreshold, nil
-				}
+			if stopErr != nil {
+				return optimize.Failure, stopErr
 			}
 			return optimize.NotTerminated, nil
 		},
 	}
+	// On common random numbers the objective of a round is deterministic,
+	// so the search goes on until it stops improving: by ftol over 3
+	// iterations, or a line search that finds no better point along the
+	// noisy gradient's direction within lsMinStep.
 	settings := &optimize.Settings{
-		MajorIterations: maxIter,
-		Converger:       &optimize.FunctionConverge{Absolute: 1e-6, Iterations: 5},
+		MajorIterations:   maxIter,
+		FuncEvaluations:   maxFuncPerIter * maxIter,
+		GradientThreshold: gtol,
+		Converger:         &optimize.FunctionConverge{Absolute: ftol, Iterations: 3},
 	}
-	if lastSE == nil {
-		settings.GradientThreshold = 1e-5
-	}
-	res, err := optimize.Minimize(p, x0, settings, &optimize.LBFGS{Linesearcher: &optimize.Backtracking{}})
-	if evalErr != nil && !errors.Is(evalErr, ErrNonFinite) || evalErr == nil && err != nil && res == nil {
-		if evalErr != nil {
-			return nil, 0, evalErr
-		}
-		return nil, 0, err
+	ls := &optimize.Backtracking{ContractionFactor: lsContraction, MinimumStepSize: lsMinStep}
+	res, err := optimize.Minimize(p, x0, settings, &optimize.LBFGS{Linesearcher: ls})
+	if stopErr != nil {
+		return nil, 0, stopErr
 	}
 	if math.IsInf(bestF, -1) {
-		if evalErr != nil {
-			return nil, 0, evalErr
+		if err == nil {
+			err = ErrNonFinite
 		}
-		return nil, 0, ErrNonFinite
+		return nil, 0, err
 	}
 	it := 0
 	if res != nil {
 		it = res.MajorIterations
 	}
-	// A line search that cannot improve, or an evaluation that failed far
-	// from the start, leaves the best point seen: the search has reached
-	// the objective's noise or its domain's edge.
+	// A line search that cannot improve leaves the best point seen: the
+	// search has reached the objective's noise.
 	return bestX, it, nil
 }
+
+// The backtracking line search's contraction and smallest step (relative
+// to L-BFGS's proposed step): at most 7 values per failed line search.
+const (
+	lsContraction = 0.25
+	lsMinStep     = 1e-4
+)
+
+// maxFuncPerIter bounds the evaluations per iteration on average
+// (backtracking line searches included).
+const maxFuncPerIter = 10
 
 func floatsEqual(a, b []float64) bool {
 	for i := range a {
