@@ -285,6 +285,9 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 		return nil, fmt.Errorf("fit: final estimate: %w", err)
 	}
 	out.Theta, out.Final = theta, fin
+	if !allFinite(fin.Grad) {
+		return nil, fmt.Errorf("fit: final estimate: %w", ErrNonFinite)
+	}
 	if cfg.Prior.Mu != nil {
 		prior(theta, fin.Grad)
 	}
@@ -375,7 +378,6 @@ func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad boo
 	var stopErr error
 	var lastX, lastG []float64
 	var lastF float64
-	evals := 0
 	bestX, bestF := append([]float64(nil), x0...), math.Inf(-1)
 	cache := func(x []float64, grad bool) bool {
 		if lastX != nil && floatsEqual(x, lastX) && (!grad || lastG != nil) {
@@ -389,12 +391,11 @@ func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad boo
 			return false
 		}
 		f, g, err := eval(x, grad)
-		evals++
 		if err == nil && (math.IsNaN(f) || math.IsInf(f, 0) || grad && !allFinite(g)) {
 			err = ErrNonFinite
 		}
 		if err != nil {
-			if evals == 1 {
+			if floatsEqual(x, x0) {
 				stopErr = err
 			}
 			return false
