@@ -213,37 +213,16 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 	if cfg.MaxIterations == 0 {
 		cfg.MaxIterations = 50 + 5*k
 	}
-	prior := func(theta, grad []float64) float64 {
-		if cfg.Prior.Mu == nil {
-			return 0
-		}
-		for j, t := range theta {
-			grad[j] -= (t - cfg.Prior.Mu[j]) / (cfg.Prior.SD[j] * cfg.Prior.SD[j])
-		}
-		return cfg.Prior.LogDensity(theta)
-	}
+	prior := cfg.Prior.logDensityGrad
 	out := &FitResult{EPLogZ: math.NaN()}
 	theta := append([]float64(nil), theta0...)
 
 	if !cfg.SkipEP {
-		eval := func(x []float64, _ bool) (float64, []float64, error) {
-			f, g, err := s.EPEvidence(x, EPFitTol)
-			if err != nil {
-				return 0, nil, err
-			}
-			f += prior(x, g)
-			if cfg.Progress != nil {
-				cfg.Progress("ep", 0, x, f)
-			}
-			return f, g, nil
-		}
-		x, _, err := maximize(ctx, theta, eval, cfg.MaxIterations, epFTol, epGTol)
+		x, lz, err := s.MaximizeEP(ctx, theta, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("fit: EP stage: %w", err)
+			return nil, err
 		}
-		theta = x
-		out.EPTheta = append([]float64(nil), x...)
-		out.EPLogZ, _, _ = s.EPEvidence(x, EPFitTol)
+		theta, out.EPTheta, out.EPLogZ = x, append([]float64(nil), x...), lz
 	}
 
 	for r := range cfg.Rounds {
@@ -305,6 +284,44 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 		return out, &ErrNotConverged{GradNorm: out.GradNorm, NoiseNorm: out.NoiseNorm, Iterations: out.Iterations}
 	}
 	return out, nil
+}
+
+// MaximizeEP is Fit's first stage alone: L-BFGS on EP's log evidence
+// (plus cfg.Prior) from theta0, with cfg's MaxIterations and Progress. It
+// returns EP's optimum and EP's log evidence there.
+func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfig) ([]float64, float64, error) {
+	if cfg.MaxIterations == 0 {
+		cfg.MaxIterations = 50 + 5*len(theta0)
+	}
+	eval := func(x []float64, _ bool) (float64, []float64, error) {
+		f, g, err := s.EPEvidence(x, EPFitTol)
+		if err != nil {
+			return 0, nil, err
+		}
+		f += cfg.Prior.logDensityGrad(x, g)
+		if cfg.Progress != nil {
+			cfg.Progress("ep", 0, x, f)
+		}
+		return f, g, nil
+	}
+	x, _, err := maximize(ctx, theta0, eval, cfg.MaxIterations, epFTol, epGTol)
+	if err != nil {
+		return nil, 0, fmt.Errorf("fit: EP stage: %w", err)
+	}
+	lz, _, err := s.EPEvidence(x, EPFitTol)
+	return x, lz, err
+}
+
+// logDensityGrad adds the prior's gradient to grad and returns its log
+// density; 0 and nothing added for a prior with no Mu.
+func (p LogNormalPrior) logDensityGrad(theta, grad []float64) float64 {
+	if p.Mu == nil {
+		return 0
+	}
+	for j, t := range theta {
+		grad[j] -= (t - p.Mu[j]) / (p.SD[j] * p.SD[j])
+	}
+	return p.LogDensity(theta)
 }
 
 // hessStep is the central-difference step of the Hessian in log units.
