@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 
 	"gpc/internal/gemm"
 
@@ -39,6 +40,7 @@ type EP struct {
 	Stats    EPStats
 
 	a, b  []float64 // the bounds of u
+	r     []float64 // R (jitter included), for Score
 	rchol *Factor   // R's Cholesky factor in the input order
 }
 
@@ -94,6 +96,7 @@ func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
 	// The rank-one updates accumulate rounding: rebuild Sigma, M and Z from
 	// the sites and R.
 	cov, _ = symmetrize(box.Cov, n, jitter)
+	e.r = slices.Clone(cov)
 	if err := e.recompute(cov); err != nil {
 		return nil, err
 	}

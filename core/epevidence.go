@@ -51,11 +51,7 @@ func (e *EP) LogEvidence() float64 {
 // where EP has converged.
 func (e *EP) Score() (*Score, error) {
 	n := e.N
-	r := e.rchol
-	// R itself, from its factor (input order, jitter included).
-	lm := mat.NewTriDense(n, mat.Lower, append([]float64(nil), r.L...))
-	var rm mat.Dense
-	rm.Mul(lm, lm.T())
+	rm := mat.NewDense(n, n, e.r)
 	sq := make([]float64, n)
 	for i, t := range e.Tau {
 		sq[i] = math.Sqrt(t)
@@ -80,7 +76,7 @@ func (e *EP) Score() (*Score, error) {
 	}
 	nu := mat.NewVecDense(n, append([]float64(nil), e.Nu...))
 	var rnu mat.VecDense
-	rnu.MulVec(&rm, nu)
+	rnu.MulVec(rm, nu)
 	for i := range n {
 		rnu.SetVec(i, sq[i]*rnu.AtVec(i))
 	}

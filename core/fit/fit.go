@@ -147,7 +147,7 @@ const MinFitSamples = 500
 
 // EPFitTol is the EP tolerance of the EP stage: the evidence's gradient is
 // its derivative only at EP's fixed point.
-const EPFitTol = 1e-8
+const EPFitTol = 1e-6
 
 // FitResult is the outcome of Surface.Fit.
 type FitResult struct {
@@ -243,9 +243,13 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 				if err != nil {
 					return 0, nil, err
 				}
-				f, gr = res.LogP, make([]float64, len(x))
+				f = res.LogP
 			}
-			f += prior(x, gr)
+			if gr != nil {
+				f += prior(x, gr)
+			} else {
+				f += cfg.Prior.LogDensityOrZero(x)
+			}
 			if cfg.Progress != nil {
 				cfg.Progress("exact", m, x, f)
 			}
@@ -310,6 +314,14 @@ func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfi
 	}
 	lz, _, err := s.EPEvidence(x, EPFitTol)
 	return x, lz, err
+}
+
+// LogDensityOrZero is LogDensity, or 0 for a prior with no Mu.
+func (p LogNormalPrior) LogDensityOrZero(theta []float64) float64 {
+	if p.Mu == nil {
+		return 0
+	}
+	return p.LogDensity(theta)
 }
 
 // logDensityGrad adds the prior's gradient to grad and returns its log
@@ -398,6 +410,8 @@ func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad boo
 	bestX, bestF := append([]float64(nil), x0...), math.Inf(-1)
 	cache := func(x []float64, grad bool) bool {
 		if lastX != nil && floatsEqual(x, lastX) && (!grad || lastG != nil) {
+			// The values-only evaluations of the exact stage leave lastG nil;
+			// EP's always carry the gradient.
 			return true
 		}
 		if stopErr != nil {
@@ -416,9 +430,6 @@ func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad boo
 				stopErr = err
 			}
 			return false
-		}
-		if !grad {
-			g = nil
 		}
 		lastX, lastF, lastG = append(lastX[:0], x...), f, g
 		if f > bestF {
