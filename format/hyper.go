@@ -79,7 +79,8 @@ func HyperTable(fit HyperFit, rows []HyperRow, meta map[string]string) *Table {
 // ReadHyper reads the kernel and hyperparameters of a gpc.hyper/1 table
 // from a Frame (ReadFrame: gpc-fit's Arrow output, or the same table as
 // CSV): the columns kernel, name, value and, where present, feature and
-// standardize; other columns are ignored. It returns a *DataError naming
+// standardize, and the fit's log_ml, se_log_ml and ep_log_z (NaN where
+// absent); other columns are ignored. It returns a *DataError naming
 // the row when a column is missing, the kernels differ between rows, a name
 // is not alpha, beta or bias, or a value is not a finite number >= 0.
 func ReadHyper(f *Frame) (HyperFit, []HyperRow, error) {
@@ -99,6 +100,15 @@ func ReadHyper(f *Frame) (HyperFit, []HyperRow, error) {
 	}
 	if f.Rows == 0 {
 		return fit, nil, bad("", "no hyperparameters")
+	}
+	for _, c := range []struct {
+		name string
+		dst  *float64
+	}{{"log_ml", &fit.LogML}, {"se_log_ml", &fit.SELogML}, {"ep_log_z", &fit.EPLogZ}} {
+		*c.dst = math.NaN()
+		if i := col(c.name); i >= 0 && f.Cols[i].Num != nil {
+			*c.dst = f.Cols[i].Num[0]
+		}
 	}
 	rows := make([]HyperRow, f.Rows)
 	for r := range f.Rows {
