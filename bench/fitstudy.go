@@ -102,8 +102,9 @@ type FitStudyRow struct {
 	// predicted right and the mean log predictive probability of the true
 	// labels.
 	Accuracy, MLPP float64
-	// Seconds is the wall time of finding the hyperparameters.
-	Seconds float64
+	// Seconds and CPUSeconds are the wall and CPU time (user and system,
+	// all threads) of finding the hyperparameters.
+	Seconds, CPUSeconds float64
 }
 
 // MaxStudySE is the largest standard error of the table's exact log
@@ -176,30 +177,34 @@ func Score(p, y []float64) (acc, mlpp float64) {
 
 // FitGPC runs gpc's fit (fit.Surface.Fit, the defaults of gpc-fit) from
 // start, and also returns the EP-evidence optimum its first stage found
-// and the wall seconds of each: the EP stage's alone, and the whole fit.
-func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, samples int, seed uint64) (exact, ep gp.Kernel, epSecs, fitSecs float64, res *fit.FitResult, err error) {
+// and the wall and CPU seconds (cpu, if not nil, returns the process's CPU
+// time) of each: the EP stage's alone, and the whole fit.
+func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, samples int, seed uint64, cpu func() time.Duration) (exact, ep gp.Kernel, epSecs, fitSecs, epCPU, fitCPU float64, res *fit.FitResult, err error) {
+	if cpu == nil {
+		cpu = func() time.Duration { return 0 }
+	}
 	params := start.Hypers()
 	theta0 := make([]float64, len(params))
 	for j, h := range params {
 		theta0[j] = math.Log(h.Get(&start))
 	}
-	t0 := time.Now()
+	t0, c0 := time.Now(), cpu()
 	s, err := fit.NewFitSurface(ctx, data, start, params, theta0, fit.FitCandidate, 0, core.Config{Samples: samples, Seed: seed})
 	if err != nil {
-		return exact, ep, 0, 0, nil, err
+		return exact, ep, 0, 0, 0, 0, nil, err
 	}
 	epTheta, _, err := s.MaximizeEP(ctx, theta0, fit.FitConfig{})
 	if err != nil {
-		return exact, ep, 0, 0, nil, err
+		return exact, ep, 0, 0, 0, 0, nil, err
 	}
-	epSecs = time.Since(t0).Seconds()
-	t0 = time.Now()
+	epSecs, epCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
+	t0, c0 = time.Now(), cpu()
 	res, err = s.Fit(ctx, theta0, fit.FitConfig{Samples: samples, Seed: seed})
-	fitSecs = time.Since(t0).Seconds()
+	fitSecs, fitCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
 	if res == nil {
-		return exact, ep, epSecs, fitSecs, nil, err
+		return exact, ep, epSecs, fitSecs, epCPU, fitCPU, nil, err
 	}
 	// A fit that ends short of ConvergedRatio is still reported, with its
 	// gradient norm.
-	return *s.KernelAt(res.Theta), *s.KernelAt(epTheta), epSecs, fitSecs, res, nil
+	return *s.KernelAt(res.Theta), *s.KernelAt(epTheta), epSecs, fitSecs, epCPU, fitCPU, res, nil
 }
