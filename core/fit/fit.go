@@ -172,8 +172,9 @@ type FitResult struct {
 	Hessian, MCSE []float64
 }
 
-// ErrNotConverged is returned by Fit when the gradient at the optimum is
-// far larger than its Monte Carlo noise.
+// ErrNotConverged is returned by Fit when its last round ran out of
+// iterations with the gradient at the optimum far larger than its Monte
+// Carlo noise.
 type ErrNotConverged struct {
 	GradNorm, NoiseNorm float64
 	Iterations          int
@@ -197,8 +198,12 @@ const ConvergedRatio = 3
 // in rounds of growing particle counts. A round ends when the gradient is
 // within its noise, when the line search can no longer improve, or after
 // MaxIterations. The optimum is then estimated again with FinalSamples
-// particles on a fresh seed. It returns *ErrNotConverged if the final
-// gradient is more than ConvergedRatio times its noise, with the result.
+// particles on a fresh seed. It returns *ErrNotConverged, with the result,
+// if the last round ran out of iterations and the final gradient is more
+// than ConvergedRatio times its noise (a round that stops by itself has
+// found no better point: with a stiff prior or a tiny Monte Carlo noise
+// the gradient there can exceed its noise by far and the point still be
+// within a small fraction of a nat of the maximum).
 func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*FitResult, error) {
 	k := len(s.Params)
 	if len(theta0) != k {
@@ -225,6 +230,7 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 		theta, out.EPTheta, out.EPLogZ = x, append([]float64(nil), x...), lz
 	}
 
+	limited := false // the last round ran out of iterations
 	for r := range cfg.Rounds {
 		m := max(MinFitSamples, cfg.Samples>>(2*(cfg.Rounds-1-r)))
 		seed := cfg.Seed + uint64(r)
@@ -256,6 +262,10 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 			return f, gr, nil
 		}
 		x, it, err := maximize(ctx, theta, eval, cfg.MaxIterations, exactFTol, 0)
+		limited = it < 0
+		if limited {
+			it = -it - 1
+		}
 		out.Iterations += it
 		if err != nil {
 			return nil, fmt.Errorf("fit: exact stage (%d particles): %w", m, err)
@@ -284,7 +294,7 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 			return nil, err
 		}
 	}
-	if !(out.GradNorm <= ConvergedRatio*out.NoiseNorm) {
+	if limited && !(out.GradNorm <= ConvergedRatio*out.NoiseNorm) {
 		return out, &ErrNotConverged{GradNorm: out.GradNorm, NoiseNorm: out.NoiseNorm, Iterations: out.Iterations}
 	}
 	return out, nil
@@ -396,7 +406,8 @@ func (s *Surface) hessian(ctx context.Context, out *FitResult, cfg FitConfig, pr
 // its gradient. The search stops when the objective improves by less than
 // ftol over 3 iterations, when the gradient norm falls below gtol, when
 // the line search fails to improve, or after maxIter iterations; it
-// returns the best point seen and the iterations run.
+// returns the best point seen and the iterations run, as -(iterations+1)
+// if it stopped at maxIter or its evaluation budget.
 func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad bool) (float64, []float64, error), maxIter int, ftol, gtol float64) ([]float64, int, error) {
 	// An evaluation that fails away from x0 (a step so long that the
 	// covariance overflows, EP breaking down, a non-finite estimate) is
@@ -422,7 +433,7 @@ func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad boo
 			return false
 		}
 		f, g, err := eval(x, grad)
-		if err == nil && (math.IsNaN(f) || math.IsInf(f, 0) || grad && !allFinite(g)) {
+		if err == nil && (math.IsNaN(f) || math.IsInf(f, 0) || g != nil && !allFinite(g)) {
 			err = ErrNonFinite
 		}
 		if err != nil {
@@ -483,12 +494,16 @@ func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad boo
 		}
 		return nil, 0, err
 	}
+	// A line search that cannot improve leaves the best point seen: the
+	// search has reached the objective's noise. Only running out of
+	// iterations or evaluations is reported, as a negative count.
 	it := 0
 	if res != nil {
 		it = res.MajorIterations
+		if res.Status == optimize.IterationLimit || res.Status == optimize.FunctionEvaluationLimit {
+			it = -it - 1
+		}
 	}
-	// A line search that cannot improve leaves the best point seen: the
-	// search has reached the objective's noise.
 	return bestX, it, nil
 }
 

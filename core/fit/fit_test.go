@@ -159,3 +159,30 @@ func TestFitLinearExact(t *testing.T) {
 		t.Errorf("no EP stage: %v %v", res.EPTheta, res.EPLogZ)
 	}
 }
+
+// TestFitPrior checks that a tight prior on the log-hyperparameters holds
+// the fit at its centre, and that without one the fit moves away.
+func TestFitPrior(t *testing.T) {
+	t.Parallel()
+	data, _ := linearData(60, 3)
+	s, _ := fitSurface(t, data, gp.Kernel{Kind: gp.KernelLinear, Beta: 1}, core.MethodSMC)
+	const sd = 0.01
+	res, err := s.Fit(context.Background(), []float64{3}, fit.FitConfig{Samples: 2000, Seed: 5,
+		Prior: fit.LogNormalPrior{Mu: []float64{3}, SD: []float64{sd}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The likelihood's slope near log beta = 3 is about 12 nats, so the
+	// prior (curvature 1/sd^2 = 10^4) holds the optimum about 0.0012 from
+	// its centre: within one sd.
+	if d := math.Abs(res.Theta[0] - 3); d > sd {
+		t.Errorf("with the prior: log beta %v, %v from the prior's centre", res.Theta[0], d)
+	}
+	free, err := s.Fit(context.Background(), []float64{3}, fit.FitConfig{Samples: 2000, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(free.Theta[0]-3) < 0.5 {
+		t.Errorf("without the prior: log beta %v, still at the start", free.Theta[0])
+	}
+}
