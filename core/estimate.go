@@ -264,6 +264,9 @@ func (g *CloudGroup) Len() int { return len(g.LogW) }
 // why, in words for the user.
 func (r *Result) Trust() (ok bool, why string) {
 	switch {
+	case r.Groups == 1 && r.Samples < 32:
+		// DefaultGroups makes one group of fewer than 32 particles.
+		return false, "one particle group gives no standard error (use more samples: 32 or more make several groups)"
 	case r.Groups == 1:
 		return false, "one particle group gives no standard error (use more groups)"
 	case math.IsInf(r.LogP, -1):

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,7 @@ type kernelCmd struct {
 	testFlags   `embed:""`
 	kernelFlags `embed:""`
 	hyperFlags  `embed:""`
+	HyperFile   string `name:"hyper" help:"Read the kernel and its hyperparameters from this table (gpc-fit's output, Arrow or CSV; - reads standard input) instead of --kernel, --alpha, --beta and --bias."`
 	batchFlags  `embed:""`
 	commonFlags `embed:""`
 }
@@ -58,8 +60,68 @@ func (c *kernelCmd) Validate() error {
 			return err
 		}
 	}
+	if c.HyperFile == "-" && (c.Train == "-" || c.Test == "-") {
+		return usagef("--hyper and --train or --test cannot both read standard input")
+	}
 	_, err := c.kernel(c.kind(), -1) // ard's count is checked against the features later
 	return err
+}
+
+// readHyper sets --kernel, --alpha, --beta and --bias from the --hyper
+// table, the ard kernel's length scales matched to the training features
+// by name.
+func (c *kernelCmd) readHyper(e *env, names []string) error {
+	f, err := c.readFrame(c.HyperFile, e)
+	if err != nil {
+		return err
+	}
+	fit, rows, err := format.ReadHyper(f)
+	if err != nil {
+		return err
+	}
+	kind, ok := gp.ParseKernel(fit.Kernel)
+	if !ok {
+		return &dataError{fmt.Sprintf("%s: kernel %q: not one of rbf, linear, ard, matern32, matern52", f.Name, fit.Kernel)}
+	}
+	if fit.Standardize != c.Standardize {
+		return &dataError{fmt.Sprintf("%s: the hyperparameters were fitted %s --standardize: give the same here, or the length scales mean something else", f.Name, map[bool]string{true: "with", false: "without"}[fit.Standardize])}
+	}
+	c.Kernel, c.Alpha, c.Bias = fit.Kernel, nil, 0
+	if kind == gp.KernelARD {
+		c.Alpha = make([]float64, len(names))
+		for j := range c.Alpha {
+			c.Alpha[j] = math.NaN()
+		}
+	}
+	for _, r := range rows {
+		switch r.Name {
+		case "beta":
+			c.Beta = r.Value
+		case "bias":
+			c.Bias = r.Value
+		case "alpha":
+			if kind != gp.KernelARD {
+				c.Alpha = append(c.Alpha, r.Value)
+				continue
+			}
+			j := slices.Index(names, r.Feature)
+			if j < 0 {
+				return &dataError{fmt.Sprintf("%s: the ard length scale of feature %q: the training file has no such feature (it has %s)", f.Name, r.Feature, strings.Join(names, ", "))}
+			}
+			c.Alpha[j] = r.Value
+		}
+	}
+	for j, a := range c.Alpha {
+		if math.IsNaN(a) {
+			return &dataError{fmt.Sprintf("%s: no ard length scale for feature %q", f.Name, names[j])}
+		}
+	}
+	if k, err := c.kernel(kind, len(names)); err != nil {
+		return &dataError{fmt.Sprintf("%s: %v", f.Name, err)}
+	} else if kind == gp.KernelLinear && len(k.Alpha) > 0 {
+		return &dataError{fmt.Sprintf("%s: the linear kernel has no length scale", f.Name)}
+	}
+	return nil
 }
 
 // features is a feature matrix with its labels and identifiers.
@@ -68,7 +130,23 @@ type features struct {
 	rows  int
 	names []string
 	y     []float64 // nil if there is no label column (test)
-	id    []string  // nil without --id
+	id    []string  // nil without --id, or when this file has no such column
+	// source and columns name the file and its columns, for messages.
+	source  string
+	columns []string
+}
+
+// checkID checks that --id names a column of the training file or of the
+// test file (test is nil without one): the identifiers belong to whichever
+// file has them, and the rows of a file without them are numbered.
+func (c *dataFlags) checkID(train, test *features) error {
+	if c.ID == "" || train.id != nil || (test != nil && test.id != nil) {
+		return nil
+	}
+	if test == nil {
+		return &dataError{fmt.Sprintf("%s: no column %q (--id); the columns are %s", train.source, c.ID, strings.Join(train.columns, ", "))}
+	}
+	return &dataError{fmt.Sprintf("no column %q (--id) in the training file %s (its columns are %s) nor in the test file %s (%s)", c.ID, train.source, strings.Join(train.columns, ", "), test.source, strings.Join(test.columns, ", "))}
 }
 
 func (c *kernelCmd) run(e *env) error {
@@ -93,9 +171,6 @@ func (c *kernelCmd) run(e *env) error {
 			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
 		}
 	}
-	if labels.oneClass {
-		e.rep.warnf("every training label is %s: the classifier sees one class", labels.text(train.y[0]))
-	}
 	var test *features
 	if c.Test != "" {
 		testF, err := c.readFrame(c.Test, e)
@@ -106,7 +181,20 @@ func (c *kernelCmd) run(e *env) error {
 			return err
 		}
 	}
+	if err := c.checkID(train, test); err != nil {
+		return err
+	}
+	if train.id == nil && test != nil && test.id != nil {
+		// The stream's id column is there for the test rows' sake; the
+		// training rows' ids are empty, as test rows without ids are.
+		train.id = make([]string, train.rows)
+	}
 	d := len(train.names)
+	if c.HyperFile != "" {
+		if err := c.readHyper(e, train.names); err != nil {
+			return err
+		}
+	}
 	k, err := c.kernel(c.kind(), d)
 	if err != nil {
 		return usagef("%v (the training file has %d features: %s)", err, d, strings.Join(train.names, ", "))
@@ -265,12 +353,10 @@ func (c *dataFlags) readFrame(path string, e *env) (*format.Frame, error) {
 // names nil (the training file) every column but the label and id is a
 // feature; otherwise the frame must have exactly those feature columns.
 func (c *dataFlags) extract(f *format.Frame, names []string, labels *labelMap, train bool) (*features, error) {
-	out := &features{rows: f.Rows}
+	out := &features{rows: f.Rows, source: f.Name, columns: f.Names}
 	lab, id := f.Column(c.Label), -1
 	if c.ID != "" {
-		if id = f.Column(c.ID); id < 0 {
-			return nil, &dataError{fmt.Sprintf("%s: no column %q (--id); the columns are %s", f.Name, c.ID, strings.Join(f.Names, ", "))}
-		}
+		id = f.Column(c.ID) // the file may lack it: checkID
 	}
 	if lab < 0 && train {
 		return nil, &dataError{fmt.Sprintf("%s: no label column %q (--label); the columns are %s", f.Name, c.Label, strings.Join(f.Names, ", "))}
@@ -392,7 +478,6 @@ type labelMap struct {
 	numeric  bool   // +-1 or 0/1 numbers, compared as numbers
 	posNum   float64
 	negNum   float64
-	oneClass bool
 }
 
 // newLabelMap works out the label mapping from the training labels:
@@ -416,7 +501,11 @@ func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
 			return nil, &dataError{fmt.Sprintf("%s: a third label value %q (after %q and %q); the classifier needs two classes", f.Describe(r, ci), s, distinct[0], distinct[1])}
 		}
 	}
-	m := &labelMap{oneClass: len(distinct) == 1}
+	if len(distinct) == 1 {
+		// The posteriors would all be about 1/2, whatever the features.
+		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: the classifier needs training rows of both classes", f.Name, distinct[0])}
+	}
+	m := &labelMap{}
 	if positive == "" && col.Num != nil {
 		set := map[float64]bool{}
 		for _, v := range col.Num {

@@ -323,6 +323,26 @@ func TestREADMECookbook(t *testing.T) {
 	if n < 6 {
 		t.Errorf("only %d commands in the README's cookbook", n)
 	}
+	// What the cookbook wrote, in a checkout, leaves it clean: git
+	// ignores it.
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == "examples" {
+			continue
+		}
+		check := exec.Command("git", "check-ignore", "-q", "--no-index", e.Name())
+		check.Dir = root
+		if err := check.Run(); err != nil {
+			t.Errorf("the cookbook writes %s, which git does not ignore in a checkout: it would show as untracked (%v)", e.Name(), err)
+		}
+	}
 	// What the cookbook wrote is whole.
 	for _, name := range []string{"cloud.arrows", "posteriors.arrows", "logp.arrows"} {
 		data, err := os.ReadFile(filepath.Join(dir, name))

@@ -240,9 +240,6 @@ func (c *dataFlags) readTraining(e *env) (*features, *labelMap, map[string]strin
 	if train.rows == 0 {
 		return nil, nil, nil, &dataError{fmt.Sprintf("%s: no training rows", frame.Name)}
 	}
-	if labels.oneClass {
-		e.rep.warnf("every training label is %s: the classifier sees one class", labels.text(train.y[0]))
-	}
 	meta := map[string]string{
 		"gpc:features":          strings.Join(train.names, ","),
 		"gpc:label":             label,
@@ -304,6 +301,9 @@ func evalError(e *env, err error) bool {
 func (c *tuneCmd) run(e *env) error {
 	train, _, dataMeta, err := c.readTraining(e)
 	if err != nil {
+		return err
+	}
+	if err := c.checkID(train, nil); err != nil {
 		return err
 	}
 	if c.Standardize {
