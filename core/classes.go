@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"gpc/internal/gemm"
@@ -24,9 +25,11 @@ const classTile = 256
 // the box variables w, and their variances vars (T C), the utilities being
 // independent a priori. Given w, the utilities are Gaussian,
 //
-//	u* | w ~ N(m(w), V),   m_c(w) = r_c' R^-1 w = a_c' z,
-//	V = diag(vars) - A A',   A = (a_1 .. a_C)',   a_c = L^-1 r_c,
+//	u* | w ~ N(m(w), V),   m_c(w) = r_c' R^-1 w,
+//	V = diag(vars) - (r_a' R^-1 r_b)_ab,
 //
+// (m_c = a_c' z with a_c = L^-1 r_c for a Factor of R; MethodEP's Factor
+// adds an offset, as Predict describes),
 // and class c's probability is
 //
 //	P(y* = c | w >= 0) = E[ P(u*_c = max_k u*_k | m(w), V) | w >= 0 ],
@@ -43,16 +46,12 @@ const classTile = 256
 // the result does not depend on the thread count.
 //
 // dst has length T C. It returns an *InputError if a utility's conditional
-// variance is not positive, for MethodEP's Factor (which it does not
-// support), or if every group estimated P = 0. It panics if the shapes
+// variance is not positive, or if every group estimated P = 0. It panics if the shapes
 // disagree.
 func PredictClasses(dst []Posterior, f *Factor, cl *Cloud, classes int, r, vars []float64, opt PredictOptions) error {
 	n, tc := f.N, len(vars)
 	if classes < 2 || tc%classes != 0 || len(dst) != tc || len(r) != tc*n || cl.N != n {
 		panic("core: PredictClasses shapes disagree")
-	}
-	if f.ep != nil {
-		return inputErrorf(-1, "class probabilities are not implemented for the ep method's cloud: train with another --method")
 	}
 	if tc == 0 {
 		return nil
@@ -66,18 +65,26 @@ func PredictClasses(dst []Posterior, f *Factor, cl *Cloud, classes int, r, vars 
 	}
 	draws += draws % 2 // antithetic pairs
 	t := tc / classes
-	w, _, _, _, err := f.testBasis(r, vars, tc, opt.Threads)
+	w, offset, _, _, err := f.testBasis(r, vars, tc, opt.Threads)
 	if err != nil {
 		if ie, ok := err.(*InputError); ok && ie.Index >= 0 {
 			ie.Index /= classes
 		}
 		return err
 	}
+	var ws gemm.Workspace
+	// y_a' y_b = r_a' R^-1 r_b: for a Factor of R, y = w; for MethodEP's
+	// Factor of its Gaussian, y = rl^-1 r from R's own Cholesky factor.
+	y := w
+	if f.ep != nil {
+		y = slices.Clone(r[:tc*n])
+		solveRowsTo(y, tc, f.ep.rchol, n, &ws, opt.Threads)
+	}
 	// Each point's conditional covariance V and what its class
 	// probabilities need.
 	pts := make([]classPoint, t)
 	for j := range pts {
-		pts[j] = newClassPoint(w[j*classes*n:(j+1)*classes*n], vars[j*classes:(j+1)*classes], n, classes)
+		pts[j] = newClassPoint(y[j*classes*n:(j+1)*classes*n], vars[j*classes:(j+1)*classes], n, classes)
 	}
 	g := len(cl.Groups)
 	sizes, logZ := make([]int, g), make([]float64, g)
@@ -85,7 +92,6 @@ func PredictClasses(dst []Posterior, f *Factor, cl *Cloud, classes int, r, vars 
 		sizes[k], logZ[k] = cl.Groups[k].Len(), cl.Groups[k].LogZ
 	}
 	pg := make([]float64, g*tc)
-	var ws gemm.Workspace
 	means := make([]float64, classTile*tc)
 	workers := min(opt.Threads, t)
 	for k := range cl.Groups {
@@ -101,6 +107,14 @@ func PredictClasses(dst []Posterior, f *Factor, cl *Cloud, classes int, r, vars 
 			p1 := min(sizes[k], p0+classTile)
 			mt := means[:(p1-p0)*tc]
 			ws.NT(p1-p0, tc, n, grp.Z[p0*n:], n, w, n, mt, tc, false, opt.Threads)
+			if offset != nil {
+				for p := range p1 - p0 {
+					row := mt[p*tc : (p+1)*tc]
+					for i, o := range offset {
+						row[i] += o
+					}
+				}
+			}
 			var wg sync.WaitGroup
 			for wk := range workers {
 				wg.Add(1)

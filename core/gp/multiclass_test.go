@@ -16,12 +16,22 @@ const seK = 4
 
 // estimate runs the default estimator on box, keeping the cloud.
 func estimate(t *testing.T, box core.Box, samples int, seed uint64) (*core.Factor, core.Result) {
+	return estimateWith(t, core.MethodSMC, box, samples, seed)
+}
+
+// estimateWith runs method (MethodSMC or MethodEP) on box, keeping the
+// cloud.
+func estimateWith(t *testing.T, method core.Method, box core.Box, samples int, seed uint64) (*core.Factor, core.Result) {
 	t.Helper()
-	f, err := core.NewFactor(box, core.Ordering{Kind: core.OrderGiven}, 0)
+	ord := core.Ordering{Kind: core.OrderGiven}
+	f, err := core.NewFactor(box, ord, 0)
+	if method == core.MethodEP {
+		f, err = core.PrepareEP(box, ord, 0)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := core.Estimate(context.Background(), f, core.Config{Samples: samples, Groups: 8, Seed: seed, Keep: true})
+	res, err := core.Estimate(context.Background(), f, core.Config{Method: method, Samples: samples, Groups: 8, Seed: seed, Keep: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,8 +229,12 @@ func TestPredictClassesOnePoint(t *testing.T) {
 		{Kind: KernelRBF, Alpha: []float64{0.7}, Beta: 6},
 	}
 	m := &Multiclass{X: []float64{0.2}, D: 1, Y: []int{2}, C: 3, Kernels: ks}
-	f, res := estimate(t, m.Box(), 16000, 4)
-	for _, xs := range []float64{0.4, -1} {
+	for _, tc := range []struct {
+		method core.Method
+		xs     float64
+	}{{core.MethodSMC, 0.4}, {core.MethodSMC, -1}, {core.MethodEP, 0.4}} {
+		f, res := estimateWith(t, tc.method, m.Box(), 16000, 4)
+		xs := tc.xs
 		rows, vars := make([]float64, 3*m.Vars()), make([]float64, 3)
 		m.TestRows(rows, vars, []float64{xs})
 		post := make([]core.Posterior, 3)
@@ -228,7 +242,7 @@ func TestPredictClassesOnePoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := classProbsOracle(m, rows, vars)
-		t.Logf("x* = %v: %v, exact %v", xs, post, want)
+		t.Logf("%v, x* = %v: %v, exact %v", tc.method, xs, post, want)
 		sum := 0.0
 		for c, p := range post {
 			sum += p.P

@@ -93,9 +93,6 @@ func (c *kernelCmd) run(e *env) error {
 			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
 		}
 	}
-	if labels.oneClass {
-		e.rep.warnf("every training label is %s: the classifier sees one class", labels.text(train.y[0]))
-	}
 	var test *features
 	if c.Test != "" {
 		testF, err := c.readFrame(c.Test, e)
@@ -136,6 +133,9 @@ func (c *kernelCmd) run(e *env) error {
 			}
 		}
 	}
+	if labels.classes != nil {
+		return c.runClasses(e, train, test, labels, k, meta, mem)
+	}
 	n := train.rows
 	cov := &format.Covariance{N: n, Cov: gp.ClassifierCov(k, train.x, d, train.y), Y: train.y, ID: train.id}
 	meta[format.KeyFingerprint] = format.Fingerprint(cov.Cov)
@@ -143,11 +143,12 @@ func (c *kernelCmd) run(e *env) error {
 	if test != nil {
 		tests = test.rows
 	}
+	rows := func(lo, hi int) *format.TestRows { return testRows(k, train, test, lo, hi) }
 	switch c.outputFormat(e.stdout) {
 	case format.Arrow:
-		return c.writeStream(e, cov, test, k, train, meta, tests, mem)
+		return c.writeStream(e, cov, rows, meta, tests, mem)
 	case format.CSV:
-		return c.writeCSV(e.stdout, cov, test, k, train)
+		return c.writeCSV(e.stdout, cov, rows, tests)
 	}
 	t := &format.Table{Cols: []format.Column{
 		{Name: "n", Int: []int64{int64(n)}},
@@ -182,7 +183,7 @@ func testRows(k *gp.Kernel, train, test *features, lo, hi int) *format.TestRows 
 // writeStream writes the covariance stream, the test rows a batch at a
 // time; an interrupt stops it between batches, without the end-of-stream
 // marker, so that no reader takes the stream for complete.
-func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, k *gp.Kernel, train *features, meta map[string]string, tests int, mem format.Allocator) error {
+func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, rows func(lo, hi int) *format.TestRows, meta map[string]string, tests int, mem format.Allocator) error {
 	cw := format.NewCovWriter(e.stdout, cov, tests, meta, c.BatchSize, mem)
 	e.rep.startProgress(c.Progress && tests > 0, rowsProgress(tests, "test rows"))
 	defer e.rep.stopProgress()
@@ -191,7 +192,7 @@ func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, 
 			return err
 		}
 		hi := min(lo+c.BatchSize, tests)
-		if err := cw.WriteTest(testRows(k, train, test, lo, hi)); err != nil {
+		if err := cw.WriteTest(rows(lo, hi)); err != nil {
 			return err
 		}
 		e.rep.add(int64(hi - lo))
@@ -200,8 +201,8 @@ func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, 
 }
 
 // writeCSV writes the stream's rows as CSV: role, id, y, var, then the N
-// covariances.
-func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, test *features, k *gp.Kernel, train *features) error {
+// covariances; rows gives the tests test rows.
+func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, rows func(lo, hi int) *format.TestRows, tests int) error {
 	n := cov.N
 	cols := []format.Column{{Name: "role"}, {Name: "id"}, {Name: "y"}, {Name: "var"}}
 	for j := range n {
@@ -224,8 +225,8 @@ func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, test *features
 		}
 		add("train", id, cov.Y[r], math.NaN(), cov.Cov[r*n:r*n+n])
 	}
-	if test != nil {
-		t := testRows(k, train, test, 0, test.rows)
+	if tests > 0 {
+		t := rows(0, tests)
 		for r := range t.Len() {
 			id, y := strconv.Itoa(r), math.NaN()
 			if t.ID != nil {
@@ -386,18 +387,24 @@ func standardize(train, test *features) (mean, sd []float64) {
 	return mean, sd
 }
 
-// labelMap maps label values to +1 and -1.
+// labelMap maps label values to +1 and -1, or, for more than two
+// classes, to the class indices 0..C-1.
 type labelMap struct {
 	pos, neg string // the values' text, as the metadata records them
 	numeric  bool   // +-1 or 0/1 numbers, compared as numbers
 	posNum   float64
 	negNum   float64
-	oneClass bool
+	// classes are the class names of a multi-class label (nil for two
+	// classes), in class order; classNum their values when the column is
+	// numeric (compared as numbers).
+	classes  []string
+	classNum []float64
 }
 
 // newLabelMap works out the label mapping from the training labels:
-// +1/-1 and 1/0 numbers map themselves; otherwise exactly two values, one
-// of which positive names.
+// +1/-1 and 1/0 numbers map themselves; otherwise two values, one of
+// which positive names; more than two values are the classes of a
+// multi-class classifier (newClassMap). One value is an error.
 func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
 	ci := f.Column(label)
 	if ci < 0 {
@@ -405,18 +412,28 @@ func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
 	}
 	col := &f.Cols[ci]
 	var distinct []string
+	seen := map[string]bool{}
 	for r, s := range col.Text {
 		if col.Null[r] {
 			return nil, &dataError{fmt.Sprintf("%s: the label is missing", f.Describe(r, ci))}
 		}
-		if !contains(distinct, s) && (col.Num == nil || !containsNum(distinct, col.Num[r])) {
+		if !seen[s] && (col.Num == nil || !containsNum(distinct, col.Num[r])) {
 			distinct = append(distinct, s)
 		}
-		if len(distinct) > 2 {
-			return nil, &dataError{fmt.Sprintf("%s: a third label value %q (after %q and %q); the classifier needs two classes", f.Describe(r, ci), s, distinct[0], distinct[1])}
+		seen[s] = true
+		if len(distinct) > gp.MaxClasses {
+			return nil, &dataError{fmt.Sprintf("%s: label value %q is the %d-th: gpc classifies into at most %d classes (is --label %q the class column?)", f.Describe(r, ci), s, len(distinct), gp.MaxClasses, label)}
 		}
 	}
-	m := &labelMap{oneClass: len(distinct) == 1}
+	switch {
+	case len(distinct) == 1:
+		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: a classifier needs at least two classes", f.Name, distinct[0])}
+	case len(distinct) > 2 && positive != "":
+		return nil, &dataError{fmt.Sprintf("%s: the labels have %d values, %s: --positive chooses between two classes; leave it out for the multi-class classifier", f.Name, len(distinct), quoteList(distinct, 4))}
+	case len(distinct) > 2:
+		return newClassMap(col, distinct), nil
+	}
+	m := &labelMap{}
 	if positive == "" && col.Num != nil {
 		set := map[float64]bool{}
 		for _, v := range col.Num {
@@ -497,6 +514,9 @@ func quoteJoin(s []string) string {
 // error naming it and its row, and so is a missing one unless missing is
 // allowed (test rows), when it becomes NaN.
 func (m *labelMap) apply(f *format.Frame, ci int, missing bool) ([]float64, error) {
+	if m.classes != nil {
+		return m.applyClasses(f, ci, missing)
+	}
 	col := &f.Cols[ci]
 	y := make([]float64, f.Rows)
 	for r, s := range col.Text {

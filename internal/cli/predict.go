@@ -173,6 +173,13 @@ func (c *predictCmd) run(e *env) error {
 		outMeta[format.KeyGroupLogP] = format.JoinFloats(cloud.LogZ)
 	}
 	opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), Threads: c.Threads}
+	names, err := cloudClasses(meta, name)
+	if err != nil {
+		return err
+	}
+	if names != nil {
+		return c.runClasses(e, f, cloud, tests, ahead, names, testRows, outMeta, estimate, opt, name, mem)
+	}
 	proto := posteriorTable(nil, nil, 0, pos, neg)
 	proto.Meta = outMeta
 	if stream {
