@@ -18,6 +18,8 @@ const kernelDescription = `Build the covariance stream of a probit GP classifier
 
 For training features X (N rows) with labels y in {-1, +1} and a kernel k, the train rows hold R = C (I + K) C, C = diag(y), K = k(X, X): the marginal likelihood is P(v >= 0), v ~ N(0, R). Each test pattern x* then adds a row with its covariance y_j k(x_j, x*) with the train variables and its variance 1 + k(x*, x*).
 
+With three or more label values (text or numbers) the classifier is the multinomial probit model (docs/multiclass.md): one latent function per class with the kernel k, utilities f_c(x) + noise, y = the class of the largest. The train rows are then the N (C - 1) differences u_{i,y_i} - u_{i,k} between each point's class and the others, whose orthant probability is the marginal likelihood, and each test pattern adds C rows, its utilities; the metadata names the classes (gpc:classes).
+
 Features are read from CSV (a header names the columns), Parquet or Arrow IPC, detected from the content. Every column other than the label (--label) and the identifier (--id) is a feature and must be numeric; the test file must have the same feature columns (its label column is optional).
 
 Kernels, with alpha the length scale and beta the latent scale (the prior variance of the latent function):
@@ -33,6 +35,7 @@ Kernels, with alpha the length scale and beta the latent scale (the prior varian
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv                    # a summary, on a terminal
   gpc-kernel --kernel ard --alpha 1,1,2,2,2,2 --train examples/crabs/train.csv | gpc-orthant        # one length scale per feature
   gpc-kernel --kernel linear --beta 0.01 --train - < examples/crabs/train.csv | gpc-train --format csv
+  gpc-kernel --standardize --alpha 4 --beta 64 --label species --id id --train examples/iris/train.csv --test examples/iris/test.csv | gpc-train | gpc-predict   # three classes
 
 ` + exitHelp
 
