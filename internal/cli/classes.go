@@ -85,7 +85,11 @@ func (c *kernelCmd) runClasses(e *env, train, test *features, labels *labelMap, 
 	for i, v := range train.y {
 		y[i] = int(v)
 	}
-	m := &gp.Multiclass{X: train.x, D: d, Y: y, C: nc, Kernels: []*gp.Kernel{k}}
+	kernels, err := c.classKernels(k, labels.classes, d, meta)
+	if err != nil {
+		return err
+	}
+	m := &gp.Multiclass{X: train.x, D: d, Y: y, C: nc, Kernels: kernels}
 	n := m.Vars()
 	if avail, ok := availableMemory(); ok {
 		if need := 8 * float64(n) * float64(n); need > float64(avail) {
@@ -164,6 +168,48 @@ func (c *kernelCmd) runClasses(e *env, train, test *features, labels *labelMap, 
 		{Name: "fingerprint", Str: []string{meta[format.KeyFingerprint]}},
 	}}
 	return format.WriteTable(e.stdout, t, format.Text, 0, mem)
+}
+
+// classKernels returns the kernel of each class: k for all, or k with
+// --class-alpha's and --class-beta's values, one per class (recorded in
+// meta as gpc:class_alpha and gpc:class_beta).
+func (c *kernelCmd) classKernels(k *gp.Kernel, classes []string, d int, meta map[string]string) ([]*gp.Kernel, error) {
+	nc := len(classes)
+	if c.ClassAlpha == nil && c.ClassBeta == nil {
+		return []*gp.Kernel{k}, nil
+	}
+	for _, f := range []struct {
+		name string
+		v    []float64
+	}{{"--class-alpha", c.ClassAlpha}, {"--class-beta", c.ClassBeta}} {
+		if f.v != nil && len(f.v) != nc {
+			return nil, usagef("%s has %d values for the %d classes %s", f.name, len(f.v), nc, quoteList(classes, 6))
+		}
+	}
+	if c.ClassAlpha != nil && (k.Kind == gp.KernelARD || k.Kind == gp.KernelLinear) {
+		return nil, usagef("--class-alpha: the %v kernel has no single length scale per class", k.Kind)
+	}
+	ks := make([]*gp.Kernel, nc)
+	for cl := range nc {
+		kc := *k
+		if c.ClassAlpha != nil {
+			kc.Alpha = []float64{c.ClassAlpha[cl]}
+		}
+		if c.ClassBeta != nil {
+			kc.Beta = c.ClassBeta[cl]
+		}
+		if err := kc.Validate(d); err != nil {
+			return nil, usagef("class %q: %s", classes[cl], strings.TrimPrefix(err.Error(), "core: "))
+		}
+		ks[cl] = &kc
+	}
+	if c.ClassAlpha != nil {
+		meta["gpc:class_alpha"] = format.JoinFloats(c.ClassAlpha)
+	}
+	if c.ClassBeta != nil {
+		meta["gpc:class_beta"] = format.JoinFloats(c.ClassBeta)
+	}
+	return ks, nil
 }
 
 // cloudClasses returns the class names of a multi-class cloud's metadata,

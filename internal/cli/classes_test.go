@@ -70,3 +70,24 @@ func TestMulticlassHardCount(t *testing.T) {
 	cloud := runCLI(t, Train, cliCase{args: []string{"--samples", "500"}, stdin: cov})
 	runCLI(t, Predict, cliCase{args: []string{"--count", "hard"}, stdin: cloud, code: ExitUsage, stderr: "--count hard"})
 }
+
+// --class-alpha and --class-beta give each class its kernel: the same
+// values as --alpha and --beta give the same covariance, others another;
+// a count that is not the number of classes is a usage error.
+func TestClassKernels(t *testing.T) {
+	t.Parallel()
+	args := func(extra ...string) []string {
+		return append([]string{"--label", "species", "--id", "id", "--train", "../../examples/iris/train.csv", "--format", "csv", "--alpha", "2", "--beta", "4"}, extra...)
+	}
+	shared := runCLI(t, Kernel, cliCase{args: args()})
+	same := runCLI(t, Kernel, cliCase{args: args("--class-alpha", "2,2,2", "--class-beta", "4,4,4")})
+	if !bytes.Equal(shared, same) {
+		t.Error("--class-alpha 2,2,2 --class-beta 4,4,4 differs from --alpha 2 --beta 4")
+	}
+	other := runCLI(t, Kernel, cliCase{args: args("--class-beta", "4,4,8")})
+	if bytes.Equal(shared, other) {
+		t.Error("--class-beta 4,4,8 gives the covariance of --beta 4")
+	}
+	runCLI(t, Kernel, cliCase{args: args("--class-beta", "1,2"), code: ExitUsage, stderr: `--class-beta has 2 values for the 3 classes "setosa", "versicolor", "virginica"`})
+	runCLI(t, Kernel, cliCase{args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--class-beta", "1,2"}, code: ExitUsage, stderr: "for three or more classes"})
+}

@@ -45,6 +45,8 @@ type kernelCmd struct {
 	testFlags   `embed:""`
 	kernelFlags `embed:""`
 	hyperFlags  `embed:""`
+	ClassAlpha  []float64 `sep:"," help:"Multi-class: one length scale alpha per class, in class order (sorted, as gpc:classes lists them), instead of --alpha (not for ard or linear)."`
+	ClassBeta   []float64 `sep:"," help:"Multi-class: one latent scale beta per class, in class order, instead of --beta."`
 	batchFlags  `embed:""`
 	commonFlags `embed:""`
 }
@@ -138,6 +140,9 @@ func (c *kernelCmd) run(e *env) error {
 	}
 	if labels.classes != nil {
 		return c.runClasses(e, train, test, labels, k, meta, mem)
+	}
+	if c.ClassAlpha != nil || c.ClassBeta != nil {
+		return usagef("--class-alpha and --class-beta are for three or more classes; %s has two", trainF.Name)
 	}
 	n := train.rows
 	cov := &format.Covariance{N: n, Cov: gp.ClassifierCov(k, train.x, d, train.y), Y: train.y, ID: train.id}
