@@ -13,7 +13,7 @@
 # approximation's. Then the final run: CPU seconds (user + sys of the
 # whole pipeline), accuracy, mean log predictive probability of the true
 # class, the largest standard error of any class probability, log_ml and
-# its standard error. Environment: SAMPLES (final particles; default 50000,
+# its standard error. Environment: SAMPLES (final particles; default 100000,
 # digits 4000), GRID_SAMPLES (default 2000, digits 500), THREADS (default 0:
 # all cores).
 set -euo pipefail
@@ -28,8 +28,8 @@ sets=("$@")
 [ ${#sets[@]} -eq 0 ] && sets=(iris wine digits)
 for name in "${sets[@]}"; do
 	case $name in
-	iris) data=examples/iris label=species alphas="1 2 4 8" betas="16 64 256 1024" samples=${SAMPLES:-50000} grid=${GRID_SAMPLES:-2000} ;;
-	wine) data=examples/wine label=class alphas="2 4 8 16" betas="16 64 256 1024" samples=${SAMPLES:-50000} grid=${GRID_SAMPLES:-2000} ;;
+	iris) data=examples/iris label=species alphas="1 2 4 8" betas="16 64 256 1024" samples=${SAMPLES:-100000} grid=${GRID_SAMPLES:-2000} ;;
+	wine) data=examples/wine label=class alphas="2 4 8 16" betas="16 64 256 1024" samples=${SAMPLES:-100000} grid=${GRID_SAMPLES:-2000} ;;
 	digits)
 		data=$dir/digits label=digit alphas="8 16" betas="4 16" samples=${SAMPLES:-4000} grid=${GRID_SAMPLES:-500}
 		$PY "$here/split.py" digits "$data" 500

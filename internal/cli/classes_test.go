@@ -91,3 +91,18 @@ func TestClassKernels(t *testing.T) {
 	runCLI(t, Kernel, cliCase{args: args("--class-beta", "1,2"), code: ExitUsage, stderr: `--class-beta has 2 values for the 3 classes "setosa", "versicolor", "virginica"`})
 	runCLI(t, Kernel, cliCase{args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--class-beta", "1,2"}, code: ExitUsage, stderr: "for three or more classes"})
 }
+
+// Dictionary-encoded labels (a pandas category written to Arrow) are read
+// as their values: testdata/iris-train-dict.arrows is
+// examples/iris/train.csv with species dictionary-encoded, and gives the
+// same covariance.
+func TestDictionaryLabels(t *testing.T) {
+	t.Parallel()
+	args := func(train string) []string {
+		return []string{"--label", "species", "--id", "id", "--train", train, "--format", "csv", "--alpha", "2", "--beta", "4"}
+	}
+	want := runCLI(t, Kernel, cliCase{args: args("../../examples/iris/train.csv")})
+	if got := runCLI(t, Kernel, cliCase{args: args("testdata/iris-train-dict.arrows")}); !bytes.Equal(got, want) {
+		t.Error("the dictionary-encoded Arrow file gives another covariance than the CSV file")
+	}
+}

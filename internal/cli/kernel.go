@@ -20,7 +20,7 @@ For training features X (N rows) with labels y in {-1, +1} and a kernel k, the t
 
 With three or more label values (text or numbers) the classifier is the multinomial probit model (docs/multiclass.md): one latent function per class with the kernel k, utilities f_c(x) + noise, y = the class of the largest. The train rows are then the N (C - 1) differences u_{i,y_i} - u_{i,k} between each point's class and the others, whose orthant probability is the marginal likelihood, and each test pattern adds C rows, its utilities; the metadata names the classes (gpc:classes).
 
-Features are read from CSV (a header names the columns), Parquet or Arrow IPC, detected from the content. Every column other than the label (--label) and the identifier (--id) is a feature and must be numeric; the test file must have the same feature columns (its label column is optional).
+Features are read from CSV (a header names the columns), Parquet or Arrow IPC, detected from the content; dictionary-encoded columns (pandas categories, R factors, Polars Categoricals) are read as their values. Every column other than the label (--label) and the identifier (--id) is a feature and must be numeric; the test file must have the same feature columns (its label column is optional).
 
 Kernels, with alpha the length scale and beta the latent scale (the prior variance of the latent function):
   rbf       beta exp(-||x - x'||^2 / alpha^2)        (the paper's parametrization: no factor 2)
