@@ -175,3 +175,42 @@ func swapSym(w []float64, n, i, j int) {
 
 // cholWorkers is the goroutine count of the preparation's factorisations.
 func cholWorkers() int { return runtime.GOMAXPROCS(0) }
+
+// invDiag returns the diagonal of the inverse of the symmetric positive
+// definite n x n matrix cov (row-major; only its lower triangle is read),
+//
+//	(cov^-1)_ii = |L^-1 e_i|^2,   cov = L L',
+//
+// the squared norms of the columns of L^-1: the blocked factorisation,
+// then, for each block of cholRows columns starting at r0, the triangular
+// solves restricted to L[r0:, r0:] (the columns' entries above r0 are
+// zero), n^3/3 multiply-adds in all, on internal/gemm's kernel. It returns
+// ok = false if cov is not positive definite.
+func invDiag(cov []float64, n int) (d []float64, ok bool) {
+	w := make([]float64, n*n)
+	for i := range n {
+		copy(w[i*n:i*n+i+1], cov[i*n:i*n+i+1])
+	}
+	workers := cholWorkers()
+	if cholesky(w, n, nil, workers) >= 0 {
+		return nil, false
+	}
+	d = make([]float64, n)
+	var ws gemm.Workspace
+	x := make([]float64, cholRows*n)
+	for r0 := 0; r0 < n; r0 += cholRows {
+		r1 := min(n, r0+cholRows)
+		m := n - r0
+		x = x[:(r1-r0)*m]
+		clear(x)
+		for r := r0; r < r1; r++ {
+			x[(r-r0)*m+r-r0] = 1
+		}
+		solveRowsStrided(x, r1-r0, m, w[r0*n+r0:], m, n, &ws, workers)
+		for r := r0; r < r1; r++ {
+			row := x[(r-r0)*m : (r-r0)*m+m]
+			d[r] = floats.Dot(row, row)
+		}
+	}
+	return d, true
+}

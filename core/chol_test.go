@@ -134,3 +134,31 @@ func TestPivotedCholeskyReconstructs(t *testing.T) {
 		}
 	}
 }
+
+// TestInvDiag checks the diagonal of the inverse against gonum's
+// Cholesky.InverseTo, on a size with several row blocks.
+func TestInvDiag(t *testing.T) {
+	n := 2*cholRows + 29
+	a := randSPD(n, 4)
+	d, ok := invDiag(a, n)
+	if !ok {
+		t.Fatal("refused")
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(mat.NewSymDense(n, slices.Clone(a))) {
+		t.Fatal("gonum refused")
+	}
+	var inv mat.SymDense
+	if err := ch.InverseTo(&inv); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if want := inv.At(i, i); math.Abs(d[i]-want) > 1e-10*want {
+			t.Fatalf("(A^-1)[%d][%d] = %v, gonum %v", i, i, d[i], want)
+		}
+	}
+	a[0] = -1
+	if _, ok := invDiag(a, n); ok {
+		t.Fatal("accepted a matrix with a negative variance")
+	}
+}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // Box is the integration problem
@@ -412,18 +410,14 @@ func sharpFirst(cov []float64, n int) ([]int, int) {
 	for i := range perm {
 		perm[i] = i
 	}
-	var ch mat.Cholesky
-	if !ch.Factorize(mat.NewSymDense(n, cov)) {
-		return perm, 0
-	}
-	var inv mat.SymDense
-	if err := ch.InverseTo(&inv); err != nil {
+	inv, ok := invDiag(cov, n)
+	if !ok {
 		return perm, 0
 	}
 	ratio := make([]float64, n)
 	var sharp []int
 	for i := range n {
-		ratio[i] = 1 / (cov[i*n+i] * inv.At(i, i))
+		ratio[i] = 1 / (cov[i*n+i] * inv[i])
 		if ratio[i] < SharpRatio {
 			sharp = append(sharp, i)
 		}
