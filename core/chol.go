@@ -16,10 +16,10 @@ import (
 // cholBlock / 2 multiply-adds per column.
 const cholBlock = 96
 
-// cholRows is the height of the row blocks of the trailing update: the
-// lower triangle is updated block row by block row, each a product of
-// cholRows rows (the part above the diagonal of the diagonal block is
-// computed and discarded: cholRows/2 of every row's entries).
+// cholRows is the width of the column blocks of the trailing update: the
+// lower triangle is updated block column by block column, each a product
+// of cholRows columns from the block's first row down (the part above the
+// diagonal of the diagonal block is computed and discarded).
 const cholRows = 384
 
 // cholPivot is what a pivoted factorisation needs: pick(i) returns the
@@ -99,9 +99,9 @@ func cholesky(w []float64, n int, pv *cholPivot, workers int) int {
 				dst[k] = -v
 			}
 		}
-		for r0 := k1; r0 < n; r0 += cholRows {
-			r1 := min(n, r0+cholRows)
-			ws.NT(r1-r0, r1-k1, nb, neg[(r0-k1)*nb:], nb, w[k1*n+k0:], n, w[r0*n+k1:], n, true, workers)
+		for c0 := k1; c0 < n; c0 += cholRows {
+			c1 := min(n, c0+cholRows)
+			ws.NT(n-c0, c1-c0, nb, neg[(c0-k1)*nb:], nb, w[c0*n+k0:], n, w[c0*n+c0:], n, true, workers)
 		}
 	}
 	for i := range n {

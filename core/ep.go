@@ -132,11 +132,11 @@ const epRows = 256
 // of U's rows with the site's row of U (on internal/gemm's kernel), and
 // every epDelay sites S takes the q updates in one product: the sweep's
 // multiply-adds at the product's speed rather than at memory's. Only the
-// block rows' lower parts of S are updated (epRows rows at a time, up to
-// the end of the block): entry (r, c) of S is current where c < the end of
-// r's block row, and the column of site i is read along row i up to the
-// end of its block and down column i below it: n^3/2 multiply-adds per
-// sweep rather than n^3.
+// lower part of S is updated, by block columns of epRows columns, each from
+// its first row down: entry (r, c) of S is current where c < the end of
+// r's block, and the column of site i is read along row i up to the end
+// of its block and down column i below it: n^3/2 multiply-adds per sweep
+// rather than n^3.
 func (e *EP) sweep() error {
 	n, sg := e.N, e.Sigma
 	col := make([]float64, n)
@@ -150,10 +150,12 @@ func (e *EP) sweep() error {
 		if q == 0 {
 			return
 		}
-		// S (n x n) += (-U diag(c)) U', block row by block row, lower part.
-		for r0 := 0; r0 < n; r0 += epRows {
-			r1 := min(n, r0+epRows)
-			ws.NT(r1-r0, r1, q, cu[r0*epDelay:], epDelay, u, epDelay, sg[r0*n:], n, true, workers)
+		// S (n x n) += (-U diag(c)) U', block column by block column, the
+		// rows from the block's first down (each block's U rows packed
+		// once).
+		for c0 := 0; c0 < n; c0 += epRows {
+			c1 := min(n, c0+epRows)
+			ws.NT(n-c0, c1-c0, q, cu[c0*epDelay:], epDelay, u[c0*epDelay:], epDelay, sg[c0*n+c0:], n, true, workers)
 		}
 		q = 0
 	}
@@ -261,15 +263,15 @@ func (e *EP) recompute(cov, scratch []float64) error {
 	}
 	var ws gemm.Workspace
 	solveRowsTo(w, n, l, n, &ws, workers)
-	// Sigma = R - W W': the lower triangle block row by block row (the
-	// negated W as A), then mirrored.
+	// Sigma = R - W W': the lower triangle block column by block column
+	// (the negated W as A), then mirrored.
 	vtv := l // L_B is no longer needed
 	for i, v := range w {
 		vtv[i] = -v
 	}
-	for r0 := 0; r0 < n; r0 += epRows {
-		r1 := min(n, r0+epRows)
-		ws.NT(r1-r0, r1, n, vtv[r0*n:], n, w, n, cov[r0*n:], n, true, workers)
+	for c0 := 0; c0 < n; c0 += epRows {
+		c1 := min(n, c0+epRows)
+		ws.NT(n-c0, c1-c0, n, vtv[c0*n:], n, w[c0*n:], n, cov[c0*n+c0:], n, true, workers)
 	}
 	for i := range n {
 		for j := 0; j < i; j++ {

@@ -252,6 +252,9 @@ func symmetrize(cov []float64, n int, jitter float64) ([]float64, error) {
 			return nil, inputErrorf(i, "variance of variable %d is %v, not positive: the covariance is not positive definite", i, d)
 		}
 	}
+	if out, ok := symmetrizeTiled(cov, n, jitter, out); ok {
+		return out, nil
+	}
 	for i := range n {
 		out[i*n+i] = cov[i*n+i] + jitter
 		for j := range i {
@@ -271,6 +274,34 @@ func symmetrize(cov []float64, n int, jitter float64) ([]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// symmetrizeTiled is symmetrize's pass by 64 x 64 tiles (each tile's
+// transpose read from the cache rather than a cache line per entry); it
+// returns ok = false, leaving the messages to symmetrize's row-major scan,
+// if any entry is not finite or asymmetric.
+func symmetrizeTiled(cov []float64, n int, jitter float64, out []float64) ([]float64, bool) {
+	const tile = 64
+	for i0 := 0; i0 < n; i0 += tile {
+		i1 := min(n, i0+tile)
+		for j0 := 0; j0 <= i0; j0 += tile {
+			for i := i0; i < i1; i++ {
+				for j := j0; j < min(i, j0+tile); j++ {
+					x, y := cov[i*n+j], cov[j*n+i]
+					if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) ||
+						math.Abs(x-y) > SymmetryTol*math.Sqrt(cov[i*n+i]*cov[j*n+j]) {
+						return nil, false
+					}
+					m := 0.5 * (x + y)
+					out[i*n+j], out[j*n+i] = m, m
+				}
+			}
+		}
+	}
+	for i := range n {
+		out[i*n+i] = cov[i*n+i] + jitter
+	}
+	return out, true
 }
 
 // shiftedBounds returns Lower - Mean and Upper - Mean with the defaults
