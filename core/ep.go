@@ -40,9 +40,8 @@ type EP struct {
 	a, b  []float64 // the bounds of u
 	rchol *Factor   // R's Cholesky factor in the input order
 
-	tol       float64   // the sites' relative change at which the sweeps stop
-	maxSweeps int       // the most sweeps
-	progress  func(int) // told each sweep done that did not converge, or nil
+	tol       float64 // the sites' relative change at which the sweeps stop
+	maxSweeps int     // the most sweeps
 }
 
 // EPStats describes an EP solve.
@@ -218,9 +217,6 @@ func (e *EP) sweep() error {
 		flush()
 		if e.Stats.Change < e.tol {
 			return nil
-		}
-		if e.progress != nil {
-			e.progress(e.Stats.Sweeps)
 		}
 	}
 	e.Stats.Sweeps = e.maxSweeps
