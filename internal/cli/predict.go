@@ -184,6 +184,9 @@ func (c *predictCmd) run(e *env) error {
 		return err
 	}
 	if names != nil {
+		if c.Shard != "" {
+			return usagef("--shard: a multi-class cloud's posteriors are not sharded yet (predict them in one run)")
+		}
 		return c.runClasses(e, f, cloud, tests, ahead, names, testRows, outMeta, estimate, opt, name, mem)
 	}
 	proto := posteriorTable(nil, nil, 0, pos, neg)
