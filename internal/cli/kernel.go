@@ -130,7 +130,23 @@ type features struct {
 	rows  int
 	names []string
 	y     []float64 // nil if there is no label column (test)
-	id    []string  // nil without --id
+	id    []string  // nil without --id, or when this file has no such column
+	// source and columns name the file and its columns, for messages.
+	source  string
+	columns []string
+}
+
+// checkID checks that --id names a column of the training file or of the
+// test file (test is nil without one): the identifiers belong to whichever
+// file has them, and the rows of a file without them are numbered.
+func (c *dataFlags) checkID(train, test *features) error {
+	if c.ID == "" || train.id != nil || (test != nil && test.id != nil) {
+		return nil
+	}
+	if test == nil {
+		return &dataError{fmt.Sprintf("%s: no column %q (--id); the columns are %s", train.source, c.ID, strings.Join(train.columns, ", "))}
+	}
+	return &dataError{fmt.Sprintf("no column %q (--id) in the training file %s (its columns are %s) nor in the test file %s (%s)", c.ID, train.source, strings.Join(train.columns, ", "), test.source, strings.Join(test.columns, ", "))}
 }
 
 func (c *kernelCmd) run(e *env) error {
@@ -155,9 +171,6 @@ func (c *kernelCmd) run(e *env) error {
 			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
 		}
 	}
-	if labels.oneClass {
-		e.rep.warnf("every training label is %s: the classifier sees one class", labels.text(train.y[0]))
-	}
 	var test *features
 	if c.Test != "" {
 		testF, err := c.readFrame(c.Test, e)
@@ -167,6 +180,14 @@ func (c *kernelCmd) run(e *env) error {
 		if test, err = c.extract(testF, train.names, labels, false); err != nil {
 			return err
 		}
+	}
+	if err := c.checkID(train, test); err != nil {
+		return err
+	}
+	if train.id == nil && test != nil && test.id != nil {
+		// The stream's id column is there for the test rows' sake; the
+		// training rows' ids are empty, as test rows without ids are.
+		train.id = make([]string, train.rows)
 	}
 	d := len(train.names)
 	if c.HyperFile != "" {
@@ -332,12 +353,10 @@ func (c *dataFlags) readFrame(path string, e *env) (*format.Frame, error) {
 // names nil (the training file) every column but the label and id is a
 // feature; otherwise the frame must have exactly those feature columns.
 func (c *dataFlags) extract(f *format.Frame, names []string, labels *labelMap, train bool) (*features, error) {
-	out := &features{rows: f.Rows}
+	out := &features{rows: f.Rows, source: f.Name, columns: f.Names}
 	lab, id := f.Column(c.Label), -1
 	if c.ID != "" {
-		if id = f.Column(c.ID); id < 0 {
-			return nil, &dataError{fmt.Sprintf("%s: no column %q (--id); the columns are %s", f.Name, c.ID, strings.Join(f.Names, ", "))}
-		}
+		id = f.Column(c.ID) // the file may lack it: checkID
 	}
 	if lab < 0 && train {
 		return nil, &dataError{fmt.Sprintf("%s: no label column %q (--label); the columns are %s", f.Name, c.Label, strings.Join(f.Names, ", "))}
@@ -459,7 +478,6 @@ type labelMap struct {
 	numeric  bool   // +-1 or 0/1 numbers, compared as numbers
 	posNum   float64
 	negNum   float64
-	oneClass bool
 }
 
 // newLabelMap works out the label mapping from the training labels:
@@ -483,7 +501,11 @@ func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
 			return nil, &dataError{fmt.Sprintf("%s: a third label value %q (after %q and %q); the classifier needs two classes", f.Describe(r, ci), s, distinct[0], distinct[1])}
 		}
 	}
-	m := &labelMap{oneClass: len(distinct) == 1}
+	if len(distinct) == 1 {
+		// The posteriors would all be about 1/2, whatever the features.
+		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: the classifier needs training rows of both classes", f.Name, distinct[0])}
+	}
+	m := &labelMap{}
 	if positive == "" && col.Num != nil {
 		set := map[float64]bool{}
 		for _, v := range col.Num {
