@@ -73,7 +73,23 @@ type features struct {
 	rows  int
 	names []string
 	y     []float64 // nil if there is no label column (test)
-	id    []string  // nil without --id
+	id    []string  // nil without --id, or when this file has no such column
+	// source and columns name the file and its columns, for messages.
+	source  string
+	columns []string
+}
+
+// checkID checks that --id names a column of the training file or of the
+// test file (test is nil without one): the identifiers belong to whichever
+// file has them, and the rows of a file without them are numbered.
+func (c *dataFlags) checkID(train, test *features) error {
+	if c.ID == "" || train.id != nil || (test != nil && test.id != nil) {
+		return nil
+	}
+	if test == nil {
+		return &dataError{fmt.Sprintf("%s: no column %q (--id); the columns are %s", train.source, c.ID, strings.Join(train.columns, ", "))}
+	}
+	return &dataError{fmt.Sprintf("no column %q (--id) in the training file %s (its columns are %s) nor in the test file %s (%s)", c.ID, train.source, strings.Join(train.columns, ", "), test.source, strings.Join(test.columns, ", "))}
 }
 
 func (c *kernelCmd) run(e *env) error {
@@ -107,6 +123,14 @@ func (c *kernelCmd) run(e *env) error {
 		if test, err = c.extract(testF, train.names, labels, false); err != nil {
 			return err
 		}
+	}
+	if err := c.checkID(train, test); err != nil {
+		return err
+	}
+	if train.id == nil && test != nil && test.id != nil {
+		// The stream's id column is there for the test rows' sake; the
+		// training rows' ids are empty, as test rows without ids are.
+		train.id = make([]string, train.rows)
 	}
 	d := len(train.names)
 	k, err := c.kernel(c.kind(), d)
@@ -274,12 +298,10 @@ func (c *dataFlags) readFrame(path string, e *env) (*format.Frame, error) {
 // names nil (the training file) every column but the label and id is a
 // feature; otherwise the frame must have exactly those feature columns.
 func (c *dataFlags) extract(f *format.Frame, names []string, labels *labelMap, train bool) (*features, error) {
-	out := &features{rows: f.Rows}
+	out := &features{rows: f.Rows, source: f.Name, columns: f.Names}
 	lab, id := f.Column(c.Label), -1
 	if c.ID != "" {
-		if id = f.Column(c.ID); id < 0 {
-			return nil, &dataError{fmt.Sprintf("%s: no column %q (--id); the columns are %s", f.Name, c.ID, strings.Join(f.Names, ", "))}
-		}
+		id = f.Column(c.ID) // the file may lack it: checkID
 	}
 	if lab < 0 && train {
 		return nil, &dataError{fmt.Sprintf("%s: no label column %q (--label); the columns are %s", f.Name, c.Label, strings.Join(f.Names, ", "))}
@@ -435,7 +457,8 @@ func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
 	}
 	switch {
 	case len(distinct) == 1:
-		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: a classifier needs at least two classes", f.Name, distinct[0])}
+		// The posteriors would all be about 1/2, whatever the features.
+		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: the classifier needs training rows of both classes", f.Name, distinct[0])}
 	case len(distinct) > 2 && positive != "":
 		return nil, &dataError{fmt.Sprintf("%s: the labels have %d values, %s: --positive chooses between two classes; leave it out for the multi-class classifier", f.Name, len(distinct), quoteList(distinct, 4))}
 	case len(distinct) > 2:
