@@ -27,7 +27,7 @@ import (
 
 // badInput is one row of the catalogue.
 type badInput struct {
-	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune, gpc-mcmc or gpc-merge
+	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune, gpc-mcmc, gpc-merge or gpc-fit
 	what  string // the bad input, in words
 	args  []string
 	stdin string            // the name of the standard input in the document ("" for none)
@@ -40,7 +40,7 @@ type badInput struct {
 
 var runners = map[string]func([]string, io.Reader, io.Writer, io.Writer) int{
 	"gpc-kernel": Kernel, "gpc-orthant": Orthant, "gpc-train": Train, "gpc-predict": Predict,
-	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-merge": Merge,
+	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-merge": Merge, "gpc-fit": Fit,
 }
 
 // fixtures are the streams the catalogue spoils, made once by the tools.
@@ -242,7 +242,6 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-kernel", what: "a test label unseen in training (multi-class)", args: []string{"--train", "@train3.csv", "--test", "-"}, files: map[string][]byte{"train3.csv": []byte(train3CSV)}, stdin: "test.csv", input: text("a,y\n1,d\n"), code: ExitData, want: `line 2, column "y": unknown label "d": the training labels have 3 classes, "a", "b", "c"`},
 		{tool: "gpc-kernel", what: "numeric labels other than +1/-1 or 1/0", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,2\n2,3\n"), code: ExitData, want: "numeric labels must be +1/-1 or 1/0"},
 		{tool: "gpc-kernel", what: "an unknown label in the test file", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--test", "-"}, stdin: "test.csv", input: text("name,a,b,sex\nt1,1,2,X\n"), code: ExitData, want: `unknown label "X"`},
-		{tool: "gpc-kernel", what: "training labels of one class", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,1\n"), code: ExitData, want: `every training label is "1": the classifier needs training rows of both classes`},
 		{tool: "gpc-tune", what: "training labels of one class", args: []string{"--train", "-", "--beta", "1,2", "--label", "sex", "--positive", "M"}, stdin: "train.csv", input: text("a,sex\n1,M\n2,M\n"), code: ExitData, want: `every training label is "M"`},
 		{tool: "gpc-kernel", what: "text labels without --positive", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,cat\n2,dog\n"), code: ExitData, want: "give --positive"},
 		{tool: "gpc-kernel", what: "--positive that is not a label value", args: []string{"--train", "-", "--positive", "cow"}, stdin: "train.csv", input: text("a,y\n1,cat\n2,dog\n"), code: ExitData, want: `--positive "cow" is not a label value`},
@@ -351,6 +350,20 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-mcmc", what: "mismatched feature columns: the test file lacks one", args: tinyTrain("--test", "-", "--posteriors", "@p.csv"), stdin: "test.csv", input: text("name,a,sex\nt1,1,M\n"), code: ExitData, want: `no column "b"`},
 		{tool: "gpc-mcmc", what: "wrong input: a cloud where features are expected", args: []string{"--train", "-"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `column "cov"`},
 		{tool: "gpc-mcmc", what: "a --posteriors file that cannot be created", args: tinyTrain("--test", "testdata/tiny-test.csv", "--posteriors", "no-such-dir/p.csv", "--samples", "64", "--iterations", "2", "--burn", "0"), code: ExitIO, want: "create --posteriors"},
+
+		// gpc-fit: a gradient where there is none, an optimizer that does not
+		// converge, a non-finite gradient; gpc-kernel --hyper's table.
+		{tool: "gpc-fit", what: "a method without a gradient: --method paper-hard", args: tinyTrain("--method", "paper-hard"), code: ExitUsage, want: "gives no gradient"},
+		{tool: "gpc-fit", what: "a starting --beta of 0 (the fit moves log beta)", args: tinyTrain("--beta", "0"), code: ExitUsage, want: "--beta 0"},
+		{tool: "gpc-fit", what: "absurd flag: --rounds 0", args: tinyTrain("--rounds", "0"), code: ExitUsage, want: "--rounds 0"},
+		{tool: "gpc-fit", what: "absurd flag: --prior-sd NaN", args: tinyTrain("--prior-sd", "NaN"), code: ExitUsage, want: "--prior-sd NaN"},
+		{tool: "gpc-fit", what: "an optimizer that does not converge: one iteration from far away", args: []string{"--train", "../../examples/crabs/train.csv", "--standardize", "--no-ep", "--rounds", "1", "--iterations", "1", "--alpha", "0.3", "--beta", "0.1"}, code: ExitData, want: "did not converge"},
+		{tool: "gpc-fit", what: "a non-finite gradient: matern32 at --alpha 1e-160 (t^2 exp(-t) is Inf times 0)", args: tinyTrain("--kernel", "matern32", "--alpha", "1e-160"), code: ExitData, want: "not finite"},
+		{tool: "gpc-kernel", what: "--hyper: a table without a value column", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name\nrbf,beta\n"), code: ExitData, want: `no column "value"`},
+		{tool: "gpc-kernel", what: "--hyper: fitted with --standardize, used without", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name,feature,value,standardize\nrbf,alpha,,2,1\nrbf,beta,,3,1\n"), code: ExitData, want: "fitted with --standardize"},
+		{tool: "gpc-kernel", what: "--hyper: an ard length scale of a feature the training file lacks", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name,feature,value\nard,alpha,a,2\nard,alpha,c,2\nard,beta,,3\n"), code: ExitData, want: `feature "c"`},
+		{tool: "gpc-kernel", what: "--hyper: a negative value", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name,value\nrbf,alpha,2\nrbf,beta,-3\n"), code: ExitData, want: "beta value"},
+		{tool: "gpc-kernel", what: "--hyper and --train both on standard input", args: []string{"--train", "-", "--hyper", "-"}, code: ExitUsage, want: "cannot both read standard input"},
 
 		{tool: "gpc-kernel", what: "an output that cannot be written (a full disk)", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name"}, full: true, code: ExitIO, want: "write covariance: no space left on device"},
 		{tool: "gpc-train", what: "an output that cannot be written (a full disk)", args: []string{"--samples", "100"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, full: true, code: ExitIO, want: "write cloud: arrow/ipc: could not write payload message body: no space left on device"},
