@@ -236,6 +236,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-orthant", what: "an input that cannot be read (a directory)", args: []string{"testdata"}, code: ExitIO, want: "is a directory"},
 		// gpc-kernel: features and labels.
 		{tool: "gpc-kernel", what: "no label column", args: []string{"--train", "-", "--label", "class"}, stdin: "train.csv", input: text(trainCSV), code: ExitData, want: `no label column "class"`},
+		{tool: "gpc-kernel", what: "one class only", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,1\n"), code: ExitData, want: `every training label is "1": a classifier needs at least two classes`},
 		{tool: "gpc-kernel", what: "more classes than gpc handles (an identifier as the label)", args: []string{"--train", "-"}, stdin: "train.csv", input: manyClasses, code: ExitData, want: `label value "c256" is the 257-th: gpc classifies into at most 256 classes`},
 		{tool: "gpc-kernel", what: "--positive with more than two classes", args: []string{"--train", "-", "--positive", "b"}, stdin: "train.csv", input: text(train3CSV), code: ExitData, want: "--positive chooses between two classes"},
 		{tool: "gpc-kernel", what: "--class-beta without one value per class", args: []string{"--train", "-", "--class-beta", "1,2"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: `--class-beta has 2 values for the 3 classes "a", "b", "c"`},

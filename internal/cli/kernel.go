@@ -524,8 +524,7 @@ func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
 	}
 	switch {
 	case len(distinct) == 1:
-		// The posteriors would all be about 1/2, whatever the features.
-		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: the classifier needs training rows of both classes", f.Name, distinct[0])}
+		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: a classifier needs at least two classes", f.Name, distinct[0])}
 	case len(distinct) > 2 && positive != "":
 		return nil, &dataError{fmt.Sprintf("%s: the labels have %d values, %s: --positive chooses between two classes; leave it out for the multi-class classifier", f.Name, len(distinct), quoteList(distinct, 4))}
 	case len(distinct) > 2:
