@@ -249,6 +249,7 @@ var stdinWhat = map[string]string{
 	"gpc-kernel":  "features (--train - or --test -)",
 	"gpc-tune":    "features (--train -)",
 	"gpc-mcmc":    "features (--train - or --test -)",
+	"gpc-show":    "an Arrow stream (a gpc tool's output)",
 }
 
 // ttyNotice is a standard input that is a terminal: before its first read

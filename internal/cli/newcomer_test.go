@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -298,5 +299,40 @@ func TestMCMCProgressEnds(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "gpc-mcmc: 100.0%: 25 of 25 iterations, ") {
 		t.Errorf("stderr ends with %q", last)
+	}
+}
+
+// TestShow: gpc-show prints a stream as the tool that wrote it would
+// have, as a table or CSV, and its metadata sorted by key.
+func TestShow(t *testing.T) {
+	t.Parallel()
+	post := runCLI(t, Predict, cliCase{stdin: runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: runCLI(t, Kernel, cliCase{args: tiny})})})
+	for _, f := range []string{"table", "csv"} {
+		got := runCLI(t, Show, cliCase{args: []string{"--format", f}, stdin: post})
+		var want bytes.Buffer
+		tab, err := format.ReadTable(bytes.NewReader(post), "posteriors")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ff := map[string]format.Format{"table": format.Text, "csv": format.CSV}[f]
+		if err := format.WriteTable(&want, &format.Table{Cols: tab.Cols}, ff, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) || !bytes.Contains(got, []byte("t1")) {
+			t.Errorf("--format %s:\n%s\nwant\n%s", f, got, want.Bytes())
+		}
+	}
+	csvOut := string(runCLI(t, Show, cliCase{args: []string{"--format", "csv"}, stdin: post}))
+	if !strings.HasPrefix(csvOut, "id,p,se,label,y\nt1,") || strings.Count(csvOut, "\n") != 5 {
+		t.Errorf("CSV:\n%s", csvOut)
+	}
+	meta := strings.Split(strings.TrimSpace(string(runCLI(t, Show, cliCase{args: []string{"--meta"}, stdin: post}))), "\n")
+	if !slices.IsSorted(meta) || !slices.Contains(meta, "gpc:schema = gpc.posteriors/1") || !slices.Contains(meta, "gpc:tool = gpc-predict") {
+		t.Errorf("--meta:\n%s", strings.Join(meta, "\n"))
+	}
+	// The stream again, byte for byte the same rows.
+	again := runCLI(t, Show, cliCase{args: []string{"--format", "csv"}, stdin: runCLI(t, Show, cliCase{args: []string{"--format", "arrow"}, stdin: post})})
+	if string(again) != csvOut {
+		t.Errorf("--format arrow, shown again:\n%s", again)
 	}
 }
