@@ -71,6 +71,24 @@
 // order used, as input indices), gpc:pilots (the pilot runs that chose it),
 // and the input's gpc: keys.
 //
+// # Shards (gpc.orthant-shard/1, gpc.cloud-shard/1, gpc.tune-shard/1)
+//
+// What gpc-orthant --shard I/K and gpc-train --shard I/K write: a range
+// [lo, hi) of the run's particle groups, for gpc-merge. The metadata is
+// the unsharded output's, with gpc:schema the shard's and gpc:shard_of the
+// unsharded schema, plus gpc:shard ("I/K"), gpc:shard_range ("lo-hi"),
+// gpc:shard_fingerprint (ShardFingerprint: input, flags, seed, K, compute
+// path), gpc:shard_path and the tool's own gpc:shard_* keys; gpc-merge
+// drops every gpc:shard* key. gpc.orthant-shard/1 has one row per group:
+// group, log_z, min_ess, resamples, ancestors, dead_at (core.GroupResult).
+// gpc.cloud-shard/1 is a cloud stream holding the train and test rows and
+// its groups' particles and group rows, in the unsharded cloud's record
+// batches (cloudshard.go); gpc:rows counts its own rows and
+// gpc:shard_rows_of the unsharded cloud's. gpc.tune-shard/1 is the tuning
+// table's grid rows of its range of grid points, plus group_log_p (each
+// point's group estimates, comma-separated), and gpc:shard_grid (the axes'
+// sizes).
+//
 // # Tuning table (gpc.tune/1)
 //
 // gpc-tune's output, one row per estimate of the log marginal likelihood

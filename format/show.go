@@ -13,13 +13,13 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-// ReadTable reads the whole Arrow IPC stream in r, any schema, as a Table
+// ReadAnyTable reads the whole Arrow IPC stream in r, any schema, as a Table
 // for people (gpc-show): float64 columns as numbers (nulls as NaN), int64
 // columns without nulls as integers, every other column as text (strings
 // unquoted, lists in brackets, nulls empty), and the schema's metadata. A
 // stream that was cut short is an error, as for Dump. name names the input
 // in messages.
-func ReadTable(r io.Reader, name string) (t *Table, err error) {
+func ReadAnyTable(r io.Reader, name string) (t *Table, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			t, err = nil, &DataError{Where: name, Err: fmt.Errorf("malformed Arrow data (%v)", p)}

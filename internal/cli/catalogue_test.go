@@ -27,7 +27,7 @@ import (
 
 // badInput is one row of the catalogue.
 type badInput struct {
-	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune, gpc-mcmc or gpc-show
+	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune, gpc-mcmc, gpc-merge or gpc-show
 	what  string // the bad input, in words
 	args  []string
 	stdin string            // the name of the standard input in the document ("" for none)
@@ -40,7 +40,7 @@ type badInput struct {
 
 var runners = map[string]func([]string, io.Reader, io.Writer, io.Writer) int{
 	"gpc-kernel": Kernel, "gpc-orthant": Orthant, "gpc-train": Train, "gpc-predict": Predict,
-	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-show": Show,
+	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-merge": Merge, "gpc-show": Show,
 }
 
 // fixtures are the streams the catalogue spoils, made once by the tools.
@@ -63,6 +63,44 @@ func getFixtures(t *testing.T) *fixtures {
 		fix.notPD = covStream(t, &format.Covariance{N: 2, Cov: []float64{1, 2, 2, 1}}, nil)
 	})
 	return &fix
+}
+
+// shardFixtures are gpc-orthant's shards of a 3 x 3 covariance, the
+// files of the merge's rows of the catalogue.
+type shardFixtures struct{ files map[string][]byte }
+
+var (
+	shardOnce sync.Once
+	shardFix  shardFixtures
+)
+
+func getShardFixtures(t *testing.T) *shardFixtures {
+	shardOnce.Do(func() {
+		run := func(args ...string) []byte {
+			return runCLI(t, Orthant, cliCase{args: append([]string{"--samples", "200", "--groups", "4", "--format", "arrow", "testdata/equicorr3.csv"}, args...)})
+		}
+		s1 := run("--shard", "1/2")
+		shardFix.files = map[string][]byte{
+			"shard-0.arrows":         run("--shard", "0/2"),
+			"shard-1.arrows":         s1,
+			"copy-of-shard-1.arrows": s1,
+			"seed-2-shard-1.arrows":  run("--shard", "1/2", "--seed", "2"),
+			"shard-1-of-3.arrows":    run("--shard", "1/3"),
+			"cut-shard-1.arrows":     cut(t, s1, 2, false),
+			"short-shard-1.arrows":   cut(t, s1, 2, true),
+			"orthant.arrows":         run(),
+		}
+		fx := getFixtures(t)
+		train := func(args ...string) []byte {
+			return runCLI(t, Train, cliCase{args: append([]string{"--samples", "64", "--groups", "4", "--batch-size", "2"}, args...), stdin: fx.cov})
+		}
+		c1 := train("--shard", "1/2")
+		shardFix.files["cloud-shard-0.arrows"] = train("--shard", "0/2")
+		shardFix.files["cut-cloud-shard-1.arrows"] = cut(t, c1, len(messageEnds(t, c1))-1, false)
+		shardFix.files["short-cloud-shard-1.arrows"] = cut(t, c1, len(messageEnds(t, c1))-1, true)
+		shardFix.files["batch-3-cloud-shard-1.arrows"] = train("--shard", "1/2", "--batch-size", "3")
+	})
+	return &shardFix
 }
 
 // ipcEOS is Arrow's end-of-stream marker.
@@ -134,6 +172,7 @@ func table(t *testing.T, cols ...format.Column) []byte {
 
 func catalogue(t *testing.T) []badInput {
 	fx := getFixtures(t)
+	sh := getShardFixtures(t)
 	const trainCSV = "a,b,y\n1,2,1\n2,1,-1\n"
 	huge := func() []byte { // 400000 training rows: a 1.2 TB covariance
 		var b strings.Builder
@@ -310,6 +349,25 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "an output that cannot be written (a full disk)", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, full: true, code: ExitIO, want: "write output: no space left on device"},
 		{tool: "gpc-tune", what: "an output that cannot be written (a full disk)", args: tinyTrain("--beta", "1,2", "--samples", "64", "--exploit-samples", "64", "--no-optimize"), full: true, code: ExitIO, want: "no space left on device"},
 		{tool: "gpc-mcmc", what: "an output that cannot be written (a full disk)", args: tinyTrain("--samples", "64", "--iterations", "2", "--burn", "0"), full: true, code: ExitIO, want: "write output: no space left on device"},
+
+		// gpc-orthant --shard and gpc-merge: shards that are not one run's, once each, whole.
+		{tool: "gpc-orthant", what: "--shard that is not I/K", args: []string{"--shard", "2", "testdata/equicorr3.csv"}, code: ExitUsage, want: `--shard "2": must be I/K`},
+		{tool: "gpc-orthant", what: "--shard I/K with I not below K", args: []string{"--shard", "4/4", "testdata/equicorr3.csv"}, code: ExitUsage, want: "I must be from 0 to K-1"},
+		{tool: "gpc-train", what: "--shard with --format csv (a shard is an Arrow stream)", args: []string{"--shard", "0/2", "--format", "csv"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "--shard writes a shard of the cloud"},
+		{tool: "gpc-tune", what: "--shard with the exploit or optimum stage (they need the whole grid)", args: tinyTrain("--beta", "1,2", "--shard", "0/2"), code: ExitUsage, want: "--shard splits the grid stage only"},
+		{tool: "gpc-orthant", what: "more shards than particle groups", args: []string{"--shard", "0/9", "--groups", "4", "--samples", "100", "testdata/equicorr3.csv"}, code: ExitUsage, want: "at most one shard per group"},
+		{tool: "gpc-merge", what: "a missing shard", args: []string{"@shard-0.arrows"}, files: sh.files, code: ExitData, want: "shard 1/2 missing"},
+		{tool: "gpc-merge", what: "a shard given twice", args: []string{"@shard-0.arrows", "@shard-1.arrows", "@copy-of-shard-1.arrows"}, files: sh.files, code: ExitData, want: "shard 1/2 again"},
+		{tool: "gpc-merge", what: "a shard of another run (another seed)", args: []string{"@shard-0.arrows", "@seed-2-shard-1.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
+		{tool: "gpc-merge", what: "a shard of the same run split another way (K differs)", args: []string{"@shard-0.arrows", "@shard-1-of-3.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
+		{tool: "gpc-merge", what: "a shard cut at a batch boundary (no end-of-stream marker)", args: []string{"@shard-0.arrows", "@cut-shard-1.arrows"}, files: sh.files, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-merge", what: "a shard with fewer rows than its gpc:rows (batches dropped, marker kept)", args: []string{"@shard-0.arrows", "@short-shard-1.arrows"}, files: sh.files, code: ExitData, want: "the stream was cut short"},
+		{tool: "gpc-merge", what: "a result that is not a shard", args: []string{"@shard-0.arrows", "@orthant.arrows"}, files: sh.files, code: ExitData, want: "not a shard stream"},
+		{tool: "gpc-merge", what: "a cloud shard cut at a batch boundary (no end-of-stream marker)", args: []string{"@cloud-shard-0.arrows", "@cut-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-merge", what: "a cloud shard with fewer rows than its gpc:rows (batches dropped, marker kept)", args: []string{"@cloud-shard-0.arrows", "@short-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "the stream was cut short"},
+		{tool: "gpc-merge", what: "a cloud shard of another run (another --batch-size)", args: []string{"@cloud-shard-0.arrows", "@batch-3-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
+		{tool: "gpc-merge", what: "a shard of gpc-train and one of gpc-orthant", args: []string{"@cloud-shard-0.arrows", "@shard-1.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
+		{tool: "gpc-merge", what: "a shard file that does not exist", args: []string{"@shard-0.arrows", "@no-such-shard.arrows"}, files: sh.files, code: ExitIO, want: "no such file"},
 	}
 }
 
@@ -465,7 +523,7 @@ func cellMD(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // TestStreamsDoNotLie: every kind of stream the tools write (covariance,
 // cloud, posteriors, orthant result, tuning table, MCMC samples and
-// posteriors), cut after any of its messages, with
+// posteriors, orthant and cloud shards), cut after any of its messages, with
 // or without the end-of-stream marker put back, is refused by gpc's
 // readers (format.Dump reads any of them): by the missing marker, or by
 // gpc:rows.
@@ -480,7 +538,8 @@ func TestStreamsDoNotLie(t *testing.T) {
 		name string
 		data []byte
 	}{{"covariance", fx.cov}, {"cloud", fx.cloud}, {"posteriors", fx.post}, {"orthant result", orthant},
-		{"tuning table", tune}, {"MCMC samples", mcmc}, {"MCMC posteriors", mcmcPost}} {
+		{"tuning table", tune}, {"MCMC samples", mcmc}, {"MCMC posteriors", mcmcPost},
+		{"orthant shard", getShardFixtures(t).files["shard-1.arrows"]}, {"cloud shard", getShardFixtures(t).files["cloud-shard-0.arrows"]}} {
 		var meta bytes.Buffer
 		if err := format.Dump(&meta, bytes.NewReader(s.data)); err != nil {
 			t.Fatalf("%s: %v", s.name, err)

@@ -310,7 +310,7 @@ func TestShow(t *testing.T) {
 	for _, f := range []string{"table", "csv"} {
 		got := runCLI(t, Show, cliCase{args: []string{"--format", f}, stdin: post})
 		var want bytes.Buffer
-		tab, err := format.ReadTable(bytes.NewReader(post), "posteriors")
+		tab, err := format.ReadAnyTable(bytes.NewReader(post), "posteriors")
 		if err != nil {
 			t.Fatal(err)
 		}

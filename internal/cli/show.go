@@ -46,7 +46,7 @@ func (c *showCmd) run(e *env) error {
 		return err
 	}
 	defer closeIn()
-	t, err := format.ReadTable(r, name)
+	t, err := format.ReadAnyTable(r, name)
 	if err != nil {
 		return err
 	}
