@@ -206,6 +206,7 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 	}
 	cf := cmd.common()
 	rep.quiet = cf.Quiet
+	rep.progress = cf.Progress
 	if cf.Threads > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cf.Threads))
 	}

@@ -336,3 +336,25 @@ func TestShow(t *testing.T) {
 		t.Errorf("--format arrow, shown again:\n%s", again)
 	}
 }
+
+// TestPreparingProgress: with --progress, the preparation (seconds at
+// N = 1000, before the first particle moves) is reported as it starts.
+func TestPreparingProgress(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--samples", "640"}, "gpc-orthant:   0.0%: preparing 3 variables (the candidates' orders and factorisations, and their pilot runs)"},
+		{[]string{"--samples", "640", "--method", "ep", "--order", "greedy"}, "gpc-orthant:   0.0%: preparing 3 variables (the variable order and the factorisation)"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Orthant(append(c.args, "--progress", "--format", "csv", "testdata/equicorr3.csv"), bytes.NewReader(nil), &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		lines := strings.Split(errb.String(), "\n")
+		if lines[0] != c.want || !progressLine.MatchString(lines[len(lines)-2]) {
+			t.Errorf("%v: stderr\n%s\nwant its first line %q", c.args, errb.String(), c.want)
+		}
+	}
+}
