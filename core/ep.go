@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 
 	"gpc/internal/gemm"
 
@@ -39,6 +40,7 @@ type EP struct {
 	Stats    EPStats
 
 	a, b  []float64 // the bounds of u
+	r     []float64 // R (jitter included), for Score
 	rchol *Factor   // R's Cholesky factor in the input order
 }
 
@@ -72,6 +74,13 @@ const MaxEPSweeps = 50
 // NewFactor for a box that is not valid, and an error if the updates break
 // down numerically (a site's cavity precision is not positive).
 func NewEP(box Box, jitter float64) (*EP, error) {
+	return NewEPTol(box, jitter, EPTol)
+}
+
+// NewEPTol is NewEP stopping when the sites change by less than tol (EPTol
+// for the proposal; the evidence and its gradient, EP.LogEvidence and
+// EP.Score, want tighter).
+func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
 	n := box.N
 	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, jitter)
 	if err != nil {
@@ -81,12 +90,13 @@ func NewEP(box Box, jitter float64) (*EP, error) {
 	a, b, _ := shiftedBounds(box)
 	e := &EP{N: n, Tau: make([]float64, n), Nu: make([]float64, n), M: make([]float64, n),
 		Sigma: cov, a: a, b: b, rchol: rf}
-	if err := e.sweep(); err != nil {
+	if err := e.sweep(tol); err != nil {
 		return nil, err
 	}
 	// The rank-one updates accumulate rounding: rebuild Sigma, M and Z from
 	// the sites and R.
 	cov, _ = symmetrize(box.Cov, n, jitter)
+	e.r = slices.Clone(cov)
 	if err := e.recompute(cov); err != nil {
 		return nil, err
 	}
@@ -105,7 +115,7 @@ const epDelay = 64
 // q multiply-adds per element, and every epDelay sites S takes the q
 // updates in one product on internal/gemm's kernel: the sweep's n^3
 // multiply-adds at the product's speed rather than at memory's.
-func (e *EP) sweep() error {
+func (e *EP) sweep(tol float64) error {
 	n, sg := e.N, e.Sigma
 	col := make([]float64, n)
 	u := make([]float64, n*epDelay)  // row r: the q delayed columns' entries r
@@ -181,7 +191,7 @@ func (e *EP) sweep() error {
 			}
 		}
 		flush()
-		if e.Stats.Change < EPTol {
+		if e.Stats.Change < tol {
 			return nil
 		}
 	}

@@ -27,7 +27,7 @@ import (
 
 // badInput is one row of the catalogue.
 type badInput struct {
-	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune, gpc-mcmc, gpc-merge or gpc-show
+	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune, gpc-mcmc, gpc-merge, gpc-fit or gpc-show
 	what  string // the bad input, in words
 	args  []string
 	stdin string            // the name of the standard input in the document ("" for none)
@@ -40,7 +40,7 @@ type badInput struct {
 
 var runners = map[string]func([]string, io.Reader, io.Writer, io.Writer) int{
 	"gpc-kernel": Kernel, "gpc-orthant": Orthant, "gpc-train": Train, "gpc-predict": Predict,
-	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-merge": Merge, "gpc-show": Show,
+	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-merge": Merge, "gpc-fit": Fit, "gpc-show": Show,
 }
 
 // fixtures are the streams the catalogue spoils, made once by the tools.
@@ -343,6 +343,20 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-mcmc", what: "mismatched feature columns: the test file lacks one", args: tinyTrain("--test", "-", "--posteriors", "@p.csv"), stdin: "test.csv", input: text("name,a,sex\nt1,1,M\n"), code: ExitData, want: `no column "b"`},
 		{tool: "gpc-mcmc", what: "wrong input: a cloud where features are expected", args: []string{"--train", "-"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `column "cov"`},
 		{tool: "gpc-mcmc", what: "a --posteriors file that cannot be created", args: tinyTrain("--test", "testdata/tiny-test.csv", "--posteriors", "no-such-dir/p.csv", "--samples", "64", "--iterations", "2", "--burn", "0"), code: ExitIO, want: "create --posteriors"},
+
+		// gpc-fit: a gradient where there is none, an optimizer that does not
+		// converge, a non-finite gradient; gpc-kernel --hyper's table.
+		{tool: "gpc-fit", what: "a method without a gradient: --method paper-hard", args: tinyTrain("--method", "paper-hard"), code: ExitUsage, want: "gives no gradient"},
+		{tool: "gpc-fit", what: "a starting --beta of 0 (the fit moves log beta)", args: tinyTrain("--beta", "0"), code: ExitUsage, want: "--beta 0"},
+		{tool: "gpc-fit", what: "absurd flag: --rounds 0", args: tinyTrain("--rounds", "0"), code: ExitUsage, want: "--rounds 0"},
+		{tool: "gpc-fit", what: "absurd flag: --prior-sd NaN", args: tinyTrain("--prior-sd", "NaN"), code: ExitUsage, want: "--prior-sd NaN"},
+		{tool: "gpc-fit", what: "an optimizer that does not converge: one iteration from far away", args: []string{"--train", "../../examples/crabs/train.csv", "--standardize", "--no-ep", "--rounds", "1", "--iterations", "1", "--alpha", "0.3", "--beta", "0.1"}, code: ExitData, want: "did not converge"},
+		{tool: "gpc-fit", what: "a non-finite gradient: matern32 at --alpha 1e-160 (t^2 exp(-t) is Inf times 0)", args: tinyTrain("--kernel", "matern32", "--alpha", "1e-160"), code: ExitData, want: "not finite"},
+		{tool: "gpc-kernel", what: "--hyper: a table without a value column", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name\nrbf,beta\n"), code: ExitData, want: `no column "value"`},
+		{tool: "gpc-kernel", what: "--hyper: fitted with --standardize, used without", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name,feature,value,standardize\nrbf,alpha,,2,1\nrbf,beta,,3,1\n"), code: ExitData, want: "fitted with --standardize"},
+		{tool: "gpc-kernel", what: "--hyper: an ard length scale of a feature the training file lacks", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name,feature,value\nard,alpha,a,2\nard,alpha,c,2\nard,beta,,3\n"), code: ExitData, want: `feature "c"`},
+		{tool: "gpc-kernel", what: "--hyper: a negative value", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name,value\nrbf,alpha,2\nrbf,beta,-3\n"), code: ExitData, want: "beta value"},
+		{tool: "gpc-kernel", what: "--hyper and --train both on standard input", args: []string{"--train", "-", "--hyper", "-"}, code: ExitUsage, want: "cannot both read standard input"},
 
 		{tool: "gpc-kernel", what: "an output that cannot be written (a full disk)", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name"}, full: true, code: ExitIO, want: "write covariance: no space left on device"},
 		{tool: "gpc-train", what: "an output that cannot be written (a full disk)", args: []string{"--samples", "100"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, full: true, code: ExitIO, want: "write cloud: arrow/ipc: could not write payload message body: no space left on device"},

@@ -251,6 +251,7 @@ var stdinWhat = map[string]string{
 	"gpc-tune":    "features (--train -)",
 	"gpc-mcmc":    "features (--train - or --test -)",
 	"gpc-show":    "an Arrow stream (a gpc tool's output)",
+	"gpc-fit":     "features (--train -)",
 }
 
 // ttyNotice is a standard input that is a terminal: before its first read

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,7 @@ type kernelCmd struct {
 	testFlags   `embed:""`
 	kernelFlags `embed:""`
 	hyperFlags  `embed:""`
+	HyperFile   string `name:"hyper" help:"Read the kernel and its hyperparameters from this table (gpc-fit's output, Arrow or CSV; - reads standard input) instead of --kernel, --alpha, --beta and --bias."`
 	batchFlags  `embed:""`
 	commonFlags `embed:""`
 }
@@ -58,8 +60,68 @@ func (c *kernelCmd) Validate() error {
 			return err
 		}
 	}
+	if c.HyperFile == "-" && (c.Train == "-" || c.Test == "-") {
+		return usagef("--hyper and --train or --test cannot both read standard input")
+	}
 	_, err := c.kernel(c.kind(), -1) // ard's count is checked against the features later
 	return err
+}
+
+// readHyper sets --kernel, --alpha, --beta and --bias from the --hyper
+// table, the ard kernel's length scales matched to the training features
+// by name.
+func (c *kernelCmd) readHyper(e *env, names []string) error {
+	f, err := c.readFrame(c.HyperFile, e)
+	if err != nil {
+		return err
+	}
+	fit, rows, err := format.ReadHyper(f)
+	if err != nil {
+		return err
+	}
+	kind, ok := gp.ParseKernel(fit.Kernel)
+	if !ok {
+		return &dataError{fmt.Sprintf("%s: kernel %q: not one of rbf, linear, ard, matern32, matern52", f.Name, fit.Kernel)}
+	}
+	if fit.Standardize != c.Standardize {
+		return &dataError{fmt.Sprintf("%s: the hyperparameters were fitted %s --standardize: give the same here, or the length scales mean something else", f.Name, map[bool]string{true: "with", false: "without"}[fit.Standardize])}
+	}
+	c.Kernel, c.Alpha, c.Bias = fit.Kernel, nil, 0
+	if kind == gp.KernelARD {
+		c.Alpha = make([]float64, len(names))
+		for j := range c.Alpha {
+			c.Alpha[j] = math.NaN()
+		}
+	}
+	for _, r := range rows {
+		switch r.Name {
+		case "beta":
+			c.Beta = r.Value
+		case "bias":
+			c.Bias = r.Value
+		case "alpha":
+			if kind != gp.KernelARD {
+				c.Alpha = append(c.Alpha, r.Value)
+				continue
+			}
+			j := slices.Index(names, r.Feature)
+			if j < 0 {
+				return &dataError{fmt.Sprintf("%s: the ard length scale of feature %q: the training file has no such feature (it has %s)", f.Name, r.Feature, strings.Join(names, ", "))}
+			}
+			c.Alpha[j] = r.Value
+		}
+	}
+	for j, a := range c.Alpha {
+		if math.IsNaN(a) {
+			return &dataError{fmt.Sprintf("%s: no ard length scale for feature %q", f.Name, names[j])}
+		}
+	}
+	if k, err := c.kernel(kind, len(names)); err != nil {
+		return &dataError{fmt.Sprintf("%s: %v", f.Name, err)}
+	} else if kind == gp.KernelLinear && len(k.Alpha) > 0 {
+		return &dataError{fmt.Sprintf("%s: the linear kernel has no length scale", f.Name)}
+	}
+	return nil
 }
 
 // features is a feature matrix with its labels and identifiers.
@@ -128,6 +190,11 @@ func (c *kernelCmd) run(e *env) error {
 		train.id = make([]string, train.rows)
 	}
 	d := len(train.names)
+	if c.HyperFile != "" {
+		if err := c.readHyper(e, train.names); err != nil {
+			return err
+		}
+	}
 	k, err := c.kernel(c.kind(), d)
 	if err != nil {
 		return usagef("%v (the training file has %d features: %s)", err, d, strings.Join(train.names, ", "))
