@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/mat"
 )
 
 // Box is the integration problem
@@ -255,6 +252,9 @@ func symmetrize(cov []float64, n int, jitter float64) ([]float64, error) {
 			return nil, inputErrorf(i, "variance of variable %d is %v, not positive: the covariance is not positive definite", i, d)
 		}
 	}
+	if out, ok := symmetrizeTiled(cov, n, jitter, out); ok {
+		return out, nil
+	}
 	for i := range n {
 		out[i*n+i] = cov[i*n+i] + jitter
 		for j := range i {
@@ -274,6 +274,34 @@ func symmetrize(cov []float64, n int, jitter float64) ([]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// symmetrizeTiled is symmetrize's pass by 64 x 64 tiles (each tile's
+// transpose read from the cache rather than a cache line per entry); it
+// returns ok = false, leaving the messages to symmetrize's row-major scan,
+// if any entry is not finite or asymmetric.
+func symmetrizeTiled(cov []float64, n int, jitter float64, out []float64) ([]float64, bool) {
+	const tile = 64
+	for i0 := 0; i0 < n; i0 += tile {
+		i1 := min(n, i0+tile)
+		for j0 := 0; j0 <= i0; j0 += tile {
+			for i := i0; i < i1; i++ {
+				for j := j0; j < min(i, j0+tile); j++ {
+					x, y := cov[i*n+j], cov[j*n+i]
+					if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) ||
+						math.Abs(x-y) > SymmetryTol*math.Sqrt(cov[i*n+i]*cov[j*n+j]) {
+						return nil, false
+					}
+					m := 0.5 * (x + y)
+					out[i*n+j], out[j*n+i] = m, m
+				}
+			}
+		}
+	}
+	for i := range n {
+		out[i*n+i] = cov[i*n+i] + jitter
+	}
+	return out, true
 }
 
 // shiftedBounds returns Lower - Mean and Upper - Mean with the defaults
@@ -307,21 +335,28 @@ func shiftedBounds(box Box) (a, b []float64, err error) {
 
 // cholesky computes f.L, f.A, f.B and f.Perm, visiting the variables in the
 // order perm, or, if greedy, choosing at each step the remaining variable
-// with the smallest conditional interval probability. It is the outer-product
-// (left-looking) Cholesky algorithm with symmetric pivoting; the row of each
-// variable is kept contiguous so that every inner product is unit-stride.
+// with the smallest conditional interval probability (OrderVariance and
+// OrderSharp: the largest remaining variance ratio), after position fixed.
+// The factorisation is the blocked one of cholesky (chol.go), its pivots
+// chosen column by column; cov is not modified.
 func (f *Factor) cholesky(cov, a, b []float64, perm []int, fixed int, kind OrderKind) error {
 	greedy := kind == OrderGreedy
 	pivot := greedy || kind == OrderVariance || kind == OrderSharp
 	n := f.N
-	w := make([]float64, n*n)  // row p: the factor row of the variable at position p
-	mu := make([]float64, n)   // greedy: conditional mean at position p given the truncated means so far
-	vr := make([]float64, n)   // greedy: remaining conditional variance at position p
-	ybar := make([]float64, n) // greedy: truncated mean of z at each placed position
+	w := make([]float64, n*n) // row p, columns <= p: the variables at positions p and c
+	for p := range n {
+		cp := cov[perm[p]*n:]
+		row := w[p*n : p*n+p+1]
+		for c, v := range perm[:p+1] {
+			row[c] = cp[v]
+		}
+	}
+	mu := make([]float64, n) // greedy: conditional mean at position p given the truncated means so far
+	vr := make([]float64, n) // pivoting: remaining conditional variance at position p
 	for p := range n {
 		vr[p] = cov[perm[p]*n+perm[p]]
 	}
-	// score returns the greedy criterion of the variable at position p:
+	// score returns the pivoting criterion of the variable at position p:
 	// lower is placed first.
 	score := func(p int) float64 {
 		v := perm[p]
@@ -332,49 +367,57 @@ func (f *Factor) cholesky(cov, a, b []float64, perm []int, fixed int, kind Order
 		return LogPhiDiff((a[v]-mu[p])/s, (b[v]-mu[p])/s)
 	}
 	f.MinPivot = 1
-	for i := range n {
-		if pivot && i >= fixed {
+	var yi float64 // greedy: the truncated mean of z at the last position placed
+	var bad error
+	pv := &cholPivot{
+		pick: func(i int) int {
+			if !pivot || i < fixed {
+				return i
+			}
 			best, bestScore := i, math.Inf(1)
 			for p := i; p < n; p++ {
 				if sc := score(p); sc < bestScore || (sc == bestScore && perm[p] < perm[best]) {
 					best, bestScore = p, sc
 				}
 			}
-			if best != i {
-				perm[i], perm[best] = perm[best], perm[i]
-				mu[i], mu[best] = mu[best], mu[i]
-				vr[i], vr[best] = vr[best], vr[i]
-				ri, rb := w[i*n:i*n+i], w[best*n:best*n+i]
-				for k := range ri {
-					ri[k], rb[k] = rb[k], ri[k]
+			return best
+		},
+		swap: func(i, j int) {
+			perm[i], perm[j] = perm[j], perm[i]
+			mu[i], mu[j] = mu[j], mu[i]
+			vr[i], vr[j] = vr[j], vr[i]
+		},
+		check: func(i int, d float64) bool {
+			vi := perm[i]
+			ratio := d / cov[vi*n+vi]
+			if !(ratio > PivotTol) {
+				if d <= 0 {
+					bad = inputErrorf(vi, "covariance is not positive definite (variable %d has conditional variance %.3g given the %d variables before it); --jitter adds to the diagonal", vi, d, i)
+				} else {
+					bad = inputErrorf(vi, "covariance is singular to working precision (variable %d keeps a fraction %.3g of its variance given the %d variables before it); --jitter adds to the diagonal", vi, ratio, i)
 				}
+				return false
 			}
-		}
-		vi := perm[i]
-		row := w[i*n : i*n+i]
-		d := cov[vi*n+vi] - floats.Dot(row, row)
-		ratio := d / cov[vi*n+vi]
-		if !(ratio > PivotTol) {
-			if d <= 0 {
-				return inputErrorf(vi, "covariance is not positive definite (variable %d has conditional variance %.3g given the %d variables before it); --jitter adds to the diagonal", vi, d, i)
+			f.MinPivot = math.Min(f.MinPivot, ratio)
+			return true
+		},
+		done: func(i int, lii float64) {
+			if greedy {
+				vi := perm[i]
+				yi = truncatedMean((a[vi]-mu[i])/lii, (b[vi]-mu[i])/lii)
 			}
-			return inputErrorf(vi, "covariance is singular to working precision (variable %d keeps a fraction %.3g of its variance given the %d variables before it); --jitter adds to the diagonal", vi, ratio, i)
-		}
-		f.MinPivot = math.Min(f.MinPivot, ratio)
-		lii := math.Sqrt(d)
-		w[i*n+i] = lii
-		var yi float64
-		if greedy {
-			yi = truncatedMean((a[vi]-mu[i])/lii, (b[vi]-mu[i])/lii)
-			ybar[i] = yi
-		}
-		for p := i + 1; p < n; p++ {
-			vp := perm[p]
-			lpi := (cov[vp*n+vi] - floats.Dot(w[p*n:p*n+i], row)) / lii
-			w[p*n+i] = lpi
-			vr[p] -= lpi * lpi
-			mu[p] += lpi * yi
-		}
+		},
+		column: func(i, p int, lpi float64) {
+			if pivot {
+				vr[p] -= lpi * lpi
+			}
+			if greedy {
+				mu[p] += lpi * yi
+			}
+		},
+	}
+	if cholesky(w, n, pv, cholWorkers()) >= 0 {
+		return bad
 	}
 	f.L = w
 	f.Perm = perm
@@ -398,18 +441,14 @@ func sharpFirst(cov []float64, n int) ([]int, int) {
 	for i := range perm {
 		perm[i] = i
 	}
-	var ch mat.Cholesky
-	if !ch.Factorize(mat.NewSymDense(n, cov)) {
-		return perm, 0
-	}
-	var inv mat.SymDense
-	if err := ch.InverseTo(&inv); err != nil {
+	inv, ok := invDiag(cov, n)
+	if !ok {
 		return perm, 0
 	}
 	ratio := make([]float64, n)
 	var sharp []int
 	for i := range n {
-		ratio[i] = 1 / (cov[i*n+i] * inv.At(i, i))
+		ratio[i] = 1 / (cov[i*n+i] * inv[i])
 		if ratio[i] < SharpRatio {
 			sharp = append(sharp, i)
 		}

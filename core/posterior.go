@@ -26,6 +26,11 @@ const (
 // the rest of each row updated by one matrix product per block, so the
 // O(n^2 t) work runs at the product's speed.
 func solveRowsTo(w []float64, t int, l []float64, n int, ws *gemm.Workspace, workers int) {
+	solveRowsStrided(w, t, n, l, n, n, ws, workers)
+}
+
+// solveRowsStrided is solveRowsTo with w's row stride ldw and L's ldl.
+func solveRowsStrided(w []float64, t, ldw int, l []float64, n, ldl int, ws *gemm.Workspace, workers int) {
 	const trsmBlock = 64
 	upd := make([]float64, t*trsmBlock)
 	for j0 := 0; j0 < n; j0 += trsmBlock {
@@ -33,23 +38,23 @@ func solveRowsTo(w []float64, t int, l []float64, n int, ws *gemm.Workspace, wor
 		nb := j1 - j0
 		if j0 > 0 {
 			// upd (t x nb) = w[:, :j0] L[j0:j1, :j0]'.
-			ws.NT(t, nb, j0, w, n, l[j0*n:], n, upd, nb, false, workers)
+			ws.NT(t, nb, j0, w, ldw, l[j0*ldl:], ldl, upd, nb, false, workers)
 			for r := range t {
-				row := w[r*n+j0 : r*n+j1]
+				row := w[r*ldw+j0 : r*ldw+j1]
 				for k := range row {
 					row[k] -= upd[r*nb+k]
 				}
 			}
 		}
 		for r := range t {
-			row := w[r*n : r*n+j1]
+			row := w[r*ldw : r*ldw+j1]
 			for k := j0; k < j1; k++ {
 				s := row[k]
-				lk := l[k*n+j0 : k*n+k]
+				lk := l[k*ldl+j0 : k*ldl+k]
 				for q, v := range lk {
 					s = math.FMA(-v, row[j0+q], s)
 				}
-				row[k] = s / l[k*n+k]
+				row[k] = s / l[k*ldl+k]
 			}
 		}
 	}

@@ -22,6 +22,13 @@
 // caught), and gpc:tool, gpc:version and the kernel's keys when a gpc tool
 // wrote it.
 //
+// A multi-class stream (gpc-kernel with three or more classes) has
+// gpc:classes, the class names as a JSON array (KeyClasses), and
+// gpc:train_points: its train rows are the class differences of the
+// multinomial probit model, C - 1 per training point, and its test rows
+// come C to a test point (KeyClasses says how). The cloud and the
+// posteriors made from it carry gpc:classes on.
+//
 // The reader also takes a square matrix as N numeric columns (what a
 // dataframe library writes; columns named lower, upper, mean, y and id are
 // attributes, and the pandas index column is skipped), in an Arrow IPC
@@ -132,7 +139,8 @@
 // # Posteriors (gpc.posteriors/1)
 //
 // gpc-predict's output and gpc-mcmc's --posteriors file: id, p, se, label,
-// y; gpc-mcmc adds sd_hyper, the posteriors' spread over the hyperparameter
+// y; from a multi-class cloud (gpc:classes), id, p_<class> for each class,
+// se_<class> for each class, label (the most probable class), y; gpc-mcmc adds sd_hyper, the posteriors' spread over the hyperparameter
 // samples, and gpc:states, how many it averaged.
 //
 // # Streams that do not lie

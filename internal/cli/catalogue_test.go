@@ -174,6 +174,15 @@ func catalogue(t *testing.T) []badInput {
 	fx := getFixtures(t)
 	sh := getShardFixtures(t)
 	const trainCSV = "a,b,y\n1,2,1\n2,1,-1\n"
+	const train3CSV = "a,y\n1,a\n2,b\n3,c\n"
+	manyClasses := func() []byte { // 257 classes, one point each
+		var b strings.Builder
+		b.WriteString("x,y\n")
+		for i := range 257 {
+			fmt.Fprintf(&b, "%d,c%d\n", i, i)
+		}
+		return []byte(b.String())
+	}
 	huge := func() []byte { // 400000 training rows: a 1.2 TB covariance
 		var b strings.Builder
 		b.WriteString("x,y\n")
@@ -227,10 +236,13 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-orthant", what: "an input that cannot be read (a directory)", args: []string{"testdata"}, code: ExitIO, want: "is a directory"},
 		// gpc-kernel: features and labels.
 		{tool: "gpc-kernel", what: "no label column", args: []string{"--train", "-", "--label", "class"}, stdin: "train.csv", input: text(trainCSV), code: ExitData, want: `no label column "class"`},
-		{tool: "gpc-kernel", what: "a third label value", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,-1\n3,2\n"), code: ExitData, want: `line 4, column "y": a third label value "2"`},
+		{tool: "gpc-kernel", what: "one class only", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,1\n"), code: ExitData, want: `every training label is "1": a classifier needs at least two classes`},
+		{tool: "gpc-kernel", what: "more classes than gpc handles (an identifier as the label)", args: []string{"--train", "-"}, stdin: "train.csv", input: manyClasses, code: ExitData, want: `label value "c256" is the 257-th: gpc classifies into at most 256 classes`},
+		{tool: "gpc-kernel", what: "--positive with more than two classes", args: []string{"--train", "-", "--positive", "b"}, stdin: "train.csv", input: text(train3CSV), code: ExitData, want: "--positive chooses between two classes"},
+		{tool: "gpc-kernel", what: "--class-beta without one value per class", args: []string{"--train", "-", "--class-beta", "1,2"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: `--class-beta has 2 values for the 3 classes "a", "b", "c"`},
+		{tool: "gpc-kernel", what: "a test label unseen in training (multi-class)", args: []string{"--train", "@train3.csv", "--test", "-"}, files: map[string][]byte{"train3.csv": []byte(train3CSV)}, stdin: "test.csv", input: text("a,y\n1,d\n"), code: ExitData, want: `line 2, column "y": unknown label "d": the training labels have 3 classes, "a", "b", "c"`},
 		{tool: "gpc-kernel", what: "numeric labels other than +1/-1 or 1/0", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,2\n2,3\n"), code: ExitData, want: "numeric labels must be +1/-1 or 1/0"},
 		{tool: "gpc-kernel", what: "an unknown label in the test file", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--test", "-"}, stdin: "test.csv", input: text("name,a,b,sex\nt1,1,2,X\n"), code: ExitData, want: `unknown label "X"`},
-		{tool: "gpc-kernel", what: "training labels of one class", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,1\n"), code: ExitData, want: `every training label is "1": the classifier needs training rows of both classes`},
 		{tool: "gpc-tune", what: "training labels of one class", args: []string{"--train", "-", "--beta", "1,2", "--label", "sex", "--positive", "M"}, stdin: "train.csv", input: text("a,sex\n1,M\n2,M\n"), code: ExitData, want: `every training label is "M"`},
 		{tool: "gpc-kernel", what: "text labels without --positive", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,cat\n2,dog\n"), code: ExitData, want: "give --positive"},
 		{tool: "gpc-kernel", what: "--positive that is not a label value", args: []string{"--train", "-", "--positive", "cow"}, stdin: "train.csv", input: text("a,y\n1,cat\n2,dog\n"), code: ExitData, want: `--positive "cow" is not a label value`},
@@ -325,6 +337,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-tune", what: "absurd flag: negative --exploit", args: tinyTrain("--beta", "1,2", "--exploit=-1"), code: ExitUsage, want: "--exploit -1"},
 		{tool: "gpc-tune", what: "a run that cannot fit in memory: --exploit-samples 10^15", args: tinyTrain("--beta", "1,2", "--exploit-samples", "1000000000000000"), code: ExitUsage, want: "--exploit-samples 1000000000000000: a group of"},
 		{tool: "gpc-tune", what: "NaN in a feature", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "train.csv", input: text("a,b,y\n1,NaN,1\n2,1,-1\n"), code: ExitData, want: `line 2, column "b"`},
+		{tool: "gpc-tune", what: "more than two classes", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "train.csv", input: text(train3CSV), code: ExitData, want: "this tool handles two"},
 		{tool: "gpc-tune", what: "no label column", args: []string{"--train", "-", "--beta", "1,2", "--label", "class"}, stdin: "train.csv", input: text(trainCSV), code: ExitData, want: `no label column "class"`},
 		{tool: "gpc-tune", what: "wrong input: a covariance stream where features are expected", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: `column "cov"`},
 		{tool: "gpc-tune", what: "a --train file that does not exist", args: []string{"--train", "no-such-file.csv", "--beta", "1,2"}, code: ExitIO, want: "no such file"},

@@ -32,7 +32,7 @@ import (
 // dataFlags are the flags of the tools that read training features.
 type dataFlags struct {
 	Train       string `required:"" help:"Training features with labels: CSV, Parquet or Arrow IPC; - reads standard input."`
-	Label       string `default:"y" help:"The label column: +1/-1, 1/0, or two values one of which --positive names."`
+	Label       string `default:"y" help:"The label column: +1/-1, 1/0, two values one of which --positive names, or three or more classes (a multi-class classifier: gpc-kernel, gpc-train and gpc-predict)."`
 	Positive    string `help:"The label value of the positive class (+1); needed when the labels are not +1/-1 or 1/0."`
 	ID          string `help:"A column that identifies the rows (not a feature), passed through to the outputs as the test rows' id; the training file, the test file or both may have it (rows without it are numbered)."`
 	Standardize bool   `help:"Center and scale each feature by its training mean and standard deviation (recorded in the output's metadata)."`

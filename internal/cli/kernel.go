@@ -19,7 +19,9 @@ const kernelDescription = `Build the covariance stream of a probit GP classifier
 
 For training features X (N rows) with labels y in {-1, +1} and a kernel k, the train rows hold R = C (I + K) C, C = diag(y), K = k(X, X): the marginal likelihood is P(v >= 0), v ~ N(0, R). Each test pattern x* then adds a row with its covariance y_j k(x_j, x*) with the train variables and its variance 1 + k(x*, x*).
 
-Features are read from CSV (a header names the columns), Parquet or Arrow IPC, detected from the content. Every column other than the label (--label) and the identifier (--id) is a feature and must be numeric; the test file must have the same feature columns (its label column is optional).
+With three or more label values (text or numbers) the classifier is the multinomial probit model (docs/multiclass.md): one latent function per class with the kernel k, utilities f_c(x) + noise, y = the class of the largest. The train rows are then the N (C - 1) differences u_{i,y_i} - u_{i,k} between each point's class and the others, whose orthant probability is the marginal likelihood, and each test pattern adds C rows, its utilities; the metadata names the classes (gpc:classes).
+
+Features are read from CSV (a header names the columns), Parquet or Arrow IPC, detected from the content; dictionary-encoded columns (pandas categories, R factors, Polars Categoricals) are read as their values. Every column other than the label (--label) and the identifier (--id) is a feature and must be numeric; the test file must have the same feature columns (its label column is optional).
 
 Kernels, with alpha the length scale and beta the latent scale (the prior variance of the latent function):
   rbf       beta exp(-||x - x'||^2 / alpha^2)        (the paper's parametrization: no factor 2)
@@ -34,6 +36,7 @@ Kernels, with alpha the length scale and beta the latent scale (the prior varian
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv                    # a summary, on a terminal
   gpc-kernel --kernel ard --alpha 1,1,2,2,2,2 --train examples/crabs/train.csv | gpc-orthant        # one length scale per feature
   gpc-kernel --kernel linear --beta 0.01 --train - < examples/crabs/train.csv | gpc-train --format csv
+  gpc-kernel --standardize --alpha 4 --beta 64 --label species --id id --train examples/iris/train.csv --test examples/iris/test.csv | gpc-train | gpc-predict   # three classes
 
 ` + exitHelp
 
@@ -43,7 +46,9 @@ type kernelCmd struct {
 	testFlags   `embed:""`
 	kernelFlags `embed:""`
 	hyperFlags  `embed:""`
-	HyperFile   string `name:"hyper" help:"Read the kernel and its hyperparameters from this table (gpc-fit's output, Arrow or CSV; - reads standard input) instead of --kernel, --alpha, --beta and --bias."`
+	HyperFile   string    `name:"hyper" help:"Read the kernel and its hyperparameters from this table (gpc-fit's output, Arrow or CSV; - reads standard input) instead of --kernel, --alpha, --beta and --bias."`
+	ClassAlpha  []float64 `sep:"," help:"Multi-class: one length scale alpha per class, in class order (sorted, as gpc:classes lists them), instead of --alpha (not for ard or linear)."`
+	ClassBeta   []float64 `sep:"," help:"Multi-class: one latent scale beta per class, in class order, instead of --beta."`
 	batchFlags  `embed:""`
 	commonFlags `embed:""`
 }
@@ -224,6 +229,12 @@ func (c *kernelCmd) run(e *env) error {
 			}
 		}
 	}
+	if labels.classes != nil {
+		return c.runClasses(e, train, test, labels, k, meta, mem)
+	}
+	if c.ClassAlpha != nil || c.ClassBeta != nil {
+		return usagef("--class-alpha and --class-beta are for three or more classes; %s has two", trainF.Name)
+	}
 	n := train.rows
 	cov := &format.Covariance{N: n, Cov: gp.ClassifierCov(k, train.x, d, train.y), Y: train.y, ID: train.id}
 	meta[format.KeyFingerprint] = format.Fingerprint(cov.Cov)
@@ -231,11 +242,12 @@ func (c *kernelCmd) run(e *env) error {
 	if test != nil {
 		tests = test.rows
 	}
+	rows := func(lo, hi int) *format.TestRows { return testRows(k, train, test, lo, hi) }
 	switch c.outputFormat(e.stdout) {
 	case format.Arrow:
-		return c.writeStream(e, cov, test, k, train, meta, tests, mem)
+		return c.writeStream(e, cov, rows, meta, tests, mem)
 	case format.CSV:
-		return c.writeCSV(e.stdout, cov, test, k, train)
+		return c.writeCSV(e.stdout, cov, rows, tests)
 	}
 	t := &format.Table{Cols: []format.Column{
 		{Name: "n", Int: []int64{int64(n)}},
@@ -270,7 +282,7 @@ func testRows(k *gp.Kernel, train, test *features, lo, hi int) *format.TestRows 
 // writeStream writes the covariance stream, the test rows a batch at a
 // time; an interrupt stops it between batches, without the end-of-stream
 // marker, so that no reader takes the stream for complete.
-func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, k *gp.Kernel, train *features, meta map[string]string, tests int, mem format.Allocator) error {
+func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, rows func(lo, hi int) *format.TestRows, meta map[string]string, tests int, mem format.Allocator) error {
 	cw := format.NewCovWriter(e.stdout, cov, tests, meta, c.BatchSize, mem)
 	e.rep.startProgress(c.Progress && tests > 0, rowsProgress(tests, "test rows"))
 	defer e.rep.stopProgress()
@@ -279,7 +291,7 @@ func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, 
 			return err
 		}
 		hi := min(lo+c.BatchSize, tests)
-		if err := cw.WriteTest(testRows(k, train, test, lo, hi)); err != nil {
+		if err := cw.WriteTest(rows(lo, hi)); err != nil {
 			return err
 		}
 		e.rep.add(int64(hi - lo))
@@ -288,8 +300,8 @@ func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, 
 }
 
 // writeCSV writes the stream's rows as CSV: role, id, y, var, then the N
-// covariances.
-func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, test *features, k *gp.Kernel, train *features) error {
+// covariances; rows gives the tests test rows.
+func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, rows func(lo, hi int) *format.TestRows, tests int) error {
 	n := cov.N
 	cols := []format.Column{{Name: "role"}, {Name: "id"}, {Name: "y"}, {Name: "var"}}
 	for j := range n {
@@ -312,8 +324,8 @@ func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, test *features
 		}
 		add("train", id, cov.Y[r], math.NaN(), cov.Cov[r*n:r*n+n])
 	}
-	if test != nil {
-		t := testRows(k, train, test, 0, test.rows)
+	if tests > 0 {
+		t := rows(0, tests)
 		for r := range t.Len() {
 			id, y := strconv.Itoa(r), math.NaN()
 			if t.ID != nil {
@@ -472,17 +484,24 @@ func standardize(train, test *features) (mean, sd []float64) {
 	return mean, sd
 }
 
-// labelMap maps label values to +1 and -1.
+// labelMap maps label values to +1 and -1, or, for more than two
+// classes, to the class indices 0..C-1.
 type labelMap struct {
 	pos, neg string // the values' text, as the metadata records them
 	numeric  bool   // +-1 or 0/1 numbers, compared as numbers
 	posNum   float64
 	negNum   float64
+	// classes are the class names of a multi-class label (nil for two
+	// classes), in class order; classNum their values when the column is
+	// numeric (compared as numbers).
+	classes  []string
+	classNum []float64
 }
 
 // newLabelMap works out the label mapping from the training labels:
-// +1/-1 and 1/0 numbers map themselves; otherwise exactly two values, one
-// of which positive names.
+// +1/-1 and 1/0 numbers map themselves; otherwise two values, one of
+// which positive names; more than two values are the classes of a
+// multi-class classifier (newClassMap). One value is an error.
 func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
 	ci := f.Column(label)
 	if ci < 0 {
@@ -490,20 +509,26 @@ func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
 	}
 	col := &f.Cols[ci]
 	var distinct []string
+	seen := map[string]bool{}
 	for r, s := range col.Text {
 		if col.Null[r] {
 			return nil, &dataError{fmt.Sprintf("%s: the label is missing", f.Describe(r, ci))}
 		}
-		if !contains(distinct, s) && (col.Num == nil || !containsNum(distinct, col.Num[r])) {
+		if !seen[s] && (col.Num == nil || !containsNum(distinct, col.Num[r])) {
 			distinct = append(distinct, s)
 		}
-		if len(distinct) > 2 {
-			return nil, &dataError{fmt.Sprintf("%s: a third label value %q (after %q and %q); the classifier needs two classes", f.Describe(r, ci), s, distinct[0], distinct[1])}
+		seen[s] = true
+		if len(distinct) > gp.MaxClasses {
+			return nil, &dataError{fmt.Sprintf("%s: label value %q is the %d-th: gpc classifies into at most %d classes (is --label %q the class column?)", f.Describe(r, ci), s, len(distinct), gp.MaxClasses, label)}
 		}
 	}
-	if len(distinct) == 1 {
-		// The posteriors would all be about 1/2, whatever the features.
-		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: the classifier needs training rows of both classes", f.Name, distinct[0])}
+	switch {
+	case len(distinct) == 1:
+		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: a classifier needs at least two classes", f.Name, distinct[0])}
+	case len(distinct) > 2 && positive != "":
+		return nil, &dataError{fmt.Sprintf("%s: the labels have %d values, %s: --positive chooses between two classes; leave it out for the multi-class classifier", f.Name, len(distinct), quoteList(distinct, 4))}
+	case len(distinct) > 2:
+		return newClassMap(col, distinct), nil
 	}
 	m := &labelMap{}
 	if positive == "" && col.Num != nil {
@@ -586,6 +611,9 @@ func quoteJoin(s []string) string {
 // error naming it and its row, and so is a missing one unless missing is
 // allowed (test rows), when it becomes NaN.
 func (m *labelMap) apply(f *format.Frame, ci int, missing bool) ([]float64, error) {
+	if m.classes != nil {
+		return m.applyClasses(f, ci, missing)
+	}
 	col := &f.Cols[ci]
 	y := make([]float64, f.Rows)
 	for r, s := range col.Text {

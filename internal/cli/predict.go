@@ -25,6 +25,8 @@ The test rows are predicted as the particles stream past, so the cloud is never 
 
 Output, one row per test row: id (the input's, or the row number among the test rows), p, se, label (the predicted class, in the training labels' values), y (the true label when the test file had one). The metadata carries the cloud's gpc:log_ml and gpc:se_log_ml. The table (--format table, or a terminal) ends, when test labels are known, with a line: the rows predicted right, the mean log predictive probability of the true labels and the cloud's log marginal likelihood.
 
+From a multi-class cloud (gpc-kernel with three or more classes), one row per test point: id, p_<class> and se_<class> for every class (the probability that the point's utility of that class is the largest, given the training data: exact per particle for three classes, from antithetic draws beyond, whose error is in se; they sum to one), label (the most probable class), y. The cloud is then held in memory (--max-memory).
+
 ` + examplesHelp + `
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv | gpc-train > cloud.arrows
@@ -173,6 +175,13 @@ func (c *predictCmd) run(e *env) error {
 		outMeta[format.KeyGroupLogP] = format.JoinFloats(cloud.LogZ)
 	}
 	opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), Threads: c.Threads}
+	names, err := cloudClasses(meta, name)
+	if err != nil {
+		return err
+	}
+	if names != nil {
+		return c.runClasses(e, f, cloud, tests, ahead, names, testRows, outMeta, estimate, opt, name, mem)
+	}
 	proto := posteriorTable(nil, nil, 0, pos, neg)
 	proto.Meta = outMeta
 	if testRows == 0 || (stream && ahead.Len() == 0) {

@@ -240,6 +240,9 @@ func (c *dataFlags) readTraining(e *env) (*features, *labelMap, map[string]strin
 	if train.rows == 0 {
 		return nil, nil, nil, &dataError{fmt.Sprintf("%s: no training rows", frame.Name)}
 	}
+	if labels.classes != nil {
+		return nil, nil, nil, &dataError{fmt.Sprintf("%s: the labels have %d classes, %s: this tool handles two (gpc-kernel, gpc-train and gpc-predict handle more)", frame.Name, len(labels.classes), quoteList(labels.classes, 4))}
+	}
 	meta := map[string]string{
 		"gpc:features":          strings.Join(train.names, ","),
 		"gpc:label":             label,
