@@ -26,8 +26,9 @@
 // gpc:classes, the class names as a JSON array (KeyClasses), and
 // gpc:train_points: its train rows are the class differences of the
 // multinomial probit model, C - 1 per training point, and its test rows
-// come C to a test point (KeyClasses says how). The cloud and the
-// posteriors made from it carry gpc:classes on.
+// come C to a test point (KeyClasses says how); gpc:class_alpha and
+// gpc:class_beta record per-class hyperparameters when they were given.
+// The cloud and the posteriors made from it carry these keys on.
 //
 // The reader also takes a square matrix as N numeric columns (what a
 // dataframe library writes; columns named lower, upper, mean, y and id are

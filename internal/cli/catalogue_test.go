@@ -27,7 +27,7 @@ import (
 
 // badInput is one row of the catalogue.
 type badInput struct {
-	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune, gpc-mcmc, gpc-merge or gpc-fit
+	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune, gpc-mcmc, gpc-merge, gpc-fit or gpc-show
 	what  string // the bad input, in words
 	args  []string
 	stdin string            // the name of the standard input in the document ("" for none)
@@ -40,7 +40,7 @@ type badInput struct {
 
 var runners = map[string]func([]string, io.Reader, io.Writer, io.Writer) int{
 	"gpc-kernel": Kernel, "gpc-orthant": Orthant, "gpc-train": Train, "gpc-predict": Predict,
-	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-merge": Merge, "gpc-fit": Fit,
+	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-merge": Merge, "gpc-fit": Fit, "gpc-show": Show,
 }
 
 // fixtures are the streams the catalogue spoils, made once by the tools.
@@ -313,6 +313,11 @@ func catalogue(t *testing.T) []badInput {
 			files: map[string][]byte{"cloud.arrows": fx.cloud},
 			input: func() []byte { return runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5")}) },
 			code:  ExitData, want: "the covariance has no test rows"},
+
+		// gpc-show: any stream.
+		{tool: "gpc-show", what: "empty input", stdin: "/dev/null", code: ExitData, want: "empty input"},
+		{tool: "gpc-show", what: "CSV where a stream is expected", args: []string{"testdata/tiny-train.csv"}, code: ExitData, want: "not an Arrow IPC stream (gpc-show reads the tools' streams; a CSV file is already a table)"},
+		{tool: "gpc-show", what: "a stream cut at a batch boundary", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
 
 		// Every tool: an output that cannot be written.
 		{tool: "gpc-orthant", what: "an output that cannot be written (a full disk)", args: []string{"testdata/equicorr3.csv", "--samples", "100"}, stdin: "", full: true, code: ExitIO, want: "write output: no space left on device"},
