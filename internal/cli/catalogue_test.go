@@ -382,6 +382,10 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-orthant", what: "--shard I/K with I not below K", args: []string{"--shard", "4/4", "testdata/equicorr3.csv"}, code: ExitUsage, want: "I must be from 0 to K-1"},
 		{tool: "gpc-train", what: "--shard with --format csv (a shard is an Arrow stream)", args: []string{"--shard", "0/2", "--format", "csv"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "--shard writes a shard of the cloud"},
 		{tool: "gpc-tune", what: "--shard with the exploit or optimum stage (they need the whole grid)", args: tinyTrain("--beta", "1,2", "--shard", "0/2"), code: ExitUsage, want: "--shard splits the grid stage only"},
+		{tool: "gpc-predict", what: "--shard on a multi-class cloud", args: []string{"--shard", "0/2"}, stdin: "iris-cloud.arrows", input: func() []byte {
+			cov := runCLI(t, Kernel, cliCase{args: []string{"--standardize", "--alpha", "4", "--beta", "256", "--label", "species", "--id", "id", "--train", "../../examples/iris/train.csv", "--test", "../../examples/iris/test.csv"}})
+			return runCLI(t, Train, cliCase{args: []string{"--samples", "200"}, stdin: cov})
+		}, code: ExitUsage, want: "multi-class cloud's posteriors are not sharded"},
 		{tool: "gpc-orthant", what: "more shards than particle groups", args: []string{"--shard", "0/9", "--groups", "4", "--samples", "100", "testdata/equicorr3.csv"}, code: ExitUsage, want: "at most one shard per group"},
 		{tool: "gpc-merge", what: "a missing shard", args: []string{"@shard-0.arrows"}, files: sh.files, code: ExitData, want: "shard 1/2 missing"},
 		{tool: "gpc-merge", what: "a shard given twice", args: []string{"@shard-0.arrows", "@shard-1.arrows", "@copy-of-shard-1.arrows"}, files: sh.files, code: ExitData, want: "shard 1/2 again"},
