@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 
 	"gpc/internal/gemm"
 
@@ -38,6 +39,7 @@ type EP struct {
 	Stats    EPStats
 
 	a, b  []float64 // the bounds of u
+	r     []float64 // R (jitter included), for Score
 	rchol *Factor   // R's Cholesky factor in the input order
 
 	tol       float64 // the sites' relative change at which the sweeps stop
@@ -90,6 +92,13 @@ const MaxEPSweeps = 50
 // NewFactor for a box that is not valid, and an error if the updates break
 // down numerically (a site's cavity precision is not positive).
 func NewEP(box Box, jitter float64) (*EP, error) {
+	return NewEPTol(box, jitter, EPTol)
+}
+
+// NewEPTol is NewEP stopping when the sites change by less than tol (EPTol
+// for the proposal; the evidence and its gradient, EP.LogEvidence and
+// EP.Score, want tighter).
+func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
 	n := box.N
 	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, jitter)
 	if err != nil {
@@ -98,8 +107,10 @@ func NewEP(box Box, jitter float64) (*EP, error) {
 	cov, _ := symmetrize(box.Cov, n, jitter)
 	a, b, _ := shiftedBounds(box)
 	e := &EP{N: n, Tau: make([]float64, n), Nu: make([]float64, n), M: make([]float64, n),
-		Sigma: cov, a: a, b: b, rchol: rf, tol: EPTol, maxSweeps: MaxEPSweeps}
-	if n >= EPLargeN {
+		Sigma: cov, a: a, b: b, rchol: rf, tol: tol, maxSweeps: MaxEPSweeps}
+	if n >= EPLargeN && tol == EPTol {
+		// The proposal's EP at large N (see EPLargeTol); the evidence and
+		// its gradient ask for their own, tighter tol.
 		e.tol = EPLargeTol
 	}
 	if err := e.sweep(); err != nil {
@@ -109,6 +120,7 @@ func NewEP(box Box, jitter float64) (*EP, error) {
 	// the sites and R, in place of R's copy (the sweeps' Sigma is scratch).
 	swept := e.Sigma
 	cov, _ = symmetrize(box.Cov, n, jitter)
+	e.r = slices.Clone(cov)
 	if err := e.recompute(cov, swept); err != nil {
 		return nil, err
 	}

@@ -264,6 +264,9 @@ func (g *CloudGroup) Len() int { return len(g.LogW) }
 // why, in words for the user.
 func (r *Result) Trust() (ok bool, why string) {
 	switch {
+	case r.Groups == 1 && r.Samples < 32:
+		// DefaultGroups makes one group of fewer than 32 particles.
+		return false, "one particle group gives no standard error (use more samples: 32 or more make several groups)"
 	case r.Groups == 1:
 		return false, "one particle group gives no standard error (use more groups)"
 	case math.IsInf(r.LogP, -1):
@@ -301,33 +304,92 @@ func Estimate(ctx context.Context, f *Factor, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	g := cfg.Groups
-	sizes := GroupSizes(cfg.Samples, g)
-	outs, kept, err := runGroups(ctx, f, &cfg, sizes, 0, g, workers)
+	sizes := GroupSizes(cfg.Samples, cfg.Groups)
+	outs, kept, err := runGroups(ctx, f, &cfg, sizes, 0, cfg.Groups, workers)
 	if err != nil {
 		return Result{}, err
 	}
-
-	res := Result{Samples: cfg.Samples, Groups: g, GroupLogP: make([]float64, g), MinESS: 1, DeadAt: -1}
-	res.MinESSParticles = math.Inf(1)
-	for k, o := range outs {
-		res.GroupLogP[k] = o.logZ
-		res.Resamples += o.resamples
-		res.Ancestors += o.ancestors
-		res.MinESS = math.Min(res.MinESS, o.minESS)
-		res.MinESSParticles = math.Min(res.MinESSParticles, o.minESS*float64(sizes[k]))
-		if o.deadAt >= 0 {
-			res.DeadGroups++
-			if res.DeadAt < 0 || o.deadAt < res.DeadAt {
-				res.DeadAt = o.deadAt
-			}
-		}
-	}
-	res.LogP, res.SE, res.EffectiveGroups = combine(res.GroupLogP, sizes)
+	res := Summarize(cfg.Samples, outs)
 	if cfg.Keep {
 		res.Cloud = &Cloud{N: f.N, Groups: kept}
 	}
 	return res, nil
+}
+
+// GroupResult is what one particle group's run leaves besides its
+// particles: the parts of a Result that EstimateGroups computes group by
+// group and Summarize combines.
+type GroupResult struct {
+	// LogZ is the group's estimate of log P.
+	LogZ float64
+	// MinESS is the smallest effective sample size of its incremental
+	// weights, as a fraction of the group (Result.MinESS).
+	MinESS float64
+	// Resamples counts its resampling steps.
+	Resamples int
+	// Ancestors counts the distinct ancestors of its final particles at
+	// the first variable.
+	Ancestors int
+	// DeadAt is the variable at which every particle failed, or -1.
+	DeadAt int
+}
+
+// EstimateGroups runs groups [first, last) of the estimate that
+// Estimate(ctx, f, cfg) runs, and returns the configuration as planned
+// (Plan: cfg.Groups is the total group count) and the groups' outcomes,
+// bit for bit those that Estimate computes for them: each group has its
+// own random stream, derived from (cfg.Seed, group). Runs of disjoint
+// ranges that cover [0, Groups), on one machine or several, give to
+// Summarize what Estimate's own run gives (a sharded run). With cfg.Sink,
+// the groups' particles go to it from group first on. It returns an error
+// if cfg is invalid or the range is not within [0, Groups).
+func EstimateGroups(ctx context.Context, f *Factor, cfg Config, first, last int) (Config, []GroupResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.Keep {
+		return cfg, nil, errors.New("core: EstimateGroups keeps no cloud (use Sink)")
+	}
+	if cfg.Method == MethodMET && f.Mu == nil {
+		return cfg, nil, errors.New("core: MethodMET needs a tilted Factor (Factor.Tilt)")
+	}
+	if (cfg.Method == MethodEP) != (f.ep != nil) {
+		return cfg, nil, errors.New("core: MethodEP needs, and only it takes, a Factor from PrepareEP")
+	}
+	cfg, workers, err := cfg.plan(f.N)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if first < 0 || last > cfg.Groups || first >= last {
+		return cfg, nil, fmt.Errorf("core: groups [%d, %d) are not a range of the %d groups", first, last, cfg.Groups)
+	}
+	outs, _, err := runGroups(ctx, f, &cfg, GroupSizes(cfg.Samples, cfg.Groups), first, last, workers)
+	return cfg, outs, err
+}
+
+// Summarize returns the Result of an estimate of samples particles whose
+// groups, in order, had the outcomes groups (GroupSizes gives their
+// sizes): what Estimate returns, without the cloud.
+func Summarize(samples int, groups []GroupResult) Result {
+	g := len(groups)
+	sizes := GroupSizes(samples, g)
+	res := Result{Samples: samples, Groups: g, GroupLogP: make([]float64, g), MinESS: 1, DeadAt: -1}
+	res.MinESSParticles = math.Inf(1)
+	for k, o := range groups {
+		res.GroupLogP[k] = o.LogZ
+		res.Resamples += o.Resamples
+		res.Ancestors += o.Ancestors
+		res.MinESS = math.Min(res.MinESS, o.MinESS)
+		res.MinESSParticles = math.Min(res.MinESSParticles, o.MinESS*float64(sizes[k]))
+		if o.DeadAt >= 0 {
+			res.DeadGroups++
+			if res.DeadAt < 0 || o.DeadAt < res.DeadAt {
+				res.DeadAt = o.DeadAt
+			}
+		}
+	}
+	res.LogP, res.SE, res.EffectiveGroups = combine(res.GroupLogP, sizes)
+	return res
 }
 
 // GroupSizes splits m particles into g groups whose sizes differ by at most
@@ -343,23 +405,14 @@ func GroupSizes(m, g int) []int {
 	return sizes
 }
 
-// groupOut is what a group's run leaves besides its particles.
-type groupOut struct {
-	logZ      float64
-	minESS    float64
-	resamples int
-	ancestors int
-	deadAt    int
-}
-
 // runGroups runs groups [first, last) of sizes, workers at a time, each
 // with its own random stream derived from (cfg.Seed, group), and returns
 // their outcomes and, with cfg.Keep, their particles (indexed from first).
 // With cfg.Sink, each group's particles go to it in group order (a
 // streamer goroutine), and a worker that hands its particles over takes a
 // spare array for its next group: workers + 1 arrays in all.
-func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, last int, workers int) ([]groupOut, []CloudGroup, error) {
-	outs := make([]groupOut, last-first)
+func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, last int, workers int) ([]GroupResult, []CloudGroup, error) {
+	outs := make([]GroupResult, last-first)
 	var kept []CloudGroup
 	if cfg.Keep {
 		kept = make([]CloudGroup, last-first)
@@ -392,7 +445,7 @@ func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, 
 					cancel()
 					return
 				}
-				outs[k-first] = groupOut{fl.logZ, fl.minESS, fl.resamples, fl.ancestors(), fl.deadAt}
+				outs[k-first] = GroupResult{fl.logZ, fl.minESS, fl.resamples, fl.ancestors(), fl.deadAt}
 				if cfg.Keep {
 					kept[k-first] = CloudGroup{Z: fl.z, LogW: slices.Clone(fl.logw[:sizes[k]]), LogZ: fl.logZ}
 				}

@@ -54,6 +54,9 @@ type PredictOptions struct {
 	// Threads is the number of goroutines (0: GOMAXPROCS); the result does
 	// not depend on it.
 	Threads int
+	// ClassDraws is PredictClasses' number of draws of the test utilities
+	// per particle for more than three classes (0: DefaultClassDraws).
+	ClassDraws int
 }
 
 // PredictWith is Predict with options.

@@ -14,6 +14,7 @@ const (
 	domainShuffle uint64 = 2 // the shuffle and interleave orderings
 	domainPilot   uint64 = 3 // the pilot runs that choose an order
 	domainPredict uint64 = 4 // the hard count's draws, per test row and group
+	domainClasses uint64 = 5 // PredictClasses' draws, per test point and group
 )
 
 // splitmix64 is the finalizer of Steele, Lea and Flood's SplitMix64

@@ -114,6 +114,9 @@ type CloudWriter struct {
 func NewCloudWriter(w io.Writer, train *Covariance, tests *TestRows, meta map[string]string, batchRows int, mem memory.Allocator) (*CloudWriter, error) {
 	m := maps.Clone(meta)
 	m[KeySchema] = SchemaCloud
+	if _, shard := meta[KeyShard]; shard {
+		m[KeySchema] = SchemaCloudShard // gpc-train --shard (cloudshard.go)
+	}
 	m[KeyN] = strconv.Itoa(train.N)
 	if tests != nil {
 		m[KeyTestsFirst] = strconv.Itoa(tests.Len())

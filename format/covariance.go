@@ -399,6 +399,8 @@ func numAt(a arrow.Array, i int) (v float64, ok bool) {
 		return 0, false
 	}
 	switch a := a.(type) {
+	case *array.Dictionary:
+		return numAt(a.Dictionary(), a.GetValueIndex(i))
 	case *array.Float64:
 		return a.Value(i), true
 	case *array.Float32:
@@ -429,6 +431,8 @@ func strAt(a arrow.Array, i int) (string, bool) {
 		return "", false
 	}
 	switch a := a.(type) {
+	case *array.Dictionary:
+		return strAt(a.Dictionary(), a.GetValueIndex(i))
 	case *array.String:
 		return a.Value(i), true
 	case *array.LargeString:

@@ -38,9 +38,17 @@ type csvTable struct {
 	lines     []int
 }
 
+// utf8BOM is the byte-order mark that Excel and other Windows programs put
+// at the start of UTF-8 text; it is not part of the first column's name.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // readCSV reads all of br as CSV. The first record is a header if some
-// field in it is a name (neither a number nor empty).
+// field in it is a name (neither a number nor empty). A UTF-8 byte-order
+// mark is skipped.
 func readCSV(br *bufio.Reader, name string, w *ioWatch) (*csvTable, error) {
+	if bom, _ := br.Peek(len(utf8BOM)); bytes.Equal(bom, utf8BOM) {
+		br.Discard(len(utf8BOM))
+	}
 	head, _ := br.Peek(min(br.Buffered(), 4096))
 	if !utf8.Valid(trimPartialRune(head)) || bytes.IndexByte(head, 0) >= 0 {
 		return nil, dataErrorf(name, "not an Arrow IPC stream or file, and not CSV text (binary content)")

@@ -22,6 +22,13 @@
 // caught), and gpc:tool, gpc:version and the kernel's keys when a gpc tool
 // wrote it.
 //
+// A multi-class stream (gpc-kernel with three or more classes) has
+// gpc:classes, the class names as a JSON array (KeyClasses), and
+// gpc:train_points: its train rows are the class differences of the
+// multinomial probit model, C - 1 per training point, and its test rows
+// come C to a test point (KeyClasses says how). The cloud and the
+// posteriors made from it carry gpc:classes on.
+//
 // The reader also takes a square matrix as N numeric columns (what a
 // dataframe library writes; columns named lower, upper, mean, y and id are
 // attributes, and the pandas index column is skipped), in an Arrow IPC
@@ -71,6 +78,24 @@
 // order used, as input indices), gpc:pilots (the pilot runs that chose it),
 // and the input's gpc: keys.
 //
+// # Shards (gpc.orthant-shard/1, gpc.cloud-shard/1, gpc.tune-shard/1)
+//
+// What gpc-orthant --shard I/K and gpc-train --shard I/K write: a range
+// [lo, hi) of the run's particle groups, for gpc-merge. The metadata is
+// the unsharded output's, with gpc:schema the shard's and gpc:shard_of the
+// unsharded schema, plus gpc:shard ("I/K"), gpc:shard_range ("lo-hi"),
+// gpc:shard_fingerprint (ShardFingerprint: input, flags, seed, K, compute
+// path), gpc:shard_path and the tool's own gpc:shard_* keys; gpc-merge
+// drops every gpc:shard* key. gpc.orthant-shard/1 has one row per group:
+// group, log_z, min_ess, resamples, ancestors, dead_at (core.GroupResult).
+// gpc.cloud-shard/1 is a cloud stream holding the train and test rows and
+// its groups' particles and group rows, in the unsharded cloud's record
+// batches (cloudshard.go); gpc:rows counts its own rows and
+// gpc:shard_rows_of the unsharded cloud's. gpc.tune-shard/1 is the tuning
+// table's grid rows of its range of grid points, plus group_log_p (each
+// point's group estimates, comma-separated), and gpc:shard_grid (the axes'
+// sizes).
+//
 // # Tuning table (gpc.tune/1)
 //
 // gpc-tune's output, one row per estimate of the log marginal likelihood
@@ -85,6 +110,19 @@
 // estimate, chosen at gpc:reference), gpc:seed, gpc:samples,
 // gpc:exploit_samples, gpc:optimizer_estimates, gpc:pilots, the kernel and
 // the features' labels and standardization.
+//
+// # Fitted hyperparameters (gpc.hyper/1)
+//
+// gpc-fit's output, one row per hyperparameter (HyperTable): kernel, name
+// (alpha, beta, bias), feature (the ard kernel's feature of an alpha),
+// value, log_ml and se_log_ml (the fit's, on every row), grad and se_grad
+// (d log_ml / d log value there), mc_se_log (the optimum's Monte Carlo
+// error, NaN unless --hessian), ep_value and ep_log_z (EP's optimum),
+// standardize (1 or 0). gpc-kernel --hyper reads it (ReadHyper) as Arrow or
+// as CSV: only kernel, name and value are required, so a table written by
+// hand serves. Metadata: gpc:seed, gpc:method, gpc:order, gpc:samples,
+// gpc:final_samples, gpc:start, gpc:grad_norm, gpc:noise_norm,
+// gpc:estimates, gpc:iterations, the features and their standardization.
 //
 // # MCMC samples (gpc.mcmc/1)
 //
@@ -101,7 +139,8 @@
 // # Posteriors (gpc.posteriors/1)
 //
 // gpc-predict's output and gpc-mcmc's --posteriors file: id, p, se, label,
-// y; gpc-mcmc adds sd_hyper, the posteriors' spread over the hyperparameter
+// y; from a multi-class cloud (gpc:classes), id, p_<class> for each class,
+// se_<class> for each class, label (the most probable class), y; gpc-mcmc adds sd_hyper, the posteriors' spread over the hyperparameter
 // samples, and gpc:states, how many it averaged.
 //
 // # Streams that do not lie

@@ -13,6 +13,9 @@ const (
 	ExitUsage = 80 // a limit the user set (--max-memory) is too small
 )
 
+// ErrEmptyInput is the error (in a DataError) of an input of zero bytes.
+var ErrEmptyInput = errors.New("empty input")
+
 // DataError is input that cannot be used: a malformed or truncated stream, a
 // wrong schema, a value that is not finite, a shape that does not match.
 // Where names the place (input, batch, row, column) in words.
@@ -66,17 +69,24 @@ func dataErrorf(where, format string, args ...any) *DataError {
 
 // ioWatch wraps a reader and remembers its first error other than io.EOF, so
 // that a failure reported by a decoder can be told apart: the device failed
-// (IOError) or the bytes were bad (DataError).
+// (IOError) or the bytes were bad (DataError). Its end is final: a reader
+// that asks again after io.EOF gets io.EOF, without reading on (a terminal
+// would wait for a second ^D).
 type ioWatch struct {
 	r   io.Reader
 	err error
+	eof bool
 }
 
 func (w *ioWatch) Read(p []byte) (int, error) {
+	if w.eof {
+		return 0, io.EOF
+	}
 	n, err := w.r.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) && w.err == nil {
 		w.err = err
 	}
+	w.eof = errors.Is(err, io.EOF)
 	return n, err
 }
 

@@ -195,6 +195,7 @@ func readParquetFrame(in *input, mem memory.Allocator, lim frameLimit) (f *Frame
 		if err != nil {
 			return nil, dataErrorf(name, "column %q: %v", schema.Field(i).Name, err)
 		}
+		defer cr.Release() // its record reader's buffers (a dictionary's builder)
 		var chunks []arrow.Array
 		var got int64
 		for got < rows {
@@ -313,7 +314,7 @@ func readArrowFrame(name string, schema *arrow.Schema, lim frameLimit, next func
 			c := &f.Cols[i]
 			a := rec.Column(i)
 			for r := range int(rec.NumRows()) {
-				null := a.IsNull(r)
+				null := isNullAt(a, r)
 				c.Null = append(c.Null, null)
 				switch {
 				case null:
@@ -343,9 +344,23 @@ func readArrowFrame(name string, schema *arrow.Schema, lim frameLimit, next func
 	return f, nil
 }
 
+// isNullAt reports whether element r of a is null, or, for a dictionary,
+// whether its value is.
+func isNullAt(a arrow.Array, r int) bool {
+	if d, ok := a.(*array.Dictionary); ok && !d.IsNull(r) {
+		return d.Dictionary().IsNull(d.GetValueIndex(r))
+	}
+	return a.IsNull(r)
+}
+
 // frameKind reports whether a column of a features table is numeric (a
 // number or a boolean) or text (a string); other types are an error.
 func frameKind(fd arrow.Field) (numeric bool, err error) {
+	if dt, ok := fd.Type.(*arrow.DictionaryType); ok {
+		// A dictionary-encoded column (a pandas category, an R factor, a
+		// Polars Categorical) is read as its values.
+		return frameKind(arrow.Field{Name: fd.Name, Type: dt.ValueType})
+	}
 	switch {
 	case isNumeric(fd.Type) || fd.Type.ID() == arrow.BOOL:
 		return true, nil

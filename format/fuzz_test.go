@@ -406,3 +406,34 @@ func nanToInf(v []float64) []float64 {
 }
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// FuzzReadHyper: any bytes read as gpc-fit's table of hyperparameters
+// either fail with an error or give rows whose values are finite and
+// non-negative, with a name of alpha, beta or bias; and gpc-fit's own
+// table round-trips.
+func FuzzReadHyper(f *testing.F) {
+	for _, s := range []string{"kernel,name,feature,value,standardize\nard,alpha,a,2,1\nard,beta,,3,1\n", "kernel,name,value\nrbf,beta,NaN\n", "kernel,name,value\nrbf,gamma,1\n"} {
+		f.Add([]byte(s))
+	}
+	var buf bytes.Buffer
+	t := HyperTable(HyperFit{Kernel: "rbf", LogML: -1}, []HyperRow{{Name: "alpha", Value: 2}, {Name: "beta", Value: 3}}, nil)
+	if err := WriteTable(&buf, t, Arrow, 0, NewAllocator()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fr, err := ReadFrame(bytes.NewReader(data), "fuzz", NewAllocator())
+		if err != nil {
+			return
+		}
+		_, rows, err := ReadHyper(fr)
+		if err != nil {
+			return
+		}
+		for _, r := range rows {
+			if !(r.Value >= 0) || math.IsInf(r.Value, 1) || r.Name != "alpha" && r.Name != "beta" && r.Name != "bias" {
+				t.Errorf("row %+v accepted", r)
+			}
+		}
+	})
+}

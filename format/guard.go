@@ -287,7 +287,8 @@ const (
 	fieldName, fieldTypeType, fieldDictionary              = 4, 8, 12
 	fieldChildren, fieldMeta                               = 14, 16
 	batchLength, batchNodes, batchBuffers, batchCompress   = 4, 6, 8, 10
-	dictData                                               = 6
+	dictID, dictData                                       = 4, 6
+	dictEncodingID                                         = 4
 	headerSchema, headerDict, headerBatch                  = 1, 2, 3
 )
 
@@ -306,7 +307,12 @@ var readableTypes = map[byte]struct{ buffers, children int }{
 // bounds the fields visited: flatbuffer offsets may share a table, so a
 // few bytes can describe a tree of exponential size, which Arrow's reader
 // would expand.
-type shape struct{ nodes, buffers, limit int }
+type shape struct {
+	nodes, buffers, limit int
+	// dicts maps a dictionary id to the buffers of its values' type (a
+	// dictionary batch is a record batch of one column of that type).
+	dicts map[int64]int
+}
 
 // message is what checkMessage learned from a message's metadata.
 type message struct {
@@ -358,7 +364,18 @@ func checkMessage(meta []byte, sh *shape) (*message, error) {
 	case ht == headerSchema:
 		return nil, errors.New("a second schema message")
 	case ht == headerDict:
-		return nil, errors.New("a dictionary batch: dictionary-encoded columns are not read")
+		id, err := b.i64(h, dictID)
+		if err != nil {
+			return nil, err
+		}
+		bufs, ok := sh.dicts[id]
+		if !ok {
+			return nil, fmt.Errorf("a dictionary batch for dictionary %d, which no column uses", id)
+		}
+		if m.batch, err = b.table(h, dictData); err != nil || m.batch == 0 {
+			return nil, errFB
+		}
+		return m, m.checkBatch(&shape{nodes: 1, buffers: bufs})
 	}
 	return nil, fmt.Errorf("message type %d is not a record batch", ht)
 }
@@ -422,14 +439,33 @@ func checkFields(b fb, t, slot, depth int, sh *shape) (int, error) {
 		if !ok {
 			return 0, fmt.Errorf("column %q has an Arrow type (id %d) that gpc does not read", name, tt)
 		}
-		if d, err := b.table(f, fieldDictionary); err != nil || d != 0 {
-			return 0, fmt.Errorf("column %q is dictionary-encoded, which gpc does not read", name)
+		d, err := b.table(f, fieldDictionary)
+		if err != nil {
+			return 0, err
 		}
 		if err := checkKeyValues(b, f, fieldMeta); err != nil {
 			return 0, err
 		}
 		sh.nodes++
-		sh.buffers += rt.buffers
+		if d != 0 {
+			// Dictionary-encoded (a pandas category, an R factor): the
+			// column holds integer indices (validity and values), the
+			// values of its flat type come in dictionary batches.
+			if depth > 0 || rt.children != 0 {
+				return 0, fmt.Errorf("column %q is a dictionary-encoded nested column, which gpc does not read", name)
+			}
+			id, err := b.i64(d, dictEncodingID)
+			if err != nil {
+				return 0, err
+			}
+			if sh.dicts == nil {
+				sh.dicts = map[int64]int{}
+			}
+			sh.dicts[id] = rt.buffers
+			sh.buffers += 2
+		} else {
+			sh.buffers += rt.buffers
+		}
 		if sh.nodes > sh.limit {
 			return 0, fmt.Errorf("the schema describes more fields than its %d bytes can hold (shared tables)", len(b))
 		}
@@ -547,15 +583,20 @@ func checkFile(data []byte) error {
 	if err := checkKeyValues(b, root, footerMeta); err != nil {
 		return fmt.Errorf("footer: %w", err)
 	}
-	if _, n, err := b.vector(root, footerDicts, 24); err != nil || n > 0 {
-		return errors.New("footer: dictionary batches: dictionary-encoded columns are not read")
+	dstart, dn, err := b.vector(root, footerDicts, 24)
+	if err != nil {
+		return fmt.Errorf("footer: %w", err)
 	}
 	start, n, err := b.vector(root, footerBatches, 24)
 	if err != nil {
 		return fmt.Errorf("footer: %w", err)
 	}
-	for i := range n {
-		p := start + 24*i
+	// The dictionary blocks, then the record batch blocks.
+	for i := range dn + n {
+		p := dstart + 24*i
+		if i >= dn {
+			p = start + 24*(i-dn)
+		}
 		off := int64(binary.LittleEndian.Uint64(b[p:]))
 		metaLen := int64(int32(binary.LittleEndian.Uint32(b[p+8:])))
 		bodyLen := int64(binary.LittleEndian.Uint64(b[p+16:]))

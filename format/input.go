@@ -40,7 +40,7 @@ func openInput(r io.Reader, name string) (*input, error) {
 		if w.err != nil {
 			return nil, &IOError{Op: "read " + name, Err: w.err}
 		}
-		return nil, dataErrorf(name, "empty input")
+		return nil, &DataError{Where: name, Err: ErrEmptyInput}
 	case bytes.HasPrefix(head, arrowFileMagic):
 		in.kind = kindArrowFile
 	case bytes.HasPrefix(head, arrowStreamMagic):

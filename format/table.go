@@ -145,6 +145,9 @@ type TableWriter struct {
 	text  *Table
 	batch int
 	err   error
+	// Note, if set before Close, is a line printed after a Text table
+	// (a summary for people); the other formats do not carry it.
+	Note string
 }
 
 // NewTableWriter starts a table whose columns have the names and types of
@@ -266,7 +269,9 @@ func (tw *TableWriter) Close() error {
 		tw.cw.Flush()
 		err = tw.cw.Error()
 	default:
-		err = writeTableText(tw.w, tw.text)
+		if err = writeTableText(tw.w, tw.text); err == nil && tw.Note != "" {
+			_, err = io.WriteString(tw.w, tw.Note+"\n")
+		}
 	}
 	if err != nil {
 		return &IOError{Op: "write output", Err: err}

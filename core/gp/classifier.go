@@ -51,3 +51,40 @@ func ClassifierTestRow(dst []float64, k *Kernel, x []float64, d int, y []float64
 	}
 	return 1 + k.Eval(xs, xs)
 }
+
+// LogGradTo fills dst (one value per element of hs, per group of score)
+// with the classifier's d log p(y | X) / d log h for each hyperparameter h
+// of hs, from a covariance score A_g of R = C (I + K) C (core.Score: one
+// A_g per particle group): with dR = C dK C,
+//
+//	d log p / d log h = 1/2 sum_ij A_ij y_i y_j dK_ij / d log h,
+//
+// each group's value at dst[g*len(hs)+h]. It panics if the shapes disagree.
+func (c *Classifier) LogGradTo(dst []float64, k *Kernel, hs []Hyper, a [][]float64) {
+	n, h := len(c.Y), len(hs)
+	if len(dst) != len(a)*h {
+		panic("gp: LogGradTo: dst must hold one value per group and hyperparameter")
+	}
+	for i := range dst {
+		dst[i] = 0
+	}
+	dk := make([]float64, h)
+	d := c.D
+	for i := range n {
+		xi := c.X[i*d : i*d+d]
+		for j := range i + 1 {
+			k.LogDerivTo(dk, hs, xi, c.X[j*d:j*d+d])
+			yy := c.Y[i] * c.Y[j]
+			if i != j {
+				yy *= 2 // A and dK are symmetric: the pair (j, i) too
+			}
+			for g, ag := range a {
+				v := ag[i*n+j] * yy / 2
+				row := dst[g*h : g*h+h]
+				for q, x := range dk {
+					row[q] += v * x
+				}
+			}
+		}
+	}
+}

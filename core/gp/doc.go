@@ -16,6 +16,18 @@
 // test pattern's row (eq. R-NEW), whose posterior is a ratio of two orthant
 // probabilities (core.Predict).
 //
+// # The multinomial probit classifier
+//
+// For C > 2 classes, Multiclass: C independent latent functions
+// f_c ~ GP(0, k_c), utilities u_ic = f_c(x_i) + e_ic with e_ic iid
+// N(0, 1), and y_i = argmax_c u_ic. The likelihood is the orthant
+// probability of the N (C - 1) class differences w_{i,k} = u_{i,y_i} -
+// u_{i,k} (k != y_i), with covariance A (blockdiag_c (K_c + I)) A'
+// (Multiclass.Cov); for C = 2 it is twice the binary R, the same model. A
+// test pattern adds its C utilities (Multiclass.TestRows), whose class
+// probabilities given the training differences core.PredictClasses
+// averages over the particles.
+//
 // # Kernels
 //
 // Kernel.Eval computes k(x, x') for the kinds of KernelKind: the paper's RBF

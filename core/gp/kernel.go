@@ -176,3 +176,70 @@ func (h Hyper) Set(k *Kernel, v float64) {
 		k.Bias = v
 	}
 }
+
+// Hypers returns the hyperparameters of k that a gradient moves: every
+// length scale (one per feature for KernelARD, none for KernelLinear), the
+// latent scale and, if k.Bias > 0, the bias.
+func (k *Kernel) Hypers() []Hyper {
+	var hs []Hyper
+	if k.Kind != KernelLinear {
+		for i := range k.Alpha {
+			hs = append(hs, Hyper{Kind: HyperAlpha, Index: i})
+		}
+	}
+	hs = append(hs, Hyper{Kind: HyperBeta})
+	if k.Bias > 0 {
+		hs = append(hs, Hyper{Kind: HyperBias})
+	}
+	return hs
+}
+
+// LogDerivTo fills dst (one value per element of hs) with the derivatives
+// of k(x, y) with respect to the logs of the hyperparameters hs:
+//
+//	RBF:      d k / d log alpha = k0 2 r^2 / alpha^2
+//	ARD:      d k / d log alpha_d = k0 2 (x_d - y_d)^2 / alpha_d^2
+//	Matern32: d k / d log alpha = beta t^2 exp(-t),                t = sqrt(3) r / alpha
+//	Matern52: d k / d log alpha = beta t^2 (1 + t) exp(-t) / 3,    t = sqrt(5) r / alpha
+//	all:      d k / d log beta = k0,   d k / d log bias = bias,
+//
+// k0 = k - bias, r = ||x - y||. It panics if the lengths of x and y differ,
+// if dst and hs do, or if hs names a length scale k does not have.
+func (k *Kernel) LogDerivTo(dst []float64, hs []Hyper, x, y []float64) {
+	if len(dst) != len(hs) {
+		panic("gp: LogDerivTo: dst and hs differ in length")
+	}
+	k0 := k.Eval(x, y) - k.Bias
+	var s float64 // r^2 (RBF, Matern)
+	if k.Kind != KernelARD && k.Kind != KernelLinear {
+		for i := range x {
+			d := x[i] - y[i]
+			s += d * d
+		}
+	}
+	for n, h := range hs {
+		switch h.Kind {
+		case HyperBeta:
+			dst[n] = k0
+		case HyperBias:
+			dst[n] = k.Bias
+		case HyperAlpha:
+			a := k.Alpha[h.Index]
+			switch k.Kind {
+			case KernelARD:
+				d := (x[h.Index] - y[h.Index]) / a
+				dst[n] = k0 * 2 * d * d
+			case KernelRBF:
+				dst[n] = k0 * 2 * s / (a * a)
+			case KernelMatern32:
+				t := math.Sqrt(3*s) / a
+				dst[n] = k.Beta * t * t * math.Exp(-t)
+			case KernelMatern52:
+				t := math.Sqrt(5*s) / a
+				dst[n] = k.Beta * t * t * (1 + t) * math.Exp(-t) / 3
+			default:
+				panic("gp: the linear kernel has no length scale")
+			}
+		}
+	}
+}

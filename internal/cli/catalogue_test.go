@@ -27,7 +27,7 @@ import (
 
 // badInput is one row of the catalogue.
 type badInput struct {
-	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune or gpc-mcmc
+	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune, gpc-mcmc, gpc-merge or gpc-fit
 	what  string // the bad input, in words
 	args  []string
 	stdin string            // the name of the standard input in the document ("" for none)
@@ -40,7 +40,7 @@ type badInput struct {
 
 var runners = map[string]func([]string, io.Reader, io.Writer, io.Writer) int{
 	"gpc-kernel": Kernel, "gpc-orthant": Orthant, "gpc-train": Train, "gpc-predict": Predict,
-	"gpc-tune": Tune, "gpc-mcmc": MCMC,
+	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-merge": Merge, "gpc-fit": Fit,
 }
 
 // fixtures are the streams the catalogue spoils, made once by the tools.
@@ -63,6 +63,44 @@ func getFixtures(t *testing.T) *fixtures {
 		fix.notPD = covStream(t, &format.Covariance{N: 2, Cov: []float64{1, 2, 2, 1}}, nil)
 	})
 	return &fix
+}
+
+// shardFixtures are gpc-orthant's shards of a 3 x 3 covariance, the
+// files of the merge's rows of the catalogue.
+type shardFixtures struct{ files map[string][]byte }
+
+var (
+	shardOnce sync.Once
+	shardFix  shardFixtures
+)
+
+func getShardFixtures(t *testing.T) *shardFixtures {
+	shardOnce.Do(func() {
+		run := func(args ...string) []byte {
+			return runCLI(t, Orthant, cliCase{args: append([]string{"--samples", "200", "--groups", "4", "--format", "arrow", "testdata/equicorr3.csv"}, args...)})
+		}
+		s1 := run("--shard", "1/2")
+		shardFix.files = map[string][]byte{
+			"shard-0.arrows":         run("--shard", "0/2"),
+			"shard-1.arrows":         s1,
+			"copy-of-shard-1.arrows": s1,
+			"seed-2-shard-1.arrows":  run("--shard", "1/2", "--seed", "2"),
+			"shard-1-of-3.arrows":    run("--shard", "1/3"),
+			"cut-shard-1.arrows":     cut(t, s1, 2, false),
+			"short-shard-1.arrows":   cut(t, s1, 2, true),
+			"orthant.arrows":         run(),
+		}
+		fx := getFixtures(t)
+		train := func(args ...string) []byte {
+			return runCLI(t, Train, cliCase{args: append([]string{"--samples", "64", "--groups", "4", "--batch-size", "2"}, args...), stdin: fx.cov})
+		}
+		c1 := train("--shard", "1/2")
+		shardFix.files["cloud-shard-0.arrows"] = train("--shard", "0/2")
+		shardFix.files["cut-cloud-shard-1.arrows"] = cut(t, c1, len(messageEnds(t, c1))-1, false)
+		shardFix.files["short-cloud-shard-1.arrows"] = cut(t, c1, len(messageEnds(t, c1))-1, true)
+		shardFix.files["batch-3-cloud-shard-1.arrows"] = train("--shard", "1/2", "--batch-size", "3")
+	})
+	return &shardFix
 }
 
 // ipcEOS is Arrow's end-of-stream marker.
@@ -134,7 +172,17 @@ func table(t *testing.T, cols ...format.Column) []byte {
 
 func catalogue(t *testing.T) []badInput {
 	fx := getFixtures(t)
+	sh := getShardFixtures(t)
 	const trainCSV = "a,b,y\n1,2,1\n2,1,-1\n"
+	const train3CSV = "a,y\n1,a\n2,b\n3,c\n"
+	manyClasses := func() []byte { // 257 classes, one point each
+		var b strings.Builder
+		b.WriteString("x,y\n")
+		for i := range 257 {
+			fmt.Fprintf(&b, "%d,c%d\n", i, i)
+		}
+		return []byte(b.String())
+	}
 	huge := func() []byte { // 400000 training rows: a 1.2 TB covariance
 		var b strings.Builder
 		b.WriteString("x,y\n")
@@ -188,9 +236,14 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-orthant", what: "an input that cannot be read (a directory)", args: []string{"testdata"}, code: ExitIO, want: "is a directory"},
 		// gpc-kernel: features and labels.
 		{tool: "gpc-kernel", what: "no label column", args: []string{"--train", "-", "--label", "class"}, stdin: "train.csv", input: text(trainCSV), code: ExitData, want: `no label column "class"`},
-		{tool: "gpc-kernel", what: "a third label value", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,-1\n3,2\n"), code: ExitData, want: `line 4, column "y": a third label value "2"`},
+		{tool: "gpc-kernel", what: "one class only", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,1\n"), code: ExitData, want: `every training label is "1": a classifier needs at least two classes`},
+		{tool: "gpc-kernel", what: "more classes than gpc handles (an identifier as the label)", args: []string{"--train", "-"}, stdin: "train.csv", input: manyClasses, code: ExitData, want: `label value "c256" is the 257-th: gpc classifies into at most 256 classes`},
+		{tool: "gpc-kernel", what: "--positive with more than two classes", args: []string{"--train", "-", "--positive", "b"}, stdin: "train.csv", input: text(train3CSV), code: ExitData, want: "--positive chooses between two classes"},
+		{tool: "gpc-kernel", what: "--class-beta without one value per class", args: []string{"--train", "-", "--class-beta", "1,2"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: `--class-beta has 2 values for the 3 classes "a", "b", "c"`},
+		{tool: "gpc-kernel", what: "a test label unseen in training (multi-class)", args: []string{"--train", "@train3.csv", "--test", "-"}, files: map[string][]byte{"train3.csv": []byte(train3CSV)}, stdin: "test.csv", input: text("a,y\n1,d\n"), code: ExitData, want: `line 2, column "y": unknown label "d": the training labels have 3 classes, "a", "b", "c"`},
 		{tool: "gpc-kernel", what: "numeric labels other than +1/-1 or 1/0", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,2\n2,3\n"), code: ExitData, want: "numeric labels must be +1/-1 or 1/0"},
 		{tool: "gpc-kernel", what: "an unknown label in the test file", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--test", "-"}, stdin: "test.csv", input: text("name,a,b,sex\nt1,1,2,X\n"), code: ExitData, want: `unknown label "X"`},
+		{tool: "gpc-tune", what: "training labels of one class", args: []string{"--train", "-", "--beta", "1,2", "--label", "sex", "--positive", "M"}, stdin: "train.csv", input: text("a,sex\n1,M\n2,M\n"), code: ExitData, want: `every training label is "M"`},
 		{tool: "gpc-kernel", what: "text labels without --positive", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,cat\n2,dog\n"), code: ExitData, want: "give --positive"},
 		{tool: "gpc-kernel", what: "--positive that is not a label value", args: []string{"--train", "-", "--positive", "cow"}, stdin: "train.csv", input: text("a,y\n1,cat\n2,dog\n"), code: ExitData, want: `--positive "cow" is not a label value`},
 		{tool: "gpc-kernel", what: "a missing (null) training label", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,y\n1,1\n2,\n3,-1\n"), code: ExitData, want: "line 3, column \"y\": the label is missing"},
@@ -208,6 +261,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-kernel", what: "absurd flag: negative --beta", args: []string{"--train", "-", "--beta=-1"}, stdin: "train.csv", input: text(trainCSV), code: ExitUsage, want: "beta -1"},
 		{tool: "gpc-kernel", what: "no --train", args: []string{}, code: ExitUsage, want: "missing flags: --train"},
 		{tool: "gpc-kernel", what: "--train and --test both on standard input", args: []string{"--train", "-", "--test", "-"}, code: ExitUsage, want: "cannot both"},
+		{tool: "gpc-kernel", what: "--id naming a column of neither file", args: []string{"--train", "-", "--test", "@test.csv", "--id", "name"}, stdin: "train.csv", input: text(trainCSV), files: map[string][]byte{"test.csv": []byte("b,a\n1,2\n")}, code: ExitData, want: `no column "name" (--id) in the training file stdin`},
 		{tool: "gpc-kernel", what: "--label and --id the same column", args: []string{"--train", "-", "--id", "y"}, code: ExitUsage, want: "same column"},
 		{tool: "gpc-kernel", what: "a --train file that does not exist", args: []string{"--train", "no-such-file.csv"}, code: ExitIO, want: "no such file"},
 
@@ -218,6 +272,8 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-train", what: "a features file where a covariance is expected", stdin: "train.csv", input: text("sp,FL,RW,y\n0,8.8,7.7,1\n1,9.2,7.8,-1\n"), code: ExitData, want: "the matrix is not square: 3 columns but 2 rows"},
 		{tool: "gpc-train", what: "a header without rows", stdin: "x.csv", input: text("x\n"), code: ExitData, want: "1 columns but 0 rows"},
 		{tool: "gpc-train", what: "absurd flag: --samples 1", args: []string{"--samples", "1"}, code: ExitUsage, want: "--samples 1"},
+		{tool: "gpc-train", what: "a negative flag value: --samples -5", args: []string{"--samples", "-5"}, code: ExitUsage, want: "--samples -5: at least 2 particles are needed"},
+		{tool: "gpc-train", what: "a --max-memory too small for the particles", args: []string{"--max-memory", "1KB"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "raise --max-memory or use fewer samples"},
 		{tool: "gpc-train", what: "a cloud that cannot fit in memory: --samples 10^13", args: []string{"--samples", "10000000000000"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "use fewer samples"},
 		{tool: "gpc-train", what: "absurd flag: --batch-size 0", args: []string{"--batch-size", "0"}, code: ExitUsage, want: "--batch-size 0"},
 
@@ -250,6 +306,13 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "an unknown --count", args: []string{"--count", "exact"}, code: ExitUsage, want: "--count"},
 		{tool: "gpc-predict", what: "a --cloud file that does not exist", args: []string{"--cloud", "@no-such-cloud.arrows"}, code: ExitIO, want: "no such file"},
 		{tool: "gpc-predict", what: "an input file that does not exist", args: []string{"no-such-file.arrows"}, code: ExitIO, want: "no such file"},
+		{tool: "gpc-predict", what: "a cloud without test rows (gpc-kernel had no --test)", stdin: "cloud.arrows", input: func() []byte {
+			return runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: runCLI(t, Kernel, cliCase{args: tinyTrain()})})
+		}, code: ExitData, want: "the cloud has no test rows, so there is nothing to predict: give gpc-kernel --test FILE"},
+		{tool: "gpc-predict", what: "a covariance without test rows beside a saved cloud", args: []string{"--cloud", "@cloud.arrows", "-"}, stdin: "train-cov.arrows",
+			files: map[string][]byte{"cloud.arrows": fx.cloud},
+			input: func() []byte { return runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5")}) },
+			code:  ExitData, want: "the covariance has no test rows"},
 
 		// Every tool: an output that cannot be written.
 		{tool: "gpc-orthant", what: "an output that cannot be written (a full disk)", args: []string{"testdata/equicorr3.csv", "--samples", "100"}, stdin: "", full: true, code: ExitIO, want: "write output: no space left on device"},
@@ -269,6 +332,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-tune", what: "absurd flag: negative --exploit", args: tinyTrain("--beta", "1,2", "--exploit=-1"), code: ExitUsage, want: "--exploit -1"},
 		{tool: "gpc-tune", what: "a run that cannot fit in memory: --exploit-samples 10^15", args: tinyTrain("--beta", "1,2", "--exploit-samples", "1000000000000000"), code: ExitUsage, want: "--exploit-samples 1000000000000000: a group of"},
 		{tool: "gpc-tune", what: "NaN in a feature", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "train.csv", input: text("a,b,y\n1,NaN,1\n2,1,-1\n"), code: ExitData, want: `line 2, column "b"`},
+		{tool: "gpc-tune", what: "more than two classes", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "train.csv", input: text(train3CSV), code: ExitData, want: "this tool handles two"},
 		{tool: "gpc-tune", what: "no label column", args: []string{"--train", "-", "--beta", "1,2", "--label", "class"}, stdin: "train.csv", input: text(trainCSV), code: ExitData, want: `no label column "class"`},
 		{tool: "gpc-tune", what: "wrong input: a covariance stream where features are expected", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: `column "cov"`},
 		{tool: "gpc-tune", what: "a --train file that does not exist", args: []string{"--train", "no-such-file.csv", "--beta", "1,2"}, code: ExitIO, want: "no such file"},
@@ -288,11 +352,44 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-mcmc", what: "wrong input: a cloud where features are expected", args: []string{"--train", "-"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `column "cov"`},
 		{tool: "gpc-mcmc", what: "a --posteriors file that cannot be created", args: tinyTrain("--test", "testdata/tiny-test.csv", "--posteriors", "no-such-dir/p.csv", "--samples", "64", "--iterations", "2", "--burn", "0"), code: ExitIO, want: "create --posteriors"},
 
+		// gpc-fit: a gradient where there is none, an optimizer that does not
+		// converge, a non-finite gradient; gpc-kernel --hyper's table.
+		{tool: "gpc-fit", what: "a method without a gradient: --method paper-hard", args: tinyTrain("--method", "paper-hard"), code: ExitUsage, want: "gives no gradient"},
+		{tool: "gpc-fit", what: "a starting --beta of 0 (the fit moves log beta)", args: tinyTrain("--beta", "0"), code: ExitUsage, want: "--beta 0"},
+		{tool: "gpc-fit", what: "absurd flag: --rounds 0", args: tinyTrain("--rounds", "0"), code: ExitUsage, want: "--rounds 0"},
+		{tool: "gpc-fit", what: "absurd flag: --prior-sd NaN", args: tinyTrain("--prior-sd", "NaN"), code: ExitUsage, want: "--prior-sd NaN"},
+		{tool: "gpc-fit", what: "an optimizer that does not converge: one iteration from far away", args: []string{"--train", "../../examples/crabs/train.csv", "--standardize", "--no-ep", "--rounds", "1", "--iterations", "1", "--alpha", "0.3", "--beta", "0.1"}, code: ExitData, want: "did not converge"},
+		{tool: "gpc-fit", what: "a non-finite gradient: matern32 at --alpha 1e-160 (t^2 exp(-t) is Inf times 0)", args: tinyTrain("--kernel", "matern32", "--alpha", "1e-160"), code: ExitData, want: "not finite"},
+		{tool: "gpc-kernel", what: "--hyper: a table without a value column", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name\nrbf,beta\n"), code: ExitData, want: `no column "value"`},
+		{tool: "gpc-kernel", what: "--hyper: fitted with --standardize, used without", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name,feature,value,standardize\nrbf,alpha,,2,1\nrbf,beta,,3,1\n"), code: ExitData, want: "fitted with --standardize"},
+		{tool: "gpc-kernel", what: "--hyper: an ard length scale of a feature the training file lacks", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name,feature,value\nard,alpha,a,2\nard,alpha,c,2\nard,beta,,3\n"), code: ExitData, want: `feature "c"`},
+		{tool: "gpc-kernel", what: "--hyper: a negative value", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name", "--hyper", "-"}, stdin: "hyper.csv", input: text("kernel,name,value\nrbf,alpha,2\nrbf,beta,-3\n"), code: ExitData, want: "beta value"},
+		{tool: "gpc-kernel", what: "--hyper and --train both on standard input", args: []string{"--train", "-", "--hyper", "-"}, code: ExitUsage, want: "cannot both read standard input"},
+
 		{tool: "gpc-kernel", what: "an output that cannot be written (a full disk)", args: []string{"--train", "testdata/tiny-train.csv", "--label", "sex", "--positive", "M", "--id", "name"}, full: true, code: ExitIO, want: "write covariance: no space left on device"},
 		{tool: "gpc-train", what: "an output that cannot be written (a full disk)", args: []string{"--samples", "100"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, full: true, code: ExitIO, want: "write cloud: arrow/ipc: could not write payload message body: no space left on device"},
 		{tool: "gpc-predict", what: "an output that cannot be written (a full disk)", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, full: true, code: ExitIO, want: "write output: no space left on device"},
 		{tool: "gpc-tune", what: "an output that cannot be written (a full disk)", args: tinyTrain("--beta", "1,2", "--samples", "64", "--exploit-samples", "64", "--no-optimize"), full: true, code: ExitIO, want: "no space left on device"},
 		{tool: "gpc-mcmc", what: "an output that cannot be written (a full disk)", args: tinyTrain("--samples", "64", "--iterations", "2", "--burn", "0"), full: true, code: ExitIO, want: "write output: no space left on device"},
+
+		// gpc-orthant --shard and gpc-merge: shards that are not one run's, once each, whole.
+		{tool: "gpc-orthant", what: "--shard that is not I/K", args: []string{"--shard", "2", "testdata/equicorr3.csv"}, code: ExitUsage, want: `--shard "2": must be I/K`},
+		{tool: "gpc-orthant", what: "--shard I/K with I not below K", args: []string{"--shard", "4/4", "testdata/equicorr3.csv"}, code: ExitUsage, want: "I must be from 0 to K-1"},
+		{tool: "gpc-train", what: "--shard with --format csv (a shard is an Arrow stream)", args: []string{"--shard", "0/2", "--format", "csv"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "--shard writes a shard of the cloud"},
+		{tool: "gpc-tune", what: "--shard with the exploit or optimum stage (they need the whole grid)", args: tinyTrain("--beta", "1,2", "--shard", "0/2"), code: ExitUsage, want: "--shard splits the grid stage only"},
+		{tool: "gpc-orthant", what: "more shards than particle groups", args: []string{"--shard", "0/9", "--groups", "4", "--samples", "100", "testdata/equicorr3.csv"}, code: ExitUsage, want: "at most one shard per group"},
+		{tool: "gpc-merge", what: "a missing shard", args: []string{"@shard-0.arrows"}, files: sh.files, code: ExitData, want: "shard 1/2 missing"},
+		{tool: "gpc-merge", what: "a shard given twice", args: []string{"@shard-0.arrows", "@shard-1.arrows", "@copy-of-shard-1.arrows"}, files: sh.files, code: ExitData, want: "shard 1/2 again"},
+		{tool: "gpc-merge", what: "a shard of another run (another seed)", args: []string{"@shard-0.arrows", "@seed-2-shard-1.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
+		{tool: "gpc-merge", what: "a shard of the same run split another way (K differs)", args: []string{"@shard-0.arrows", "@shard-1-of-3.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
+		{tool: "gpc-merge", what: "a shard cut at a batch boundary (no end-of-stream marker)", args: []string{"@shard-0.arrows", "@cut-shard-1.arrows"}, files: sh.files, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-merge", what: "a shard with fewer rows than its gpc:rows (batches dropped, marker kept)", args: []string{"@shard-0.arrows", "@short-shard-1.arrows"}, files: sh.files, code: ExitData, want: "the stream was cut short"},
+		{tool: "gpc-merge", what: "a result that is not a shard", args: []string{"@shard-0.arrows", "@orthant.arrows"}, files: sh.files, code: ExitData, want: "not a shard stream"},
+		{tool: "gpc-merge", what: "a cloud shard cut at a batch boundary (no end-of-stream marker)", args: []string{"@cloud-shard-0.arrows", "@cut-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-merge", what: "a cloud shard with fewer rows than its gpc:rows (batches dropped, marker kept)", args: []string{"@cloud-shard-0.arrows", "@short-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "the stream was cut short"},
+		{tool: "gpc-merge", what: "a cloud shard of another run (another --batch-size)", args: []string{"@cloud-shard-0.arrows", "@batch-3-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
+		{tool: "gpc-merge", what: "a shard of gpc-train and one of gpc-orthant", args: []string{"@cloud-shard-0.arrows", "@shard-1.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
+		{tool: "gpc-merge", what: "a shard file that does not exist", args: []string{"@shard-0.arrows", "@no-such-shard.arrows"}, files: sh.files, code: ExitIO, want: "no such file"},
 	}
 }
 
@@ -448,7 +545,7 @@ func cellMD(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // TestStreamsDoNotLie: every kind of stream the tools write (covariance,
 // cloud, posteriors, orthant result, tuning table, MCMC samples and
-// posteriors), cut after any of its messages, with
+// posteriors, orthant and cloud shards), cut after any of its messages, with
 // or without the end-of-stream marker put back, is refused by gpc's
 // readers (format.Dump reads any of them): by the missing marker, or by
 // gpc:rows.
@@ -463,7 +560,8 @@ func TestStreamsDoNotLie(t *testing.T) {
 		name string
 		data []byte
 	}{{"covariance", fx.cov}, {"cloud", fx.cloud}, {"posteriors", fx.post}, {"orthant result", orthant},
-		{"tuning table", tune}, {"MCMC samples", mcmc}, {"MCMC posteriors", mcmcPost}} {
+		{"tuning table", tune}, {"MCMC samples", mcmc}, {"MCMC posteriors", mcmcPost},
+		{"orthant shard", getShardFixtures(t).files["shard-1.arrows"]}, {"cloud shard", getShardFixtures(t).files["cloud-shard-0.arrows"]}} {
 		var meta bytes.Buffer
 		if err := format.Dump(&meta, bytes.NewReader(s.data)); err != nil {
 			t.Fatalf("%s: %v", s.name, err)

@@ -12,8 +12,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -122,6 +124,34 @@ func (c *commonFlags) outputFormat(stdout io.Writer) format.Format {
 	return format.Arrow
 }
 
+// fileFormat is the encoding of a named output file (gpc-mcmc's
+// --posteriors): its extension's (.csv: CSV; .arrows, .arrow, .ipc: Arrow;
+// .txt: a table), or else --format's (auto: Arrow; table: CSV).
+func (c *commonFlags) fileFormat(path string) format.Format {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		return format.CSV
+	case ".arrows", ".arrow", ".ipc":
+		return format.Arrow
+	case ".txt":
+		return format.Text
+	}
+	if c.Format == "csv" || c.Format == "table" {
+		return format.CSV
+	}
+	return format.Arrow
+}
+
+// isPipe reports whether r is a pipe.
+func isPipe(r any) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeNamedPipe != 0
+}
+
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
@@ -162,7 +192,7 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 		rep.errorf("internal error: %v", err)
 		return ExitInternal
 	}
-	if _, err := parser.Parse(args); err != nil {
+	if _, err := parser.Parse(joinNegative(args)); err != nil {
 		rep.errorf("%v (see --help)", err)
 		return ExitUsage
 	}
@@ -179,6 +209,11 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 	if cf.Threads > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cf.Threads))
 	}
+	if what := stdinWhat[name]; what != "" && !cf.Quiet && isTTY(stdin) {
+		stdin = &ttyNotice{r: stdin, note: func() {
+			rep.noticef("waiting for %s on standard input, a terminal: pipe it in or name a file (see --help); ^D ends the input, ^C stops", what)
+		}}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = runInterruptible(ctx, stop, func() error {
@@ -190,6 +225,11 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 		return ExitOK
 	}
 	code = classify(err, ctx)
+	if de := (*format.DataError)(nil); errors.As(err, &de) && de.Where == "stdin" && errors.Is(err, format.ErrEmptyInput) && isPipe(stdin) {
+		// Nothing came down the pipe: the tool before this one failed,
+		// and its own error, above, is the one that matters.
+		err = &dataError{"stdin: no input: the command before " + name + " in the pipeline failed or wrote nothing"}
+	}
 	switch code {
 	case exitPipe:
 	case ExitInterrupt:
@@ -198,6 +238,63 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 		rep.errorf("%v", err)
 	}
 	return code
+}
+
+// stdinWhat is what each tool reads from standard input, for the notice
+// it prints when that is a terminal.
+var stdinWhat = map[string]string{
+	"gpc-orthant": "a covariance (Arrow or CSV)",
+	"gpc-train":   "a covariance stream (gpc-kernel's output)",
+	"gpc-predict": "a cloud (gpc-train's output) or, with --cloud, a covariance stream",
+	"gpc-kernel":  "features (--train - or --test -)",
+	"gpc-tune":    "features (--train -)",
+	"gpc-mcmc":    "features (--train - or --test -)",
+}
+
+// ttyNotice is a standard input that is a terminal: before its first read
+// it says on standard error what the tool waits for, as other filters do
+// (a tool that reads a terminal silently looks hung).
+type ttyNotice struct {
+	r    io.Reader
+	note func()
+	once sync.Once
+}
+
+func (t *ttyNotice) Read(p []byte) (int, error) {
+	t.once.Do(t.note)
+	return t.r.Read(p)
+}
+
+// noticef prints a line that is neither an error nor a warning at once.
+func (r *reporter) noticef(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clearLine()
+	fmt.Fprintf(r.w, "%s: %s\n", r.name, fmt.Sprintf(format, args...))
+}
+
+// joinNegative joins a long flag and a negative number (or list) after it
+// ("--samples -5" to "--samples=-5"), which the parser would otherwise
+// take for a short flag: the flag's own check then says what is wrong
+// with the value, in one line.
+func joinNegative(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if next := ""; strings.HasPrefix(a, "--") && !strings.Contains(a, "=") && i+1 < len(args) {
+			// A value, never a flag: a minus and a digit or a point
+			// (-5, -0.5, -1,-2 for a list; no flag is a digit).
+			if next = args[i+1]; len(next) > 1 && next[0] == '-' && (next[1] >= '0' && next[1] <= '9' || next[1] == '.') {
+				a += "=" + next
+				i++
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // interruptGrace is how long an interrupted tool waits for its work to

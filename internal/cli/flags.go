@@ -15,12 +15,15 @@ package cli
 //	estimatorFlags  --samples --seed --method --order --groups --ess --jitter: gpc-orthant, gpc-train, gpc-tune, gpc-mcmc
 //	seedFlags       --seed: in estimatorFlags, and gpc-predict
 //	memoryFlags     --max-memory: gpc-orthant, gpc-train, gpc-predict
+//	shardFlags      --shard: gpc-orthant, gpc-train, gpc-tune
 //
 // A flag whose default differs between tools takes it from a kong
 // variable set where the struct is embedded (estimatorFlags' --samples:
 // `set:"samples=2000"`).
 
 import (
+	"os"
+	"strconv"
 	"strings"
 
 	"gpc/core/gp"
@@ -29,9 +32,9 @@ import (
 // dataFlags are the flags of the tools that read training features.
 type dataFlags struct {
 	Train       string `required:"" help:"Training features with labels: CSV, Parquet or Arrow IPC; - reads standard input."`
-	Label       string `default:"y" help:"The label column: +1/-1, 1/0, or two values one of which --positive names."`
+	Label       string `default:"y" help:"The label column: +1/-1, 1/0, two values one of which --positive names, or three or more classes (a multi-class classifier: gpc-kernel, gpc-train and gpc-predict)."`
 	Positive    string `help:"The label value of the positive class (+1); needed when the labels are not +1/-1 or 1/0."`
-	ID          string `help:"A column that identifies the rows (not a feature), passed through to the outputs as the test rows' id."`
+	ID          string `help:"A column that identifies the rows (not a feature), passed through to the outputs as the test rows' id; the training file, the test file or both may have it (rows without it are numbered)."`
 	Standardize bool   `help:"Center and scale each feature by its training mean and standard deviation (recorded in the output's metadata)."`
 }
 
@@ -124,4 +127,70 @@ func (s *seedFlags) validateSeed() error {
 type memoryFlags struct {
 	// MaxMemory bounds the particles' memory (core.Config.MaxMemory).
 	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the particles may take, e.g. 8GB or 512MiB (0: half the available memory; never more than what is left after factorising). Groups that do not fit run fewer at a time, or are split into more, smaller groups (independent, combined exactly: the estimate agrees within its standard error). Neither gpc-train nor gpc-predict holds a cloud, unless gpc-predict's test rows come after the particles: it then holds the cloud within this limit. A run that does not fit is refused (exit 80)."`
+}
+
+// shardFlags is --shard, the part of a run a tool computes: gpc-orthant,
+// gpc-train, gpc-tune.
+type shardFlags struct {
+	Shard string `placeholder:"I/K" help:"Compute only shard I of K (I from 0 to K-1): a range of the particle groups (gpc-tune: of the grid points), written as a partial result that gpc-merge combines with the other shards into exactly the unsharded output, byte for byte; slurm takes I and K from a Slurm job array (SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN, and SLURM_ARRAY_TASK_COUNT). See docs/scale-out.md."`
+}
+
+// shard returns --shard's I and K, or K = 0 without --shard; slurm reads
+// them from the job array's environment.
+func (s *shardFlags) shard() (i, k int, err error) {
+	if s.Shard == "" {
+		return 0, 0, nil
+	}
+	if s.Shard == "slurm" {
+		return slurmShard(os.Getenv)
+	}
+	is, ks, ok := strings.Cut(s.Shard, "/")
+	i, err1 := strconv.Atoi(is)
+	k, err2 := strconv.Atoi(ks)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, 0, usagef("--shard %q: must be I/K (shard I of K, I from 0) or slurm", s.Shard)
+	}
+	if k < 1 || i < 0 || i >= k {
+		return 0, 0, usagef("--shard %s: I must be from 0 to K-1, and K at least 1", s.Shard)
+	}
+	return i, k, nil
+}
+
+// slurmShard is --shard slurm: the task's index in its job array (from 0,
+// whatever --array's first index) and the array's size.
+func slurmShard(getenv func(string) string) (i, k int, err error) {
+	num := func(name string) (int, error) {
+		v := getenv(name)
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			if v == "" {
+				return 0, usagef("--shard slurm: %s is not set: run the tool in a Slurm job array (sbatch --array)", name)
+			}
+			return 0, usagef("--shard slurm: %s=%q is not a number", name, v)
+		}
+		return n, nil
+	}
+	id, err := num("SLURM_ARRAY_TASK_ID")
+	if err != nil {
+		return 0, 0, err
+	}
+	lo, err := num("SLURM_ARRAY_TASK_MIN")
+	if err != nil {
+		return 0, 0, err
+	}
+	k, err = num("SLURM_ARRAY_TASK_COUNT")
+	if err != nil {
+		return 0, 0, err
+	}
+	hi, err := num("SLURM_ARRAY_TASK_MAX")
+	if err != nil {
+		return 0, 0, err
+	}
+	if hi-lo+1 != k {
+		return 0, 0, usagef("--shard slurm: the array's indices %d-%d are not %d consecutive tasks (submit --array=0-%d, no step)", lo, hi, k, k-1)
+	}
+	if k < 1 || id < lo || id > hi {
+		return 0, 0, usagef("--shard slurm: SLURM_ARRAY_TASK_ID=%d is not in the array %d-%d", id, lo, hi)
+	}
+	return id - lo, k, nil
 }

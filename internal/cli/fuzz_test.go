@@ -349,3 +349,26 @@ func FuzzMCMCCLI(f *testing.F) {
 		}
 	})
 }
+
+func FuzzFitCLI(f *testing.F) {
+	cov, _, files := fuzzFixtures(f)
+	train := mustReadF(f, "testdata/tiny-train.csv")
+	for _, s := range []struct {
+		args  string
+		stdin []byte
+	}{
+		{"--train - --label sex --positive M --id name --samples 100 --final-samples 200", train},
+		{"--train - --label sex --positive M --id name --kernel ard --alpha 1 --beta 3 --samples 64 --rounds 1 --format csv", train},
+		{"--train - --label sex --positive M --id name --kernel matern52 --bias 0.5 --no-ep --samples 64 --hessian --format table", train},
+		{"--train - --kernel linear --beta 2 --samples 40 --method smc --prior-sd 1 --progress", []byte("a,y\n1,1\n2,-1\n3,1\n")},
+		{"--train - --beta 1", cov},
+		{"--train - --method paper-soft", train},
+	} {
+		f.Add(s.args, s.stdin)
+	}
+	f.Fuzz(func(t *testing.T, args string, stdin []byte) {
+		if fuzzSmall(args, stdin) {
+			fuzzTool(t, "gpc-fit", Fit, files, args, stdin)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,7 +19,9 @@ const kernelDescription = `Build the covariance stream of a probit GP classifier
 
 For training features X (N rows) with labels y in {-1, +1} and a kernel k, the train rows hold R = C (I + K) C, C = diag(y), K = k(X, X): the marginal likelihood is P(v >= 0), v ~ N(0, R). Each test pattern x* then adds a row with its covariance y_j k(x_j, x*) with the train variables and its variance 1 + k(x*, x*).
 
-Features are read from CSV (a header names the columns), Parquet or Arrow IPC, detected from the content. Every column other than the label (--label) and the identifier (--id) is a feature and must be numeric; the test file must have the same feature columns (its label column is optional).
+With three or more label values (text or numbers) the classifier is the multinomial probit model (docs/multiclass.md): one latent function per class with the kernel k, utilities f_c(x) + noise, y = the class of the largest. The train rows are then the N (C - 1) differences u_{i,y_i} - u_{i,k} between each point's class and the others, whose orthant probability is the marginal likelihood, and each test pattern adds C rows, its utilities; the metadata names the classes (gpc:classes).
+
+Features are read from CSV (a header names the columns), Parquet or Arrow IPC, detected from the content; dictionary-encoded columns (pandas categories, R factors, Polars Categoricals) are read as their values. Every column other than the label (--label) and the identifier (--id) is a feature and must be numeric; the test file must have the same feature columns (its label column is optional).
 
 Kernels, with alpha the length scale and beta the latent scale (the prior variance of the latent function):
   rbf       beta exp(-||x - x'||^2 / alpha^2)        (the paper's parametrization: no factor 2)
@@ -33,6 +36,7 @@ Kernels, with alpha the length scale and beta the latent scale (the prior varian
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv                    # a summary, on a terminal
   gpc-kernel --kernel ard --alpha 1,1,2,2,2,2 --train examples/crabs/train.csv | gpc-orthant        # one length scale per feature
   gpc-kernel --kernel linear --beta 0.01 --train - < examples/crabs/train.csv | gpc-train --format csv
+  gpc-kernel --standardize --alpha 4 --beta 64 --label species --id id --train examples/iris/train.csv --test examples/iris/test.csv | gpc-train | gpc-predict   # three classes
 
 ` + exitHelp
 
@@ -42,6 +46,9 @@ type kernelCmd struct {
 	testFlags   `embed:""`
 	kernelFlags `embed:""`
 	hyperFlags  `embed:""`
+	HyperFile   string    `name:"hyper" help:"Read the kernel and its hyperparameters from this table (gpc-fit's output, Arrow or CSV; - reads standard input) instead of --kernel, --alpha, --beta and --bias."`
+	ClassAlpha  []float64 `sep:"," help:"Multi-class: one length scale alpha per class, in class order (sorted, as gpc:classes lists them), instead of --alpha (not for ard or linear)."`
+	ClassBeta   []float64 `sep:"," help:"Multi-class: one latent scale beta per class, in class order, instead of --beta."`
 	batchFlags  `embed:""`
 	commonFlags `embed:""`
 }
@@ -58,8 +65,68 @@ func (c *kernelCmd) Validate() error {
 			return err
 		}
 	}
+	if c.HyperFile == "-" && (c.Train == "-" || c.Test == "-") {
+		return usagef("--hyper and --train or --test cannot both read standard input")
+	}
 	_, err := c.kernel(c.kind(), -1) // ard's count is checked against the features later
 	return err
+}
+
+// readHyper sets --kernel, --alpha, --beta and --bias from the --hyper
+// table, the ard kernel's length scales matched to the training features
+// by name.
+func (c *kernelCmd) readHyper(e *env, names []string) error {
+	f, err := c.readFrame(c.HyperFile, e)
+	if err != nil {
+		return err
+	}
+	fit, rows, err := format.ReadHyper(f)
+	if err != nil {
+		return err
+	}
+	kind, ok := gp.ParseKernel(fit.Kernel)
+	if !ok {
+		return &dataError{fmt.Sprintf("%s: kernel %q: not one of rbf, linear, ard, matern32, matern52", f.Name, fit.Kernel)}
+	}
+	if fit.Standardize != c.Standardize {
+		return &dataError{fmt.Sprintf("%s: the hyperparameters were fitted %s --standardize: give the same here, or the length scales mean something else", f.Name, map[bool]string{true: "with", false: "without"}[fit.Standardize])}
+	}
+	c.Kernel, c.Alpha, c.Bias = fit.Kernel, nil, 0
+	if kind == gp.KernelARD {
+		c.Alpha = make([]float64, len(names))
+		for j := range c.Alpha {
+			c.Alpha[j] = math.NaN()
+		}
+	}
+	for _, r := range rows {
+		switch r.Name {
+		case "beta":
+			c.Beta = r.Value
+		case "bias":
+			c.Bias = r.Value
+		case "alpha":
+			if kind != gp.KernelARD {
+				c.Alpha = append(c.Alpha, r.Value)
+				continue
+			}
+			j := slices.Index(names, r.Feature)
+			if j < 0 {
+				return &dataError{fmt.Sprintf("%s: the ard length scale of feature %q: the training file has no such feature (it has %s)", f.Name, r.Feature, strings.Join(names, ", "))}
+			}
+			c.Alpha[j] = r.Value
+		}
+	}
+	for j, a := range c.Alpha {
+		if math.IsNaN(a) {
+			return &dataError{fmt.Sprintf("%s: no ard length scale for feature %q", f.Name, names[j])}
+		}
+	}
+	if k, err := c.kernel(kind, len(names)); err != nil {
+		return &dataError{fmt.Sprintf("%s: %v", f.Name, err)}
+	} else if kind == gp.KernelLinear && len(k.Alpha) > 0 {
+		return &dataError{fmt.Sprintf("%s: the linear kernel has no length scale", f.Name)}
+	}
+	return nil
 }
 
 // features is a feature matrix with its labels and identifiers.
@@ -68,7 +135,23 @@ type features struct {
 	rows  int
 	names []string
 	y     []float64 // nil if there is no label column (test)
-	id    []string  // nil without --id
+	id    []string  // nil without --id, or when this file has no such column
+	// source and columns name the file and its columns, for messages.
+	source  string
+	columns []string
+}
+
+// checkID checks that --id names a column of the training file or of the
+// test file (test is nil without one): the identifiers belong to whichever
+// file has them, and the rows of a file without them are numbered.
+func (c *dataFlags) checkID(train, test *features) error {
+	if c.ID == "" || train.id != nil || (test != nil && test.id != nil) {
+		return nil
+	}
+	if test == nil {
+		return &dataError{fmt.Sprintf("%s: no column %q (--id); the columns are %s", train.source, c.ID, strings.Join(train.columns, ", "))}
+	}
+	return &dataError{fmt.Sprintf("no column %q (--id) in the training file %s (its columns are %s) nor in the test file %s (%s)", c.ID, train.source, strings.Join(train.columns, ", "), test.source, strings.Join(test.columns, ", "))}
 }
 
 func (c *kernelCmd) run(e *env) error {
@@ -93,9 +176,6 @@ func (c *kernelCmd) run(e *env) error {
 			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
 		}
 	}
-	if labels.oneClass {
-		e.rep.warnf("every training label is %s: the classifier sees one class", labels.text(train.y[0]))
-	}
 	var test *features
 	if c.Test != "" {
 		testF, err := c.readFrame(c.Test, e)
@@ -106,7 +186,20 @@ func (c *kernelCmd) run(e *env) error {
 			return err
 		}
 	}
+	if err := c.checkID(train, test); err != nil {
+		return err
+	}
+	if train.id == nil && test != nil && test.id != nil {
+		// The stream's id column is there for the test rows' sake; the
+		// training rows' ids are empty, as test rows without ids are.
+		train.id = make([]string, train.rows)
+	}
 	d := len(train.names)
+	if c.HyperFile != "" {
+		if err := c.readHyper(e, train.names); err != nil {
+			return err
+		}
+	}
 	k, err := c.kernel(c.kind(), d)
 	if err != nil {
 		return usagef("%v (the training file has %d features: %s)", err, d, strings.Join(train.names, ", "))
@@ -136,6 +229,12 @@ func (c *kernelCmd) run(e *env) error {
 			}
 		}
 	}
+	if labels.classes != nil {
+		return c.runClasses(e, train, test, labels, k, meta, mem)
+	}
+	if c.ClassAlpha != nil || c.ClassBeta != nil {
+		return usagef("--class-alpha and --class-beta are for three or more classes; %s has two", trainF.Name)
+	}
 	n := train.rows
 	cov := &format.Covariance{N: n, Cov: gp.ClassifierCov(k, train.x, d, train.y), Y: train.y, ID: train.id}
 	meta[format.KeyFingerprint] = format.Fingerprint(cov.Cov)
@@ -143,11 +242,12 @@ func (c *kernelCmd) run(e *env) error {
 	if test != nil {
 		tests = test.rows
 	}
+	rows := func(lo, hi int) *format.TestRows { return testRows(k, train, test, lo, hi) }
 	switch c.outputFormat(e.stdout) {
 	case format.Arrow:
-		return c.writeStream(e, cov, test, k, train, meta, tests, mem)
+		return c.writeStream(e, cov, rows, meta, tests, mem)
 	case format.CSV:
-		return c.writeCSV(e.stdout, cov, test, k, train)
+		return c.writeCSV(e.stdout, cov, rows, tests)
 	}
 	t := &format.Table{Cols: []format.Column{
 		{Name: "n", Int: []int64{int64(n)}},
@@ -182,7 +282,7 @@ func testRows(k *gp.Kernel, train, test *features, lo, hi int) *format.TestRows 
 // writeStream writes the covariance stream, the test rows a batch at a
 // time; an interrupt stops it between batches, without the end-of-stream
 // marker, so that no reader takes the stream for complete.
-func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, k *gp.Kernel, train *features, meta map[string]string, tests int, mem format.Allocator) error {
+func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, rows func(lo, hi int) *format.TestRows, meta map[string]string, tests int, mem format.Allocator) error {
 	cw := format.NewCovWriter(e.stdout, cov, tests, meta, c.BatchSize, mem)
 	e.rep.startProgress(c.Progress && tests > 0, rowsProgress(tests, "test rows"))
 	defer e.rep.stopProgress()
@@ -191,7 +291,7 @@ func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, 
 			return err
 		}
 		hi := min(lo+c.BatchSize, tests)
-		if err := cw.WriteTest(testRows(k, train, test, lo, hi)); err != nil {
+		if err := cw.WriteTest(rows(lo, hi)); err != nil {
 			return err
 		}
 		e.rep.add(int64(hi - lo))
@@ -200,8 +300,8 @@ func (c *kernelCmd) writeStream(e *env, cov *format.Covariance, test *features, 
 }
 
 // writeCSV writes the stream's rows as CSV: role, id, y, var, then the N
-// covariances.
-func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, test *features, k *gp.Kernel, train *features) error {
+// covariances; rows gives the tests test rows.
+func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, rows func(lo, hi int) *format.TestRows, tests int) error {
 	n := cov.N
 	cols := []format.Column{{Name: "role"}, {Name: "id"}, {Name: "y"}, {Name: "var"}}
 	for j := range n {
@@ -224,8 +324,8 @@ func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, test *features
 		}
 		add("train", id, cov.Y[r], math.NaN(), cov.Cov[r*n:r*n+n])
 	}
-	if test != nil {
-		t := testRows(k, train, test, 0, test.rows)
+	if tests > 0 {
+		t := rows(0, tests)
 		for r := range t.Len() {
 			id, y := strconv.Itoa(r), math.NaN()
 			if t.ID != nil {
@@ -265,12 +365,10 @@ func (c *dataFlags) readFrame(path string, e *env) (*format.Frame, error) {
 // names nil (the training file) every column but the label and id is a
 // feature; otherwise the frame must have exactly those feature columns.
 func (c *dataFlags) extract(f *format.Frame, names []string, labels *labelMap, train bool) (*features, error) {
-	out := &features{rows: f.Rows}
+	out := &features{rows: f.Rows, source: f.Name, columns: f.Names}
 	lab, id := f.Column(c.Label), -1
 	if c.ID != "" {
-		if id = f.Column(c.ID); id < 0 {
-			return nil, &dataError{fmt.Sprintf("%s: no column %q (--id); the columns are %s", f.Name, c.ID, strings.Join(f.Names, ", "))}
-		}
+		id = f.Column(c.ID) // the file may lack it: checkID
 	}
 	if lab < 0 && train {
 		return nil, &dataError{fmt.Sprintf("%s: no label column %q (--label); the columns are %s", f.Name, c.Label, strings.Join(f.Names, ", "))}
@@ -386,18 +484,24 @@ func standardize(train, test *features) (mean, sd []float64) {
 	return mean, sd
 }
 
-// labelMap maps label values to +1 and -1.
+// labelMap maps label values to +1 and -1, or, for more than two
+// classes, to the class indices 0..C-1.
 type labelMap struct {
 	pos, neg string // the values' text, as the metadata records them
 	numeric  bool   // +-1 or 0/1 numbers, compared as numbers
 	posNum   float64
 	negNum   float64
-	oneClass bool
+	// classes are the class names of a multi-class label (nil for two
+	// classes), in class order; classNum their values when the column is
+	// numeric (compared as numbers).
+	classes  []string
+	classNum []float64
 }
 
 // newLabelMap works out the label mapping from the training labels:
-// +1/-1 and 1/0 numbers map themselves; otherwise exactly two values, one
-// of which positive names.
+// +1/-1 and 1/0 numbers map themselves; otherwise two values, one of
+// which positive names; more than two values are the classes of a
+// multi-class classifier (newClassMap). One value is an error.
 func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
 	ci := f.Column(label)
 	if ci < 0 {
@@ -405,18 +509,28 @@ func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
 	}
 	col := &f.Cols[ci]
 	var distinct []string
+	seen := map[string]bool{}
 	for r, s := range col.Text {
 		if col.Null[r] {
 			return nil, &dataError{fmt.Sprintf("%s: the label is missing", f.Describe(r, ci))}
 		}
-		if !contains(distinct, s) && (col.Num == nil || !containsNum(distinct, col.Num[r])) {
+		if !seen[s] && (col.Num == nil || !containsNum(distinct, col.Num[r])) {
 			distinct = append(distinct, s)
 		}
-		if len(distinct) > 2 {
-			return nil, &dataError{fmt.Sprintf("%s: a third label value %q (after %q and %q); the classifier needs two classes", f.Describe(r, ci), s, distinct[0], distinct[1])}
+		seen[s] = true
+		if len(distinct) > gp.MaxClasses {
+			return nil, &dataError{fmt.Sprintf("%s: label value %q is the %d-th: gpc classifies into at most %d classes (is --label %q the class column?)", f.Describe(r, ci), s, len(distinct), gp.MaxClasses, label)}
 		}
 	}
-	m := &labelMap{oneClass: len(distinct) == 1}
+	switch {
+	case len(distinct) == 1:
+		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: a classifier needs at least two classes", f.Name, distinct[0])}
+	case len(distinct) > 2 && positive != "":
+		return nil, &dataError{fmt.Sprintf("%s: the labels have %d values, %s: --positive chooses between two classes; leave it out for the multi-class classifier", f.Name, len(distinct), quoteList(distinct, 4))}
+	case len(distinct) > 2:
+		return newClassMap(col, distinct), nil
+	}
+	m := &labelMap{}
 	if positive == "" && col.Num != nil {
 		set := map[float64]bool{}
 		for _, v := range col.Num {
@@ -497,6 +611,9 @@ func quoteJoin(s []string) string {
 // error naming it and its row, and so is a missing one unless missing is
 // allowed (test rows), when it becomes NaN.
 func (m *labelMap) apply(f *format.Frame, ci int, missing bool) ([]float64, error) {
+	if m.classes != nil {
+		return m.applyClasses(f, ci, missing)
+	}
 	col := &f.Cols[ci]
 	y := make([]float64, f.Rows)
 	for r, s := range col.Text {

@@ -30,7 +30,7 @@ The output is one row per kept iteration: the hyperparameters, the log marginal 
 type mcmcCmd struct {
 	dataFlags   `embed:""`
 	testFlags   `embed:""`
-	Posteriors  string `help:"Write the test posteriors, averaged over the chain, to this file (needs --test)."`
+	Posteriors  string `help:"Write the test posteriors, averaged over the chain, to this file (needs --test): CSV for a .csv name, Arrow for .arrows (or .arrow, .ipc), a table for .txt, else as --format (auto: Arrow; table: CSV)."`
 	kernelFlags `embed:""`
 	hyperFlags  `embed:""`
 
@@ -119,6 +119,9 @@ func (c *mcmcCmd) run(e *env) error {
 			return err
 		}
 	}
+	if err := c.checkID(train, test); err != nil {
+		return err
+	}
 	if c.Standardize {
 		standardizeMeta(train, test, dataMeta)
 	}
@@ -173,7 +176,7 @@ func (c *mcmcCmd) run(e *env) error {
 	}
 	var rows []mcmcRow
 	e.rep.startProgress(c.Progress, countProgress(c.Burn+c.Iterations, "iterations"))
-	lastIt := -1
+	lastIt := -1 - c.Burn // the visits number the iterations after the burn-in
 	mc := fit.MCMCConfig{Iterations: c.Iterations, Burn: c.Burn, Thin: c.Thin, Samples: c.Samples, Groups: c.groups(),
 		Refresh: c.Refresh, Step: c.Step, Seed: uint64(c.Seed), Keep: test != nil,
 		Visit: func(st *fit.MCMCState) error {
@@ -191,6 +194,11 @@ func (c *mcmcCmd) run(e *env) error {
 			return acc.add(k, data, test, st)
 		}}
 	stats, err := surf.PseudoMarginal(e.ctx, theta0, prior, mc)
+	if err == nil {
+		// The last line, 100%, as the other tools end theirs (--thin
+		// visits fewer iterations than there are).
+		e.rep.add(int64(c.Burn + c.Iterations))
+	}
 	e.rep.stopProgress()
 	if err != nil {
 		return err
@@ -363,11 +371,7 @@ func (c *mcmcCmd) writePosteriors(e *env, acc *postAccumulator, test *features, 
 	if err != nil {
 		return &format.IOError{Op: "create --posteriors", Err: err}
 	}
-	out := c.outputFormat(f)
-	if out == format.Text {
-		out = format.CSV
-	}
-	if err := format.WriteTable(f, t, out, 0, mem); err != nil {
+	if err := format.WriteTable(f, t, c.fileFormat(c.Posteriors), 0, mem); err != nil {
 		f.Close()
 		return err
 	}

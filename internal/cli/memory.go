@@ -127,13 +127,16 @@ func memoryPlan(avail int64, flag, name string, n int, cfg core.Config, cands []
 		return 0, usagef("%s %d: a cloud of %d particles of %d variables needs about %s, and only %s of memory is available: use fewer samples", flag, cfg.Samples, cfg.Samples, n, format.Bytes(factor+cloud), format.Bytes(a))
 	}
 	limit = max(1, avail-int64(factor))
+	advice := "use fewer samples"
 	if cfg.MaxMemory > 0 && cfg.MaxMemory < limit {
 		limit = cfg.MaxMemory
+		// The user's --max-memory is the bound: it may be what is wrong.
+		advice = "raise --max-memory or use fewer samples"
 	}
 	cfg.MaxMemory = limit
 	var me *core.MemoryError
 	if err := core.CheckMemory(cfg, n); errors.As(err, &me) {
-		return 0, usagef("%s %d: %s needs about %s, and only %s of memory is available for the particles: use fewer samples", flag, cfg.Samples, me.What, format.Bytes(float64(me.Need)), format.Bytes(float64(me.Limit)))
+		return 0, usagef("%s %d: %s needs about %s, and only %s of memory is available for the particles: %s", flag, cfg.Samples, me.What, format.Bytes(float64(me.Need)), format.Bytes(float64(me.Limit)), advice)
 	}
 	return limit, nil
 }

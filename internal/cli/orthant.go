@@ -14,12 +14,16 @@ const orthantDescription = `Estimate a Gaussian box probability P(lower <= v <= 
 
 The input is a covariance stream (an Arrow IPC stream or file with a "cov" list column and optional lower, upper and mean columns; by default the orthant v >= 0), a square matrix as N numeric Arrow columns, or a CSV matrix with or without a header (columns named lower, upper, mean are then per-variable bounds and mean). The form is detected from the content. Rows after the N x N train block (test rows from gpc-kernel) are ignored: for a GP-classification covariance the result is the log marginal likelihood.
 
+With --shard I/K it computes only shard I of K: a fixed range of the particle groups (the preparation, deterministic, is done by every shard), written as a gpc.orthant-shard/1 stream that gpc-merge combines with the other shards into exactly this output (docs/scale-out.md).
+
 The output is one row: log_p, se_log_p, p, n, samples, groups, method, order, seed, and the diagnostics min_ess (the smallest effective sample size met, as a fraction of a group), resamples (resampling steps), ancestors (distinct ancestors of the final particles at the first variable) and solve_iterations (EP sweeps for ep, Newton iterations for met).
 
 ` + examplesHelp + `
   gpc-orthant examples/onefactor-100.csv                 # a 100 x 100 CSV matrix; exact log P = -71.85754
   gpc-orthant --samples 100000 --format csv examples/onefactor-100.csv
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv | gpc-orthant   # log marginal likelihood
+  gpc-orthant --shard 0/2 examples/onefactor-100.csv > shard-0.arrows   # half the particle groups (gpc-merge joins the halves)
+  gpc-orthant --shard 1/2 examples/onefactor-100.csv > shard-1.arrows   # the other half, on another machine
 
 ` + exitHelp
 
@@ -28,6 +32,7 @@ type orthantCmd struct {
 	Input          string `arg:"" optional:"" default:"-" help:"Covariance input: Arrow IPC stream or file, or CSV; - or nothing reads standard input."`
 	estimatorFlags `embed:"" set:"samples=10000"`
 	memoryFlags    `embed:""`
+	shardFlags     `embed:""`
 	commonFlags    `embed:""`
 }
 
@@ -40,6 +45,9 @@ func Orthant(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // Validate checks the flags after parsing (kong calls it).
 func (c *orthantCmd) Validate() error {
 	if err := c.validateCommon(); err != nil {
+		return err
+	}
+	if _, _, err := c.shard(); err != nil {
 		return err
 	}
 	return c.validateEstimator()
@@ -57,6 +65,9 @@ func (c *orthantCmd) run(e *env) error {
 		return err
 	}
 	cfg := c.config(c.Threads, c.MaxMemory.limit())
+	if c.Shard != "" {
+		return c.runShard(e, boxOf(cov), cov.Meta, name, cfg, mem)
+	}
 	f, pilots, res, err := c.estimate(e, boxOf(cov), name, &cfg, c.Progress)
 	if err != nil {
 		return err
@@ -71,6 +82,12 @@ func (c *orthantCmd) run(e *env) error {
 
 // orthantTable is gpc-orthant's one-row result (schema gpc.orthant/1).
 func orthantTable(res *core.Result, f *core.Factor, cfg core.Config) *format.Table {
+	return orthantRow(res, f.N, cfg.Method.String(), f.Order.String(), cfg.Seed, solveIterations(f, cfg.Method))
+}
+
+// orthantRow is orthantTable from the values it shows (what gpc-merge has
+// of a sharded run).
+func orthantRow(res *core.Result, n int, method, order string, seed uint64, solve int) *format.Table {
 	meta := map[string]string{
 		format.KeySchema: format.SchemaOrthant,
 		format.KeyTool:   "gpc-orthant",
@@ -79,16 +96,16 @@ func orthantTable(res *core.Result, f *core.Factor, cfg core.Config) *format.Tab
 		{Name: "log_p", Float: []float64{res.LogP}},
 		{Name: "se_log_p", Float: []float64{res.SE}},
 		{Name: "p", Float: []float64{math.Exp(res.LogP)}},
-		{Name: "n", Int: []int64{int64(f.N)}},
+		{Name: "n", Int: []int64{int64(n)}},
 		{Name: "samples", Int: []int64{int64(res.Samples)}},
 		{Name: "groups", Int: []int64{int64(res.Groups)}},
-		{Name: "method", Str: []string{cfg.Method.String()}},
-		{Name: "order", Str: []string{f.Order.String()}},
-		{Name: "seed", Int: []int64{int64(cfg.Seed)}},
+		{Name: "method", Str: []string{method}},
+		{Name: "order", Str: []string{order}},
+		{Name: "seed", Int: []int64{int64(seed)}},
 		{Name: "min_ess", Float: []float64{res.MinESS}},
 		{Name: "resamples", Int: []int64{int64(res.Resamples)}},
 		{Name: "ancestors", Int: []int64{int64(res.Ancestors)}},
-		{Name: "solve_iterations", Int: []int64{int64(solveIterations(f, cfg.Method))}},
+		{Name: "solve_iterations", Int: []int64{int64(solve)}},
 	}}
 }
 

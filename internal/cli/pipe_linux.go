@@ -26,3 +26,14 @@ func enlargePipe(f any) {
 		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
 	}
 }
+
+// isTTY reports whether f is a terminal (not merely a character device,
+// as /dev/null also is).
+func isTTY(f any) bool {
+	file, ok := f.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(file.Fd()), unix.TCGETS)
+	return err == nil
+}

@@ -23,7 +23,9 @@ The cloud is read from the input (gpc-train's output, with the input's test rows
 
 The test rows are predicted as the particles stream past, so the cloud is never held: gpc-train writes them ahead of the particles when they take at most a sixteenth of the cloud's memory (or 1 MiB), and with --cloud as many are read ahead. Beyond that the cloud is held in memory (--max-memory) and the test rows predicted a batch at a time. The posteriors are the same, bit for bit.
 
-Output, one row per test row: id (the input's, or the row number among the test rows), p, se, label (the predicted class, in the training labels' values), y (the true label when the test file had one). The metadata carries the cloud's gpc:log_ml and gpc:se_log_ml.
+Output, one row per test row: id (the input's, or the row number among the test rows), p, se, label (the predicted class, in the training labels' values), y (the true label when the test file had one). The metadata carries the cloud's gpc:log_ml and gpc:se_log_ml. The table (--format table, or a terminal) ends, when test labels are known, with a line: the rows predicted right, the mean log predictive probability of the true labels and the cloud's log marginal likelihood.
+
+From a multi-class cloud (gpc-kernel with three or more classes), one row per test point: id, p_<class> and se_<class> for every class (the probability that the point's utility of that class is the largest, given the training data: exact per particle for three classes, from antithetic draws beyond, whose error is in se; they sum to one), label (the most probable class), y. The cloud is then held in memory (--max-memory).
 
 ` + examplesHelp + `
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
@@ -173,8 +175,18 @@ func (c *predictCmd) run(e *env) error {
 		outMeta[format.KeyGroupLogP] = format.JoinFloats(cloud.LogZ)
 	}
 	opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), Threads: c.Threads}
+	names, err := cloudClasses(meta, name)
+	if err != nil {
+		return err
+	}
+	if names != nil {
+		return c.runClasses(e, f, cloud, tests, ahead, names, testRows, outMeta, estimate, opt, name, mem)
+	}
 	proto := posteriorTable(nil, nil, 0, pos, neg)
 	proto.Meta = outMeta
+	if testRows == 0 || (stream && ahead.Len() == 0) {
+		return c.noTests(name)
+	}
 	if stream {
 		post, err := c.streamPredict(e, f, cloud, ahead, opt, name)
 		if err != nil {
@@ -182,12 +194,15 @@ func (c *predictCmd) run(e *env) error {
 		}
 		estimate()
 		tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, ahead.Len(), c.BatchSize, mem)
+		var sum predictSummary
 		for a := 0; a < ahead.Len(); a += c.BatchSize {
 			b := min(ahead.Len(), a+c.BatchSize)
+			sum.add(sliceTests(ahead, a, b), post[a:b])
 			if err := tw.Write(posteriorTable(sliceTests(ahead, a, b), post[a:b], a, pos, neg)); err != nil {
 				return err
 			}
 		}
+		tw.Note = sum.line(outMeta)
 		return tw.Close()
 	}
 	// Record batches are garbage as soon as their particles are copied
@@ -205,6 +220,7 @@ func (c *predictCmd) run(e *env) error {
 	defer e.rep.stopProgress()
 	row := 0
 	warned := false
+	var sum predictSummary
 	for {
 		if err := e.ctx.Err(); err != nil {
 			return err
@@ -227,13 +243,70 @@ func (c *predictCmd) run(e *env) error {
 			e.rep.warnf("the cloud has one particle group: the posteriors have no standard error (train with --groups)")
 			warned = true
 		}
+		sum.add(t, post)
 		if err := tw.Write(posteriorTable(t, post, row, pos, neg)); err != nil {
 			return err
 		}
 		row += t.Len()
 		e.rep.add(int64(t.Len()))
 	}
+	if row == 0 {
+		return c.noTests(name)
+	}
+	tw.Note = sum.line(outMeta)
 	return tw.Close()
+}
+
+// predictSummary sums up the test rows whose labels are known, for the
+// line that ends the terminal table.
+type predictSummary struct {
+	labelled, right int
+	logPred         float64 // the sum of log p(y = the true label)
+}
+
+func (s *predictSummary) add(t *format.TestRows, post []core.Posterior) {
+	if t.Y == nil {
+		return
+	}
+	for i, q := range post {
+		y := t.Y[i]
+		if math.IsNaN(y) {
+			continue
+		}
+		s.labelled++
+		p := q.P
+		if y < 0 {
+			p = 1 - q.P
+		}
+		if (q.P >= 0.5) == (y > 0) { // the predicted label is right
+			s.right++
+		}
+		s.logPred += math.Log(p)
+	}
+}
+
+// line is the summary: the accuracy, the mean log predictive probability
+// of the true labels and the cloud's log marginal likelihood; "" when no
+// label is known.
+func (s *predictSummary) line(meta map[string]string) string {
+	if s.labelled == 0 {
+		return ""
+	}
+	logML, _ := strconv.ParseFloat(meta[format.KeyLogML], 64)
+	se, _ := strconv.ParseFloat(meta[format.KeySELogML], 64)
+	return fmt.Sprintf("%d of %d labelled test rows right (accuracy %.4g), mean log predictive probability %.4g; log marginal likelihood %.7g (se %.2g)",
+		s.right, s.labelled, float64(s.right)/float64(s.labelled), s.logPred/float64(s.labelled), logML, se)
+}
+
+// noTests is the error of an input without test rows: a pipeline that
+// forgot gpc-kernel's --test would otherwise print an empty table and
+// look successful.
+func (c *predictCmd) noTests(name string) error {
+	what := "the cloud"
+	if c.Cloud != "" {
+		what = "the covariance"
+	}
+	return &dataError{fmt.Sprintf("%s: %s has no test rows, so there is nothing to predict: give gpc-kernel --test FILE", name, what)}
 }
 
 // testSource yields test rows a batch at a time.

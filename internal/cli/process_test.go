@@ -94,7 +94,7 @@ func workDir(t *testing.T) string {
 func TestHelpExamples(t *testing.T) {
 	dir := workDir(t)
 	n := 0
-	for _, tool := range []string{"gpc-kernel", "gpc-orthant", "gpc-train", "gpc-predict", "gpc-tune", "gpc-mcmc"} {
+	for _, tool := range []string{"gpc-kernel", "gpc-orthant", "gpc-train", "gpc-predict", "gpc-tune", "gpc-mcmc", "gpc-merge"} {
 		help, err := exec.Command(filepath.Join(tools(t), tool), "--help").Output()
 		if err != nil {
 			t.Fatalf("%s --help: %v", tool, err)
@@ -322,6 +322,26 @@ func TestREADMECookbook(t *testing.T) {
 	}
 	if n < 6 {
 		t.Errorf("only %d commands in the README's cookbook", n)
+	}
+	// What the cookbook wrote, in a checkout, leaves it clean: git
+	// ignores it.
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == "examples" {
+			continue
+		}
+		check := exec.Command("git", "check-ignore", "-q", "--no-index", e.Name())
+		check.Dir = root
+		if err := check.Run(); err != nil {
+			t.Errorf("the cookbook writes %s, which git does not ignore in a checkout: it would show as untracked (%v)", e.Name(), err)
+		}
 	}
 	// What the cookbook wrote is whole.
 	for _, name := range []string{"cloud.arrows", "posteriors.arrows", "logp.arrows"} {

@@ -89,6 +89,15 @@ func (r *reporter) warnf(format string, args ...any) {
 	r.pending = append(r.pending, fmt.Sprintf("%s: warning: %s\n", r.name, oneLine(fmt.Sprintf(format, args...))))
 }
 
+// note prints a line of progress at once (gpc-fit's evaluations with
+// --progress), clearing a progress line first.
+func (r *reporter) note(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clearLine()
+	fmt.Fprintf(r.w, "%s: %s\n", r.name, oneLine(fmt.Sprintf(format, args...)))
+}
+
 // flushWarnings prints the warnings recorded, once the run has succeeded.
 func (r *reporter) flushWarnings() {
 	r.mu.Lock()

@@ -15,6 +15,8 @@ const trainDescription = `Estimate a GP classifier's marginal likelihood and kee
 
 The input is a covariance stream (gpc-kernel's output): its train block is the orthant problem P(v >= 0) whose log probability is the log marginal likelihood. gpc-train runs the estimator on it (as gpc-orthant does) and writes the cloud stream as the estimate runs, never holding it: the train block, the test rows of the input (ahead of the particles when they take at most a sixteenth of the cloud's memory, else after them), and each group of particles with their log weights as soon as it and the groups before it are done, followed by the group's estimate of log P.
 
+With --shard I/K it estimates only shard I of K, a fixed range of the particle groups, and writes a sub-cloud (gpc.cloud-shard/1: the train and test rows and its groups' particles) that gpc-merge joins with the other shards into exactly the unsharded cloud (docs/scale-out.md).
+
 In the metadata: the method, order, seed, samples and groups, the fingerprint of the train block, and the input's kernel and label mapping. The log marginal likelihood and its standard error come from the groups' estimates: gpc-predict's output carries them (gpc:log_ml, gpc:se_log_ml), and with --format table (the default on a terminal) or csv gpc-train writes a summary row with them instead of the cloud.
 
 ` + examplesHelp + `
@@ -30,6 +32,7 @@ type trainCmd struct {
 	estimatorFlags `embed:"" set:"samples=10000"`
 	memoryFlags    `embed:""`
 	batchFlags     `embed:""`
+	shardFlags     `embed:""`
 	commonFlags    `embed:""`
 }
 
@@ -44,6 +47,9 @@ func (c *trainCmd) Validate() error {
 		return err
 	}
 	if err := c.validateBatch(); err != nil {
+		return err
+	}
+	if _, _, err := c.shard(); err != nil {
 		return err
 	}
 	return c.validateEstimator()
@@ -64,6 +70,9 @@ func (c *trainCmd) run(e *env) error {
 	train := cr.Train()
 	cfg := c.config(c.Threads, c.MaxMemory.limit())
 	if out := c.outputFormat(e.stdout); out != format.Arrow {
+		if c.Shard != "" {
+			return usagef("--shard writes a shard of the cloud, an Arrow stream for gpc-merge: not --format %s (or redirect standard output)", c.Format)
+		}
 		return c.summary(e, cr, train, name, cfg, out, mem)
 	}
 	// The cloud is streamed: each group's particles are written as soon as
@@ -90,11 +99,32 @@ func (c *trainCmd) run(e *env) error {
 	}
 	meta := c.trainMeta(f, cfg, pilots, train)
 	meta[format.KeyGroups] = strconv.Itoa(plan.Groups)
-	meta[format.KeyGroupSizes] = format.JoinInts(core.GroupSizes(plan.Samples, plan.Groups))
+	sizes := core.GroupSizes(plan.Samples, plan.Groups)
+	meta[format.KeyGroupSizes] = format.JoinInts(sizes)
+	// A shard (--shard I/K) holds groups [lo, hi) only.
+	si, sk, _ := c.shard()
+	lo, hi := 0, plan.Groups
+	if sk > 0 {
+		if sk > plan.Groups {
+			return usagef("--shard %d/%d: %d shards of %d particle groups: at most one shard per group (raise --groups)", si, sk, sk, plan.Groups)
+		}
+		lo, hi = shardRange(si, sk, plan.Groups)
+	}
+	shardSamples := 0
+	for _, m := range sizes[lo:hi] {
+		shardSamples += m
+	}
 	if v, ok := train.Meta[format.KeyRows]; ok {
 		if rows, err := strconv.Atoi(v); err == nil {
-			meta[format.KeyRows] = strconv.Itoa(rows + plan.Samples + plan.Groups)
+			meta[format.KeyRows] = strconv.Itoa(rows + shardSamples + hi - lo)
+			if sk > 0 {
+				meta[format.KeyShardRowsOf] = strconv.Itoa(rows + plan.Samples + plan.Groups)
+			}
 		}
+	}
+	if sk > 0 {
+		meta[format.KeySchema] = format.SchemaCloud
+		addShardMeta(meta, format.SchemaCloudShard, si, sk, lo, hi, format.ShardFingerprint(c.estimatorFingerprint("gpc-train", boxOf(train), plan, sk), "batch-size="+strconv.Itoa(c.BatchSize)))
 	}
 	var lead *format.TestRows
 	if first {
@@ -104,12 +134,23 @@ func (c *trainCmd) run(e *env) error {
 	if cw, err = format.NewCloudWriter(e.stdout, train, lead, meta, c.BatchSize, mem); err != nil {
 		return err
 	}
-	res, err := c.runEstimate(e, f, &cfg, c.Progress)
-	if err != nil {
-		return err
-	}
-	if res.Groups != plan.Groups {
-		return fmt.Errorf("internal: %d groups announced, %d estimated", plan.Groups, res.Groups)
+	if sk > 0 {
+		e.rep.startProgress(c.Progress, estimateProgress(shardSamples, f.N))
+		cfg.Progress = e.rep.add
+		_, _, err = core.EstimateGroups(e.ctx, f, cfg, lo, hi)
+		cfg.Progress = nil
+		e.rep.stopProgress()
+		if err != nil {
+			return err
+		}
+	} else {
+		res, err := c.runEstimate(e, f, &cfg, c.Progress)
+		if err != nil {
+			return err
+		}
+		if res.Groups != plan.Groups {
+			return fmt.Errorf("internal: %d groups announced, %d estimated", plan.Groups, res.Groups)
+		}
 	}
 	for t := ahead; !first; {
 		if err := e.ctx.Err(); err != nil {

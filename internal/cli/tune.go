@@ -24,6 +24,8 @@ Three stages, one row per estimate:
   exploit  the --exploit best grid points again with --exploit-samples particles;
   optimum  the maximum, found by the Nelder-Mead simplex on the log-hyperparameters (inside the grid's range) with --exploit-samples particles, then refined by a quadratic fitted around it; mc_se_log_<axis> is its Monte Carlo standard error in the log of each hyperparameter, width_log_<axis> the width of the likelihood's peak there.
 
+With --shard I/K (and --exploit 0 --no-optimize) it evaluates only shard I of K of the grid's points, which gpc-merge joins with the other shards into exactly the unsharded grid (docs/scale-out.md).
+
 Every estimate uses common random numbers: the same method and variable order (chosen once, by pilot runs at the grid's middle point) and the same random streams, so that the difference between two nearby points is far more precise than either value. se_diff_<axis> is the standard error of the difference of log_ml to the next grid point along that axis.
 
 ` + examplesHelp + `
@@ -45,6 +47,7 @@ type tuneCmd struct {
 	Exploit        int  `default:"3" help:"How many of the best grid points to estimate again with --exploit-samples (0: none)."`
 	ExploitSamples int  `default:"20000" help:"Particles per estimate for the best points and the optimizer (exploit)."`
 	Optimize       bool `default:"true" negatable:"" help:"Search for the maximum from the best point (--no-optimize: the grid and exploit stages only)."`
+	shardFlags     `embed:""`
 	commonFlags    `embed:""`
 }
 
@@ -70,6 +73,8 @@ func (c *tuneCmd) Validate() error {
 	switch {
 	case c.Exploit < 0:
 		return usagef("--exploit %d: must be 0 or more", c.Exploit)
+	case c.Shard != "" && (c.Exploit > 0 || c.Optimize):
+		return usagef("--shard splits the grid stage only: give --exploit 0 --no-optimize (the later stages need the whole grid)")
 	case c.ExploitSamples < 2:
 		return usagef("--exploit-samples %d: at least 2 particles are needed", c.ExploitSamples)
 	case c.Groups > 0 && c.ExploitSamples/c.Groups < 2:
@@ -235,8 +240,8 @@ func (c *dataFlags) readTraining(e *env) (*features, *labelMap, map[string]strin
 	if train.rows == 0 {
 		return nil, nil, nil, &dataError{fmt.Sprintf("%s: no training rows", frame.Name)}
 	}
-	if labels.oneClass {
-		e.rep.warnf("every training label is %s: the classifier sees one class", labels.text(train.y[0]))
+	if labels.classes != nil {
+		return nil, nil, nil, &dataError{fmt.Sprintf("%s: the labels have %d classes, %s: this tool handles two (gpc-kernel, gpc-train and gpc-predict handle more)", frame.Name, len(labels.classes), quoteList(labels.classes, 4))}
 	}
 	meta := map[string]string{
 		"gpc:features":          strings.Join(train.names, ","),
@@ -299,6 +304,9 @@ func evalError(e *env, err error) bool {
 func (c *tuneCmd) run(e *env) error {
 	train, _, dataMeta, err := c.readTraining(e)
 	if err != nil {
+		return err
+	}
+	if err := c.checkID(train, nil); err != nil {
 		return err
 	}
 	if c.Standardize {
@@ -378,11 +386,22 @@ func (c *tuneCmd) run(e *env) error {
 		}
 	}
 
-	// Explore.
+	// Explore: the whole grid, or a shard's range of its points.
 	n := g.len()
-	e.rep.startProgress(c.Progress, countProgress(n+min(c.Exploit, n), "estimates"))
+	si, sk, err := c.shard()
+	if err != nil {
+		return err
+	}
+	lo, hi := 0, n
+	if sk > 0 {
+		if sk > n {
+			return usagef("--shard %d/%d: %d shards of %d grid points: at most one shard per point", si, sk, sk, n)
+		}
+		lo, hi = shardRange(si, sk, n)
+	}
+	e.rep.startProgress(c.Progress, countProgress(hi-lo+min(c.Exploit, n), "estimates"))
 	results := make([]*core.Result, n)
-	for i := range n {
+	for i := lo; i < hi; i++ {
 		th := thetaOf(i)
 		res, _, err := surf.Eval(e.ctx, th, c.Samples, seed, false)
 		e.rep.add(1)
@@ -395,7 +414,7 @@ func (c *tuneCmd) run(e *env) error {
 		}
 		results[i] = &res
 	}
-	for i := range n {
+	for i := lo; i < hi; i++ {
 		row := format.TuneRow{Stage: format.StageGrid, Point: int64(i), Hyper: hyperAt(thetaOf(i)), LogML: math.NaN(), SELog: math.NaN(), Samples: int64(c.Samples)}
 		if r := results[i]; r != nil {
 			row.LogML, row.SELog = r.LogP, r.SE
@@ -409,6 +428,40 @@ func (c *tuneCmd) run(e *env) error {
 			}
 		}
 		rows = append(rows, row)
+	}
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.name
+	}
+	axisNames := make([]string, len(axes))
+	for j, a := range axes {
+		axisNames[j] = specs[a].name
+	}
+	tuneMeta := func(meta map[string]string) map[string]string {
+		for k, v := range dataMeta {
+			meta[k] = v
+		}
+		meta[format.KeyVersion] = Version
+		meta["gpc:kernel"] = c.Kernel
+		meta[format.KeySeed] = strconv.FormatUint(seed, 10)
+		meta[format.KeyMethod] = surf.Method.String()
+		meta[format.KeyOrder] = format.JoinInts(surf.Perm)
+		meta[format.KeyOrderKind] = refOrder.String()
+		meta[format.KeyJitter] = strconv.FormatFloat(c.Jitter, 'g', -1, 64)
+		meta["gpc:reference"] = describe(specs, hyperAt(theta0))
+		meta[format.KeySamples] = strconv.Itoa(c.Samples)
+		meta["gpc:exploit_samples"] = strconv.Itoa(c.ExploitSamples)
+		if len(pilots) > 0 {
+			pm := estimatorMeta(&core.Factor{Perm: surf.Perm}, core.Config{Method: surf.Method}, pilots, c.Jitter)
+			meta[format.KeyPilots] = pm[format.KeyPilots]
+		}
+		return meta
+	}
+	if sk > 0 {
+		e.rep.stopProgress()
+		t := format.TuneTable(names, axisNames, rows, tuneMeta(map[string]string{}))
+		c.addTuneShard(t, results[lo:hi], train, si, sk, lo, hi, g.sizes)
+		return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, format.NewAllocator())
 	}
 
 	// Exploit: the best grid points again with more particles.
@@ -476,32 +529,7 @@ func (c *tuneCmd) run(e *env) error {
 		e.rep.warnf("%d estimates failed in all", failed)
 	}
 
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.name
-	}
-	axisNames := make([]string, len(axes))
-	for j, a := range axes {
-		axisNames[j] = specs[a].name
-	}
-	for k, v := range dataMeta {
-		meta[k] = v
-	}
-	meta[format.KeyVersion] = Version
-	meta["gpc:kernel"] = c.Kernel
-	meta[format.KeySeed] = strconv.FormatUint(seed, 10)
-	meta[format.KeyMethod] = surf.Method.String()
-	meta[format.KeyOrder] = format.JoinInts(surf.Perm)
-	meta[format.KeyOrderKind] = refOrder.String()
-	meta[format.KeyJitter] = strconv.FormatFloat(c.Jitter, 'g', -1, 64)
-	meta["gpc:reference"] = describe(specs, hyperAt(theta0))
-	meta[format.KeySamples] = strconv.Itoa(c.Samples)
-	meta["gpc:exploit_samples"] = strconv.Itoa(c.ExploitSamples)
-	if len(pilots) > 0 {
-		pm := estimatorMeta(&core.Factor{Perm: surf.Perm}, core.Config{Method: surf.Method}, pilots, c.Jitter)
-		meta[format.KeyPilots] = pm[format.KeyPilots]
-	}
-	t := format.TuneTable(names, axisNames, rows, meta)
+	t := format.TuneTable(names, axisNames, rows, tuneMeta(meta))
 	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, format.NewAllocator())
 }
 

@@ -1,0 +1,210 @@
+package bench
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"time"
+
+	"gpc/core"
+	"gpc/core/fit"
+	"gpc/core/gp"
+)
+
+// LoadSplit reads a data set's train.csv and test.csv (numeric features and
+// a y column of +1/-1) and standardizes both by the training features'
+// means and sample standard deviations, as gpc-kernel --standardize does.
+func LoadSplit(dir string) (train, test *gp.Classifier, names []string, err error) {
+	train, names, err = loadCSV(dir + "/train.csv")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	test, _, err = loadCSV(dir + "/test.csv")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	d := train.D
+	n := len(train.Y)
+	for j := range d {
+		m, s := 0.0, 0.0
+		for r := range n {
+			m += train.X[r*d+j]
+		}
+		m /= float64(n)
+		for r := range n {
+			s += (train.X[r*d+j] - m) * (train.X[r*d+j] - m)
+		}
+		s = math.Sqrt(s / float64(n-1))
+		if s == 0 {
+			s = 1
+		}
+		for _, c := range []*gp.Classifier{train, test} {
+			for r := range len(c.Y) {
+				c.X[r*d+j] = (c.X[r*d+j] - m) / s
+			}
+		}
+	}
+	return train, test, names, nil
+}
+
+func loadCSV(path string) (*gp.Classifier, []string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fh.Close()
+	recs, err := csv.NewReader(fh).ReadAll()
+	if err != nil || len(recs) < 2 {
+		return nil, nil, fmt.Errorf("bench: %s: %v (%d records)", path, err, len(recs))
+	}
+	var names []string
+	ycol := -1
+	for j, h := range recs[0] {
+		if h == "y" {
+			ycol = j
+		} else {
+			names = append(names, h)
+		}
+	}
+	if ycol < 0 {
+		return nil, nil, fmt.Errorf("bench: %s: no y column", path)
+	}
+	c := &gp.Classifier{D: len(names)}
+	for r, rec := range recs[1:] {
+		for j, s := range rec {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return nil, nil, fmt.Errorf("bench: %s row %d: %w", path, r+1, err)
+			}
+			if j == ycol {
+				c.Y = append(c.Y, v)
+			} else {
+				c.X = append(c.X, v)
+			}
+		}
+	}
+	return c, names, nil
+}
+
+// FitStudyRow is one line of docs/fitting.md's table: hyperparameters
+// found by one method on one data set, judged by gpc.
+type FitStudyRow struct {
+	Data, Method string
+	Kernel       gp.Kernel
+	// LogML and SE are gpc's exact log marginal likelihood at Kernel, with
+	// the particle count Samples that brought SE to at most MaxStudySE.
+	LogML, SE float64
+	Samples   int
+	// Accuracy and MLPP are held out: the fraction of test labels
+	// predicted right and the mean log predictive probability of the true
+	// labels.
+	Accuracy, MLPP float64
+	// Seconds and CPUSeconds are the wall and CPU time (user and system,
+	// all threads) of finding the hyperparameters.
+	Seconds, CPUSeconds float64
+}
+
+// MaxStudySE is the largest standard error of the table's exact log
+// marginal likelihoods.
+const MaxStudySE = 0.1
+
+// ExactLogML estimates the exact log marginal likelihood of data under k
+// with fit's estimator (ep, greedy order), doubling the particles from
+// 10^4 until the standard error is at most MaxStudySE (at most 3.2 10^5).
+func ExactLogML(ctx context.Context, data *gp.Classifier, k *gp.Kernel, seed uint64) (logML, se float64, samples int, err error) {
+	f, err := core.Prepare(data.Box(k), fit.FitCandidate, seed, 0)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for m := 10000; ; m *= 2 {
+		res, err := core.Estimate(ctx, f, core.Config{Method: fit.FitCandidate.Method, Samples: m, Seed: seed})
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if res.SE <= MaxStudySE || m >= 320000 {
+			return res.LogP, res.SE, m, nil
+		}
+	}
+}
+
+// HeldOut trains gpc on train under k (samples particles) and returns the
+// accuracy and mean log predictive probability of the test labels.
+func HeldOut(ctx context.Context, train, test *gp.Classifier, k *gp.Kernel, samples int, seed uint64) (acc, mlpp float64, err error) {
+	f, err := core.Prepare(train.Box(k), fit.FitCandidate, seed, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	res, err := core.Estimate(ctx, f, core.Config{Method: fit.FitCandidate.Method, Samples: samples, Seed: seed, Keep: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	t, n, d := len(test.Y), len(train.Y), train.D
+	r, vars := make([]float64, t*n), make([]float64, t)
+	for i := range t {
+		vars[i] = gp.ClassifierTestRow(r[i*n:i*n+n], k, train.X, d, train.Y, test.X[i*d:i*d+d])
+	}
+	post := make([]core.Posterior, t)
+	if err := core.Predict(post, f, res.Cloud, r, vars); err != nil {
+		return 0, 0, err
+	}
+	ps := make([]float64, t)
+	for i, p := range post {
+		ps[i] = p.P
+	}
+	acc, mlpp = Score(ps, test.Y)
+	return acc, mlpp, nil
+}
+
+// Score returns the accuracy of the probabilities p of y = +1 against the
+// labels y, and the mean log probability of the true labels (each
+// probability clamped to [1e-300, 1]).
+func Score(p, y []float64) (acc, mlpp float64) {
+	for i, pi := range p {
+		q := pi
+		if y[i] < 0 {
+			q = 1 - pi
+		}
+		if q > 0.5 {
+			acc++
+		}
+		mlpp += math.Log(math.Max(q, 1e-300))
+	}
+	return acc / float64(len(p)), mlpp / float64(len(p))
+}
+
+// FitGPC runs gpc's fit (fit.Surface.Fit, the defaults of gpc-fit) from
+// start, and also returns the EP-evidence optimum its first stage found
+// and the wall and CPU seconds (cpu, if not nil, returns the process's CPU
+// time) of each: the EP stage's alone, and the whole fit.
+func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, samples int, seed uint64, cpu func() time.Duration) (exact, ep gp.Kernel, epSecs, fitSecs, epCPU, fitCPU float64, res *fit.FitResult, err error) {
+	if cpu == nil {
+		cpu = func() time.Duration { return 0 }
+	}
+	params := start.Hypers()
+	theta0 := make([]float64, len(params))
+	for j, h := range params {
+		theta0[j] = math.Log(h.Get(&start))
+	}
+	t0, c0 := time.Now(), cpu()
+	s, err := fit.NewFitSurface(ctx, data, start, params, theta0, fit.FitCandidate, 0, core.Config{Samples: samples, Seed: seed})
+	if err != nil {
+		return exact, ep, 0, 0, 0, 0, nil, err
+	}
+	epTheta, _, err := s.MaximizeEP(ctx, theta0, fit.FitConfig{})
+	if err != nil {
+		return exact, ep, 0, 0, 0, 0, nil, err
+	}
+	epSecs, epCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
+	t0, c0 = time.Now(), cpu()
+	res, err = s.Fit(ctx, theta0, fit.FitConfig{Samples: samples, Seed: seed})
+	fitSecs, fitCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
+	if res == nil {
+		return exact, ep, epSecs, fitSecs, epCPU, fitCPU, nil, err
+	}
+	// A fit that ends short of ConvergedRatio is still reported, with its
+	// gradient norm.
+	return *s.KernelAt(res.Theta), *s.KernelAt(epTheta), epSecs, fitSecs, epCPU, fitCPU, res, nil
+}

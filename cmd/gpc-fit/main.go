@@ -1,0 +1,11 @@
+// Command gpc-fit fits a GP classifier's hyperparameters by maximizing the
+// exact log marginal likelihood, for gpc-kernel --hyper.
+package main
+
+import (
+	"os"
+
+	"gpc/internal/cli"
+)
+
+func main() { os.Exit(cli.Fit(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

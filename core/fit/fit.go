@@ -1,0 +1,553 @@
+package fit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"gpc/core"
+	"gpc/core/gp"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize"
+)
+
+// Gradient is an estimate of the surface f(theta) and of its gradient
+// d f / d theta_j = d log p(y | X) / d log h_j (Fisher's identity on the
+// particle cloud, core.Score), with the gradient's standard errors and
+// covariance from the independent particle groups.
+type Gradient struct {
+	Theta  []float64
+	Result core.Result
+	Grad   []float64
+	SE     []float64
+	// Cov is the k x k (row-major) covariance of Grad's Monte Carlo error,
+	// G/(G-1) sum_g w_g^2 (t_g - t)(t_g - t)' (core.Score).
+	Cov []float64
+}
+
+// ErrNonFinite is returned when an estimate or a gradient is not finite.
+var ErrNonFinite = errors.New("fit: the log marginal likelihood or its gradient is not finite")
+
+// Grad estimates f(theta) and its gradient with samples particles and the
+// surface's random streams for seed (common random numbers: the estimate
+// of f is the one Eval gives). The surface's method must be smc, met
+// or ep (core.ErrScoreMethod).
+func (s *Surface) Grad(ctx context.Context, theta []float64, samples int, seed uint64) (*Gradient, error) {
+	res, f, err := s.Eval(ctx, theta, samples, seed, true)
+	if err != nil {
+		return nil, err
+	}
+	if math.IsInf(res.LogP, 0) || math.IsNaN(res.LogP) {
+		return nil, ErrNonFinite
+	}
+	sc, err := core.NewScore(f, res.Cloud, s.Method)
+	res.Cloud = nil
+	if err != nil {
+		return nil, err
+	}
+	g := s.gradient(sc, theta)
+	g.Result = res
+	return g, nil
+}
+
+// gradient contracts a covariance score with the kernel's derivatives at
+// theta.
+func (s *Surface) gradient(sc *core.Score, theta []float64) *Gradient {
+	k := len(s.Params)
+	groups := len(sc.A)
+	tg := make([]float64, groups*k)
+	s.Data.LogGradTo(tg, s.kernel(theta), s.Params, sc.A)
+	g := &Gradient{Theta: append([]float64(nil), theta...), Grad: make([]float64, k), SE: make([]float64, k), Cov: make([]float64, k*k)}
+	col := make([]float64, groups)
+	for j := range k {
+		for q := range groups {
+			col[q] = tg[q*k+j]
+		}
+		g.Grad[j], g.SE[j] = sc.Combine(col)
+	}
+	if groups > 1 {
+		c := float64(groups) / float64(groups-1)
+		for q := range groups {
+			w := sc.Weight[q]
+			for i := range k {
+				di := w * (tg[q*k+i] - g.Grad[i])
+				for j := range k {
+					g.Cov[i*k+j] += c * di * w * (tg[q*k+j] - g.Grad[j])
+				}
+			}
+		}
+	} else {
+		for i := range g.Cov {
+			g.Cov[i] = math.NaN()
+		}
+	}
+	return g
+}
+
+// EPEvidence returns EP's approximation of f(theta) (core.EP.LogEvidence,
+// the evidence GPML's infEP maximizes) and its gradient in theta, EP run to
+// tol.
+func (s *Surface) EPEvidence(theta []float64, tol float64) (float64, []float64, error) {
+	e, err := core.NewEPTol(s.Data.Box(s.kernel(theta)), s.Jitter, tol)
+	if err != nil {
+		return 0, nil, err
+	}
+	sc, err := e.Score()
+	if err != nil {
+		return 0, nil, err
+	}
+	return e.LogEvidence(), s.gradient(sc, theta).Grad, nil
+}
+
+// FitConfig holds the tunables of Surface.Fit. The zero value of every
+// field but Samples selects its default.
+type FitConfig struct {
+	// Samples is the particle count of the exact stage's last round; the
+	// rounds before it use Samples/4^r (at least MinFitSamples), so that the
+	// optimizer gets close cheaply and then refines.
+	Samples int
+	// Rounds is the number of exact rounds (default 2).
+	Rounds int
+	// FinalSamples is the particle count of the final estimate at the
+	// optimum (default 4 Samples), on a seed of its own.
+	FinalSamples int
+	Seed         uint64
+	// Prior, if its Mu is not nil, is added to the objective (a maximum a
+	// posteriori fit of the log-hyperparameters).
+	Prior LogNormalPrior
+	// MaxIterations bounds each stage's quasi-Newton iterations (default
+	// 50 + 5 k).
+	MaxIterations int
+	// SkipEP starts the exact stage at theta0 instead of EP's optimum.
+	SkipEP bool
+	// Hessian asks for the curvature at the optimum by central differences
+	// of the gradient (2k more gradients at FinalSamples particles), for
+	// the Monte Carlo error of the optimum (FitResult.MCSE).
+	Hessian bool
+	// Progress, if not nil, is called after every evaluation with the
+	// stage ("ep" or "exact"), the particle count (0 for EP), theta and
+	// the objective.
+	Progress func(stage string, samples int, theta []float64, f float64)
+}
+
+// The stopping rules of the stages: EP's evidence is exact, so its search
+// stops at a gradient norm of epGTol or a change of epFTol nats; the
+// exact stage's objective has Monte Carlo noise far above 1e-4 nats, so it
+// stops when 3 iterations gain less than exactFTol.
+const (
+	epFTol    = 1e-8
+	epGTol    = 1e-5
+	exactFTol = 1e-4
+)
+
+// MinFitSamples is the fewest particles of an exact round.
+const MinFitSamples = 500
+
+// EPFitTol is the EP tolerance of the EP stage: the evidence's gradient is
+// its derivative only at EP's fixed point.
+const EPFitTol = 1e-6
+
+// FitResult is the outcome of Surface.Fit.
+type FitResult struct {
+	// EPTheta and EPLogZ are the EP-evidence optimum and EP's log evidence
+	// there (NaN with SkipEP).
+	EPTheta []float64
+	EPLogZ  float64
+	// Theta is the exact optimum; Final the estimate and gradient there
+	// with FinalSamples particles on a fresh seed.
+	Theta []float64
+	Final *Gradient
+	// GradNorm is |Final.Grad| and NoiseNorm sqrt(sum_j Final.SE_j^2): the
+	// optimizer has converged when the former is not much larger.
+	GradNorm, NoiseNorm float64
+	// Evals counts the exact estimates made, Iterations the quasi-Newton
+	// iterations of all rounds.
+	Evals, Iterations int
+	// Hessian (k x k) and MCSE (k) are set with FitConfig.Hessian: the
+	// curvature of f at Theta and the Monte Carlo error of each Theta_j,
+	// sqrt(diag(H^-1 Cov(g) H^-1)); MCSE is NaN where H is not negative
+	// definite.
+	Hessian, MCSE []float64
+}
+
+// ErrNotConverged is returned by Fit when its last round ran out of
+// iterations with the gradient at the optimum far larger than its Monte
+// Carlo noise.
+type ErrNotConverged struct {
+	GradNorm, NoiseNorm float64
+	Iterations          int
+}
+
+func (e *ErrNotConverged) Error() string {
+	return fmt.Sprintf("fit: the optimizer did not converge: gradient norm %.3g after %d iterations, against Monte Carlo noise %.3g (raise --iterations or --samples, or start closer)", e.GradNorm, e.Iterations, e.NoiseNorm)
+}
+
+// ConvergedRatio is the largest |gradient| / (its noise norm) at which Fit
+// calls the optimum converged: the gradient of f at its maximum is zero, so
+// the estimate there is pure noise, of norm about NoiseNorm.
+const ConvergedRatio = 3
+
+// Fit maximizes the surface by L-BFGS (gonum's optimize.LBFGS with a
+// backtracking line search) in two stages: on EP's log evidence, exact in
+// theta and cheap, from theta0; then on the Monte Carlo estimate from EP's
+// optimum, with common random numbers (one seed per round, so that within
+// a round the objective is a smooth function of theta and the line search
+// sees a deterministic function) and the gradient of Fisher's identity,
+// in rounds of growing particle counts. A round ends when the gradient is
+// within its noise, when the line search can no longer improve, or after
+// MaxIterations. The optimum is then estimated again with FinalSamples
+// particles on a fresh seed. It returns *ErrNotConverged, with the result,
+// if the last round ran out of iterations and the final gradient is more
+// than ConvergedRatio times its noise (a round that stops by itself has
+// found no better point: with a stiff prior or a tiny Monte Carlo noise
+// the gradient there can exceed its noise by far and the point still be
+// within a small fraction of a nat of the maximum).
+func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*FitResult, error) {
+	k := len(s.Params)
+	if len(theta0) != k {
+		panic("fit: theta0 has the wrong length")
+	}
+	if cfg.Rounds == 0 {
+		cfg.Rounds = 2
+	}
+	if cfg.FinalSamples == 0 {
+		cfg.FinalSamples = 4 * cfg.Samples
+	}
+	if cfg.MaxIterations == 0 {
+		cfg.MaxIterations = 50 + 5*k
+	}
+	prior := cfg.Prior.logDensityGrad
+	out := &FitResult{EPLogZ: math.NaN()}
+	theta := append([]float64(nil), theta0...)
+
+	if !cfg.SkipEP {
+		x, lz, err := s.MaximizeEP(ctx, theta, cfg)
+		if err != nil {
+			return nil, err
+		}
+		theta, out.EPTheta, out.EPLogZ = x, append([]float64(nil), x...), lz
+	}
+
+	limited := false // the last round ran out of iterations
+	for r := range cfg.Rounds {
+		m := max(MinFitSamples, cfg.Samples>>(2*(cfg.Rounds-1-r)))
+		seed := cfg.Seed + uint64(r)
+		eval := func(x []float64, grad bool) (float64, []float64, error) {
+			out.Evals++
+			var f float64
+			var gr []float64
+			if grad {
+				g, err := s.Grad(ctx, x, m, seed)
+				if err != nil {
+					return 0, nil, err
+				}
+				f, gr = g.Result.LogP, g.Grad
+			} else {
+				res, _, err := s.Eval(ctx, x, m, seed, false)
+				if err != nil {
+					return 0, nil, err
+				}
+				f = res.LogP
+			}
+			if gr != nil {
+				f += prior(x, gr)
+			} else {
+				f += cfg.Prior.LogDensityOrZero(x)
+			}
+			if cfg.Progress != nil {
+				cfg.Progress("exact", m, x, f)
+			}
+			return f, gr, nil
+		}
+		x, it, err := maximize(ctx, theta, eval, cfg.MaxIterations, exactFTol, 0)
+		limited = it < 0
+		if limited {
+			it = -it - 1
+		}
+		out.Iterations += it
+		if err != nil {
+			return nil, fmt.Errorf("fit: exact stage (%d particles): %w", m, err)
+		}
+		theta = x
+	}
+
+	fin, err := s.Grad(ctx, theta, cfg.FinalSamples, cfg.Seed+uint64(cfg.Rounds))
+	if err != nil {
+		return nil, fmt.Errorf("fit: final estimate: %w", err)
+	}
+	out.Theta, out.Final = theta, fin
+	if !allFinite(fin.Grad) {
+		return nil, fmt.Errorf("fit: final estimate: %w", ErrNonFinite)
+	}
+	if cfg.Prior.Mu != nil {
+		prior(theta, fin.Grad)
+	}
+	for j := range k {
+		out.GradNorm += fin.Grad[j] * fin.Grad[j]
+		out.NoiseNorm += fin.SE[j] * fin.SE[j]
+	}
+	out.GradNorm, out.NoiseNorm = math.Sqrt(out.GradNorm), math.Sqrt(out.NoiseNorm)
+	if cfg.Hessian {
+		if err := s.hessian(ctx, out, cfg, prior); err != nil {
+			return nil, err
+		}
+	}
+	if limited && !(out.GradNorm <= ConvergedRatio*out.NoiseNorm) {
+		return out, &ErrNotConverged{GradNorm: out.GradNorm, NoiseNorm: out.NoiseNorm, Iterations: out.Iterations}
+	}
+	return out, nil
+}
+
+// MaximizeEP is Fit's first stage alone: L-BFGS on EP's log evidence
+// (plus cfg.Prior) from theta0, with cfg's MaxIterations and Progress. It
+// returns EP's optimum and EP's log evidence there.
+func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfig) ([]float64, float64, error) {
+	if cfg.MaxIterations == 0 {
+		cfg.MaxIterations = 50 + 5*len(theta0)
+	}
+	eval := func(x []float64, _ bool) (float64, []float64, error) {
+		f, g, err := s.EPEvidence(x, EPFitTol)
+		if err != nil {
+			return 0, nil, err
+		}
+		f += cfg.Prior.logDensityGrad(x, g)
+		if cfg.Progress != nil {
+			cfg.Progress("ep", 0, x, f)
+		}
+		return f, g, nil
+	}
+	x, _, err := maximize(ctx, theta0, eval, cfg.MaxIterations, epFTol, epGTol)
+	if err != nil {
+		return nil, 0, fmt.Errorf("fit: EP stage: %w", err)
+	}
+	lz, _, err := s.EPEvidence(x, EPFitTol)
+	return x, lz, err
+}
+
+// LogDensityOrZero is LogDensity, or 0 for a prior with no Mu.
+func (p LogNormalPrior) LogDensityOrZero(theta []float64) float64 {
+	if p.Mu == nil {
+		return 0
+	}
+	return p.LogDensity(theta)
+}
+
+// logDensityGrad adds the prior's gradient to grad and returns its log
+// density; 0 and nothing added for a prior with no Mu.
+func (p LogNormalPrior) logDensityGrad(theta, grad []float64) float64 {
+	if p.Mu == nil {
+		return 0
+	}
+	for j, t := range theta {
+		grad[j] -= (t - p.Mu[j]) / (p.SD[j] * p.SD[j])
+	}
+	return p.LogDensity(theta)
+}
+
+// hessStep is the central-difference step of the Hessian in log units.
+const hessStep = 0.05
+
+// hessian sets out.Hessian by central differences of the gradient at
+// out.Theta (common random numbers), and out.MCSE from it.
+func (s *Surface) hessian(ctx context.Context, out *FitResult, cfg FitConfig, prior func(theta, grad []float64) float64) error {
+	k := len(out.Theta)
+	h := make([]float64, k*k)
+	seed := cfg.Seed + uint64(cfg.Rounds)
+	for j := range k {
+		var gs [2][]float64
+		for side, sign := range []float64{1, -1} {
+			x := append([]float64(nil), out.Theta...)
+			x[j] += sign * hessStep
+			g, err := s.Grad(ctx, x, cfg.FinalSamples, seed)
+			if err != nil {
+				return fmt.Errorf("fit: Hessian: %w", err)
+			}
+			prior(x, g.Grad)
+			gs[side] = g.Grad
+		}
+		for i := range k {
+			h[i*k+j] = (gs[0][i] - gs[1][i]) / (2 * hessStep)
+		}
+	}
+	sym := mat.NewSymDense(k, nil)
+	for i := range k {
+		for j := i; j < k; j++ {
+			sym.SetSym(i, j, (h[i*k+j]+h[j*k+i])/2)
+		}
+	}
+	out.Hessian = h
+	out.MCSE = make([]float64, k)
+	neg := mat.NewSymDense(k, nil)
+	neg.ScaleSym(-1, sym)
+	var ch mat.Cholesky
+	if !ch.Factorize(neg) {
+		for j := range out.MCSE {
+			out.MCSE[j] = math.NaN()
+		}
+		return nil
+	}
+	var hinv mat.SymDense
+	if err := ch.InverseTo(&hinv); err != nil {
+		return err
+	}
+	cov := mat.NewDense(k, k, append([]float64(nil), out.Final.Cov...))
+	var t, c mat.Dense
+	t.Mul(&hinv, cov)
+	c.Mul(&t, &hinv)
+	for j := range k {
+		out.MCSE[j] = math.Sqrt(c.At(j, j))
+	}
+	return nil
+}
+
+// maximize runs L-BFGS on -eval from x0. eval returns the objective and
+// its gradient. The search stops when the objective improves by less than
+// ftol over 3 iterations, when the gradient norm falls below gtol, when
+// the line search fails to improve, or after maxIter iterations; it
+// returns the best point seen and the iterations run, as -(iterations+1)
+// if it stopped at maxIter or its evaluation budget.
+func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad bool) (float64, []float64, error), maxIter int, ftol, gtol float64) ([]float64, int, error) {
+	// An evaluation that fails away from x0 (a step so long that the
+	// covariance overflows, EP breaking down, a non-finite estimate) is
+	// +Inf to the minimizer, so that the line search steps back; one that
+	// fails at x0, or an interruption, ends the search with its error.
+	// The line search asks for values only: the gradient (a kept cloud and
+	// its score) is computed at the points it accepts.
+	var stopErr error
+	var lastX, lastG []float64
+	var lastF float64
+	bestX, bestF := append([]float64(nil), x0...), math.Inf(-1)
+	cache := func(x []float64, grad bool) bool {
+		if lastX != nil && floatsEqual(x, lastX) && (!grad || lastG != nil) {
+			// The values-only evaluations of the exact stage leave lastG nil;
+			// EP's always carry the gradient.
+			return true
+		}
+		if stopErr != nil {
+			return false
+		}
+		if err := ctx.Err(); err != nil {
+			stopErr = err
+			return false
+		}
+		f, g, err := eval(x, grad)
+		if err == nil && (math.IsNaN(f) || math.IsInf(f, 0) || g != nil && !allFinite(g)) {
+			err = ErrNonFinite
+		}
+		if err != nil {
+			if floatsEqual(x, x0) {
+				stopErr = err
+			}
+			return false
+		}
+		lastX, lastF, lastG = append(lastX[:0], x...), f, g
+		if f > bestF {
+			bestF, bestX = f, append([]float64(nil), x...)
+		}
+		return true
+	}
+	p := optimize.Problem{
+		Func: func(x []float64) float64 {
+			if !cache(x, false) {
+				return math.Inf(1)
+			}
+			return -lastF
+		},
+		Grad: func(grad, x []float64) {
+			if !cache(x, true) {
+				for j := range grad {
+					grad[j] = math.NaN()
+				}
+				return
+			}
+			for j := range grad {
+				grad[j] = -lastG[j]
+			}
+		},
+		Status: func() (optimize.Status, error) {
+			if stopErr != nil {
+				return optimize.Failure, stopErr
+			}
+			return optimize.NotTerminated, nil
+		},
+	}
+	// On common random numbers the objective of a round is deterministic,
+	// so the search goes on until it stops improving: by ftol over 3
+	// iterations, or a line search that finds no better point along the
+	// noisy gradient's direction within lsMinStep.
+	settings := &optimize.Settings{
+		MajorIterations:   maxIter,
+		FuncEvaluations:   maxFuncPerIter * maxIter,
+		GradientThreshold: gtol,
+		Converger:         &optimize.FunctionConverge{Absolute: ftol, Iterations: 3},
+	}
+	ls := &optimize.Backtracking{ContractionFactor: lsContraction, MinimumStepSize: lsMinStep}
+	res, err := optimize.Minimize(p, x0, settings, &optimize.LBFGS{Linesearcher: ls})
+	if stopErr != nil {
+		return nil, 0, stopErr
+	}
+	if math.IsInf(bestF, -1) {
+		if err == nil {
+			err = ErrNonFinite
+		}
+		return nil, 0, err
+	}
+	// A line search that cannot improve leaves the best point seen: the
+	// search has reached the objective's noise. Only running out of
+	// iterations or evaluations is reported, as a negative count.
+	it := 0
+	if res != nil {
+		it = res.MajorIterations
+		if res.Status == optimize.IterationLimit || res.Status == optimize.FunctionEvaluationLimit {
+			it = -it - 1
+		}
+	}
+	return bestX, it, nil
+}
+
+// The backtracking line search's contraction and smallest step (relative
+// to L-BFGS's proposed step): at most 7 values per failed line search.
+const (
+	lsContraction = 0.25
+	lsMinStep     = 1e-4
+)
+
+// maxFuncPerIter bounds the evaluations per iteration on average
+// (backtracking line searches included).
+const maxFuncPerIter = 10
+
+func floatsEqual(a, b []float64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+func allFinite(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// FitCandidate is Fit's default estimator: MethodEP in the greedy order,
+// the first of core.AutoCandidates, whose weights stay even where the
+// classes nearly separate (large beta), and which common random numbers
+// keep smooth in theta (its resampling is rare).
+var FitCandidate = core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy}
+
+// NewFitSurface is NewSurface for Fit with one candidate, whose method must
+// give a gradient (MethodSMC, MethodMET or MethodEP; core.ErrScoreMethod).
+func NewFitSurface(ctx context.Context, data *gp.Classifier, kernel gp.Kernel, params []gp.Hyper, theta0 []float64, cand core.Candidate, jitter float64, cfg core.Config) (*Surface, error) {
+	if cand.Method != core.MethodSMC && cand.Method != core.MethodMET && cand.Method != core.MethodEP {
+		return nil, core.ErrScoreMethod
+	}
+	s, _, _, err := NewSurface(ctx, data, kernel, params, theta0, []core.Candidate{cand}, jitter, cfg)
+	return s, err
+}

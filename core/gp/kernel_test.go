@@ -1,0 +1,69 @@
+package gp_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"gpc/core/gp"
+)
+
+// derivTol bounds the error of a central difference with step derivStep on
+// the log scale: truncation O(h^2) ~ 1e-10 relative, rounding
+// ~ 1e-16 / h ~ 1e-11.
+const (
+	derivStep = 1e-5
+	derivTol  = 1e-7
+)
+
+// TestLogDeriv checks each kernel's derivatives with respect to its
+// log-hyperparameters against central differences of Eval.
+func TestLogDeriv(t *testing.T) {
+	x := []float64{0.3, -1.2, 0.8}
+	ys := [][]float64{{1.1, 0.4, -0.5}, {0.3, -1.2, 0.8}, {0.31, -1.2, 0.8}}
+	kernels := []gp.Kernel{
+		{Kind: gp.KernelRBF, Alpha: []float64{1.7}, Beta: 3},
+		{Kind: gp.KernelRBF, Alpha: []float64{0.4}, Beta: 1e3, Bias: 0.5},
+		{Kind: gp.KernelARD, Alpha: []float64{0.5, 2, 1.3}, Beta: 2},
+		{Kind: gp.KernelMatern32, Alpha: []float64{1.1}, Beta: 10, Bias: 2},
+		{Kind: gp.KernelMatern52, Alpha: []float64{0.9}, Beta: 0.7},
+		{Kind: gp.KernelLinear, Beta: 1.5, Bias: 0.1},
+	}
+	for _, k := range kernels {
+		for yi, y := range ys {
+			t.Run(fmt.Sprintf("%v/bias=%v/y=%d", k.Kind, k.Bias, yi), func(t *testing.T) {
+				hs := k.Hypers()
+				got := make([]float64, len(hs))
+				k.LogDerivTo(got, hs, x, y)
+				for n, h := range hs {
+					up, dn := k, k
+					up.Alpha = append([]float64(nil), k.Alpha...)
+					dn.Alpha = append([]float64(nil), k.Alpha...)
+					v := h.Get(&k)
+					h.Set(&up, v*math.Exp(derivStep/2))
+					h.Set(&dn, v*math.Exp(-derivStep/2))
+					want := (up.Eval(x, y) - dn.Eval(x, y)) / derivStep
+					if math.Abs(got[n]-want) > derivTol*(1+math.Abs(want)) {
+						t.Errorf("hyper %v: got %.10g, want %.10g", h, got[n], want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestHypers checks which hyperparameters a kernel exposes.
+func TestHypers(t *testing.T) {
+	for _, c := range []struct {
+		k    gp.Kernel
+		want int
+	}{
+		{gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{1}, Beta: 1}, 2},
+		{gp.Kernel{Kind: gp.KernelARD, Alpha: []float64{1, 2, 3}, Beta: 1, Bias: 1}, 5},
+		{gp.Kernel{Kind: gp.KernelLinear, Beta: 1}, 1},
+	} {
+		if got := len(c.k.Hypers()); got != c.want {
+			t.Errorf("%v: %d hyperparameters, want %d", c.k.Kind, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY opens a pseudo-terminal and returns its two sides.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	t.Cleanup(func() { master.Close() })
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("ptsname: %v", err)
+	}
+	slave, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("open the pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { slave.Close() })
+	return master, slave
+}
+
+// TestStdinTerminal: a tool that reads a terminal says on standard error
+// what it waits for (then reads what is typed, to ^D), and says nothing
+// when standard input is /dev/null or when its input is a file.
+func TestStdinTerminal(t *testing.T) {
+	master, slave := openPTY(t)
+	// Typed at the terminal: a 2 x 2 covariance, then ^D.
+	if _, err := master.WriteString("1,0.5\n0.5,1\n\x04"); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Orthant([]string{"--samples", "64", "--format", "csv"}, slave, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := "gpc-orthant: waiting for a covariance (Arrow or CSV) on standard input, a terminal: pipe it in or name a file (see --help); ^D ends the input, ^C stops\n"
+	if errb.String() != want {
+		t.Errorf("stderr %q, want %q", errb.String(), want)
+	}
+	if !strings.HasPrefix(out.String(), "log_p,") {
+		t.Errorf("stdout %q", out.String())
+	}
+	// A file argument: standard input (the terminal) is not read.
+	errb.Reset()
+	if code := Orthant([]string{"--samples", "64", "--format", "csv", "testdata/equicorr3.csv"}, slave, &out, &errb); code != 0 || errb.Len() > 0 {
+		t.Errorf("with a file: exit %d, stderr %q", code, errb.String())
+	}
+	// /dev/null is a character device but not a terminal.
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	errb.Reset()
+	Orthant(nil, null, &out, &errb)
+	if errb.String() != "gpc-orthant: format: stdin: empty input\n" {
+		t.Errorf("< /dev/null: stderr %q", errb.String())
+	}
+}
