@@ -44,6 +44,7 @@ type EP struct {
 
 	tol       float64 // the sites' relative change at which the sweeps stop
 	maxSweeps int     // the most sweeps
+	trace     Trace   // told of each sweep and the recompute
 }
 
 // EPStats describes an EP solve.
@@ -99,7 +100,13 @@ func NewEP(box Box, jitter float64) (*EP, error) {
 // for the proposal; the evidence and its gradient, EP.LogEvidence and
 // EP.Score, want tighter).
 func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
+	return newEP(box, jitter, tol, nil)
+}
+
+// newEP is NewEPTol telling tr of its phases.
+func newEP(box Box, jitter, tol float64, tr Trace) (*EP, error) {
 	n := box.N
+	tr.printf("EP: factorising R (%d variables)", n)
 	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, jitter)
 	if err != nil {
 		return nil, err
@@ -107,7 +114,7 @@ func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
 	cov, _ := symmetrize(box.Cov, n, jitter)
 	a, b, _ := shiftedBounds(box)
 	e := &EP{N: n, Tau: make([]float64, n), Nu: make([]float64, n), M: make([]float64, n),
-		Sigma: cov, a: a, b: b, rchol: rf, tol: tol, maxSweeps: MaxEPSweeps}
+		Sigma: cov, a: a, b: b, rchol: rf, tol: tol, maxSweeps: MaxEPSweeps, trace: tr}
 	if n >= EPLargeN && tol == EPTol {
 		// The proposal's EP at large N (see EPLargeTol); the evidence and
 		// its gradient ask for their own, tighter tol.
@@ -119,6 +126,7 @@ func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
 	// The rank-one updates accumulate rounding: rebuild Sigma, M and Z from
 	// the sites and R, in place of R's copy (the sweeps' Sigma is scratch).
 	swept := e.Sigma
+	tr.printf("EP: recomputing Sigma from the sites")
 	cov, _ = symmetrize(box.Cov, n, jitter)
 	e.r = slices.Clone(cov)
 	if err := e.recompute(cov, swept); err != nil {
@@ -171,6 +179,11 @@ func (e *EP) sweep() error {
 		q = 0
 	}
 	for e.Stats.Sweeps = 1; e.Stats.Sweeps <= e.maxSweeps; e.Stats.Sweeps++ {
+		if k := e.Stats.Sweeps; k == 1 {
+			e.trace.printf("EP: sweep 1 (stops at change < %.3g, at most %d sweeps)", e.tol, e.maxSweeps)
+		} else {
+			e.trace.printf("EP: sweep %d, after change %.3g", k, e.Stats.Change)
+		}
 		e.Stats.Change = 0
 		for i := range n {
 			// col = Sigma_i = S_i - U diag(c) U_i'.
@@ -228,6 +241,7 @@ func (e *EP) sweep() error {
 		}
 		flush()
 		if e.Stats.Change < e.tol {
+			e.trace.printf("EP: converged after %d sweeps, change %.3g", e.Stats.Sweeps, e.Stats.Change)
 			return nil
 		}
 	}
@@ -320,6 +334,16 @@ func (e *EP) Factor(ord Ordering) (*Factor, error) {
 	}
 	f.ep = st
 	return f, nil
+}
+
+// factorTrace is Factor (with labels for OrderInterleave when ord has
+// none) telling tr of it.
+func (e *EP) factorTrace(ord Ordering, labels []float64, tr Trace) (*Factor, error) {
+	if ord.Labels == nil {
+		ord.Labels = labels
+	}
+	tr.printf("ep/%s: ordering and factorising Sigma", ord.Kind)
+	return e.Factor(ord)
 }
 
 // PrepareEP is NewEP followed by EP.Factor.
