@@ -5,7 +5,7 @@
 # temporary directory (SLURM_CONF points the clients at it). Then the
 # sharded runs of examples/slurm/ on it, each merged and compared byte for
 # byte with the unsharded run (gpc-orthant, gpc-train then gpc-predict,
-# gpc-tune's grid); and the orthant run driven by GNU parallel.
+# gpc-predict by test rows, gpc-tune's grid); and the orthant run driven by GNU parallel.
 # Installs Debian's Slurm, munge and parallel if missing. Usage:
 # .ci/scale-out.sh (with the tools built in bin/).
 set -euo pipefail
@@ -21,6 +21,10 @@ chmod 755 "$d"
 host=$(hostname -s)
 pids=()
 stop() {
+  rc=$?
+  if [ "$rc" -ne 0 ]; then # the daemons' logs, to see why
+    for f in "$d"/*.out "$d"/*.log "$d"/munge/munged.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done
+  fi
   # slurmd and slurmctld, then munged (by its pid file, so that su, its
   # parent here, sees it exit), and wait for each.
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -95,6 +99,8 @@ GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-train 4 "$d/cloud.arrows" --sa
 gpc-train --samples 20000 "$d/crabs.arrows" | gpc-predict --format arrow > "$d/posteriors.arrows"
 gpc-predict --format arrow "$d/cloud.arrows" | cmp - "$d/posteriors.arrows"
 echo "posteriors of the merged cloud: byte-identical"
+echo "== gpc-predict on the merged cloud in a 4-task job array (by test rows), merged, against the unsharded posteriors"
+GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-predict 4 "$d/posteriors-sharded.arrows" "$d/cloud.arrows"
 
 echo "== gpc-tune's grid (6 x 5 points) in a 4-task job array on Slurm, merged, against the unsharded grid"
 GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-tune 4 "$d/grid.arrows" --standardize --alpha 2:64:6 --beta 1e2:1e6:5 --samples 500 --exploit 0 --no-optimize --train examples/crabs/train.csv

@@ -230,3 +230,28 @@ func TestEPEvidence(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkScore measures the gradient's cost on a kept cloud beside the
+// estimate's: the one-factor covariance, N = 200, M = 4000.
+func BenchmarkScore(b *testing.B) {
+	d := uniformLoadings(200, 3)
+	box := core.Box{N: len(d), Cov: oracle.OneFactor(d)}
+	for _, cand := range []core.Candidate{{Method: core.MethodSMC, Order: core.OrderGreedy}, {Method: core.MethodEP, Order: core.OrderGreedy}} {
+		f, err := core.Prepare(box, cand, 1, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := core.Estimate(context.Background(), f, core.Config{Method: cand.Method, Samples: 4000, Seed: 1, Keep: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("n=200/particles=4000/method=%v", cand.Method), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := core.NewScore(f, res.Cloud, cand.Method); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

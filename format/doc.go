@@ -26,8 +26,9 @@
 // gpc:classes, the class names as a JSON array (KeyClasses), and
 // gpc:train_points: its train rows are the class differences of the
 // multinomial probit model, C - 1 per training point, and its test rows
-// come C to a test point (KeyClasses says how). The cloud and the
-// posteriors made from it carry gpc:classes on.
+// come C to a test point (KeyClasses says how); gpc:class_alpha and
+// gpc:class_beta record per-class hyperparameters when they were given.
+// The cloud and the posteriors made from it carry these keys on.
 //
 // The reader also takes a square matrix as N numeric columns (what a
 // dataframe library writes; columns named lower, upper, mean, y and id are
@@ -78,7 +79,7 @@
 // order used, as input indices), gpc:pilots (the pilot runs that chose it),
 // and the input's gpc: keys.
 //
-// # Shards (gpc.orthant-shard/1, gpc.cloud-shard/1, gpc.tune-shard/1)
+// # Shards (gpc.orthant-shard/1, gpc.cloud-shard/1, gpc.tune-shard/1, gpc.posteriors-shard/1)
 //
 // What gpc-orthant --shard I/K and gpc-train --shard I/K write: a range
 // [lo, hi) of the run's particle groups, for gpc-merge. The metadata is
@@ -94,7 +95,9 @@
 // gpc:shard_rows_of the unsharded cloud's. gpc.tune-shard/1 is the tuning
 // table's grid rows of its range of grid points, plus group_log_p (each
 // point's group estimates, comma-separated), and gpc:shard_grid (the axes'
-// sizes).
+// sizes). gpc.posteriors-shard/1 is the posteriors of a range of the test
+// rows, with gpc:shard_rows_of (all the test rows) and
+// gpc:shard_batch_size (the unsharded output's rows per record batch).
 //
 // # Tuning table (gpc.tune/1)
 //

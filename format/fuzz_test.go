@@ -136,6 +136,38 @@ func FuzzDump(f *testing.F) {
 	})
 }
 
+// FuzzReadAnyTable: any bytes read by gpc-show's reader either fail with an
+// error or give a table whose columns all have its row count.
+func FuzzReadAnyTable(f *testing.F) {
+	mem := memory.NewGoAllocator()
+	var buf bytes.Buffer
+	if err := WriteCovariance(&buf, sampleCov(), nil, 2, mem); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	tab := &Table{Cols: []Column{{Name: "x", Float: []float64{1, 2}}, {Name: "n", Int: []int64{3, 4}}, {Name: "s", Str: []string{"a", "b"}}}}
+	buf.Reset()
+	if err := WriteTable(&buf, tab, Arrow, 1, mem); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > fuzzMax {
+			return
+		}
+		defer watchdog()()
+		got, err := ReadAnyTable(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			return
+		}
+		for _, c := range got.Cols {
+			if c.len() != got.Rows() {
+				t.Fatalf("column %q has %d rows, the table %d", c.Name, c.len(), got.Rows())
+			}
+		}
+	})
+}
+
 // FuzzReadFrame: any bytes read as a features table either fail with an
 // error or give a consistent frame.
 func FuzzReadFrame(f *testing.F) {

@@ -23,6 +23,10 @@ import (
 const (
 	SchemaOrthantShard = "gpc.orthant-shard/1"
 	SchemaTuneShard    = "gpc.tune-shard/1"
+	// SchemaPosteriorsShard is gpc-predict --shard's: the posteriors of a
+	// range of the test rows.
+	SchemaPosteriorsShard = "gpc.posteriors-shard/1"
+	KeyShardBatch         = "gpc:shard_batch_size" // the unsharded output's rows per record batch
 
 	KeyShard            = "gpc:shard"             // "I/K": this is shard I (from 0) of K
 	KeyShardRange       = "gpc:shard_range"       // "lo-hi": the shard's particle groups, [lo, hi)

@@ -299,6 +299,36 @@ func pad(s string, width int, right bool) string {
 	return s + fill
 }
 
+// FitWidth returns t with only its leading columns that fit in width
+// characters as a text table lays them out (aligned, two blanks apart),
+// at least one, and the names of those it left out; width <= 0 or a
+// table of one row (printed as name/value lines) keeps them all.
+func FitWidth(t *Table, width int) (*Table, []string) {
+	if width <= 0 || t.Rows() == 1 {
+		return t, nil
+	}
+	used := 0
+	for i := range t.Cols {
+		w := utf8.RuneCountInString(cell(t.Cols[i].Name))
+		for r := range t.Rows() {
+			w = max(w, utf8.RuneCountInString(cell(t.Cols[i].text(r, false))))
+		}
+		if i > 0 {
+			w += 2
+		}
+		if i > 0 && used+w > width {
+			out := &Table{Meta: t.Meta, Cols: t.Cols[:i]}
+			var dropped []string
+			for _, c := range t.Cols[i:] {
+				dropped = append(dropped, c.Name)
+			}
+			return out, dropped
+		}
+		used += w
+	}
+	return t, nil
+}
+
 func writeTableText(w io.Writer, t *Table) error {
 	bw := bufio.NewWriter(w)
 	if t.Rows() == 1 {

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# A sharded gpc-orthant, gpc-train or gpc-tune run on Slurm: a job array
-# of K tasks of one core, each computing a K-th of the particle groups (of
-# the grid points, for gpc-tune), then a merge job that depends on them. Adapt the partition, K and the input to your
+# A sharded gpc-orthant, gpc-train, gpc-predict or gpc-tune run on Slurm:
+# a job array of K tasks of one core, each computing a K-th of the
+# particle groups (of the test rows for gpc-predict, of the grid points
+# for gpc-tune), then a merge job that depends on them. Adapt the partition, K and the input to your
 # cluster; the tools must be on the PATH of the compute nodes and the
 # shard directory on a file system they share.
 #
 #   examples/slurm/run.sh TOOL K OUTPUT [TOOL's arguments...]
 #   examples/slurm/run.sh gpc-orthant 4 logp.arrows --samples 1000000 cov.arrows
 #   examples/slurm/run.sh gpc-train 4 cloud.arrows --samples 1000000 cov.arrows
+#   examples/slurm/run.sh gpc-predict 4 posteriors.arrows cloud.arrows
 #   examples/slurm/run.sh gpc-tune 4 grid.arrows --alpha 1:100:20 --beta 1:1e6:20 --exploit 0 --no-optimize --train train.csv
 #
 # The tasks run in the directory sbatch was called from (Slurm's default),

@@ -27,7 +27,7 @@ import (
 
 // badInput is one row of the catalogue.
 type badInput struct {
-	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune, gpc-mcmc, gpc-merge or gpc-fit
+	tool  string // gpc-kernel, gpc-orthant, gpc-train, gpc-predict, gpc-tune, gpc-mcmc, gpc-merge, gpc-fit or gpc-show
 	what  string // the bad input, in words
 	args  []string
 	stdin string            // the name of the standard input in the document ("" for none)
@@ -40,7 +40,7 @@ type badInput struct {
 
 var runners = map[string]func([]string, io.Reader, io.Writer, io.Writer) int{
 	"gpc-kernel": Kernel, "gpc-orthant": Orthant, "gpc-train": Train, "gpc-predict": Predict,
-	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-merge": Merge, "gpc-fit": Fit,
+	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-merge": Merge, "gpc-fit": Fit, "gpc-show": Show,
 }
 
 // fixtures are the streams the catalogue spoils, made once by the tools.
@@ -314,6 +314,11 @@ func catalogue(t *testing.T) []badInput {
 			input: func() []byte { return runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5")}) },
 			code:  ExitData, want: "the covariance has no test rows"},
 
+		// gpc-show: any stream.
+		{tool: "gpc-show", what: "empty input", stdin: "/dev/null", code: ExitData, want: "empty input"},
+		{tool: "gpc-show", what: "CSV where a stream is expected", args: []string{"testdata/tiny-train.csv"}, code: ExitData, want: "not an Arrow IPC stream (gpc-show reads the tools' streams; a CSV file is already a table)"},
+		{tool: "gpc-show", what: "a stream cut at a batch boundary", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
+
 		// Every tool: an output that cannot be written.
 		{tool: "gpc-orthant", what: "an output that cannot be written (a full disk)", args: []string{"testdata/equicorr3.csv", "--samples", "100"}, stdin: "", full: true, code: ExitIO, want: "write output: no space left on device"},
 		// gpc-tune: the grid, the stages' flags, the features.
@@ -377,6 +382,10 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-orthant", what: "--shard I/K with I not below K", args: []string{"--shard", "4/4", "testdata/equicorr3.csv"}, code: ExitUsage, want: "I must be from 0 to K-1"},
 		{tool: "gpc-train", what: "--shard with --format csv (a shard is an Arrow stream)", args: []string{"--shard", "0/2", "--format", "csv"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "--shard writes a shard of the cloud"},
 		{tool: "gpc-tune", what: "--shard with the exploit or optimum stage (they need the whole grid)", args: tinyTrain("--beta", "1,2", "--shard", "0/2"), code: ExitUsage, want: "--shard splits the grid stage only"},
+		{tool: "gpc-predict", what: "--shard on a multi-class cloud", args: []string{"--shard", "0/2"}, stdin: "iris-cloud.arrows", input: func() []byte {
+			cov := runCLI(t, Kernel, cliCase{args: []string{"--standardize", "--alpha", "4", "--beta", "256", "--label", "species", "--id", "id", "--train", "../../examples/iris/train.csv", "--test", "../../examples/iris/test.csv"}})
+			return runCLI(t, Train, cliCase{args: []string{"--samples", "200"}, stdin: cov})
+		}, code: ExitUsage, want: "multi-class cloud's posteriors are not sharded"},
 		{tool: "gpc-orthant", what: "more shards than particle groups", args: []string{"--shard", "0/9", "--groups", "4", "--samples", "100", "testdata/equicorr3.csv"}, code: ExitUsage, want: "at most one shard per group"},
 		{tool: "gpc-merge", what: "a missing shard", args: []string{"@shard-0.arrows"}, files: sh.files, code: ExitData, want: "shard 1/2 missing"},
 		{tool: "gpc-merge", what: "a shard given twice", args: []string{"@shard-0.arrows", "@shard-1.arrows", "@copy-of-shard-1.arrows"}, files: sh.files, code: ExitData, want: "shard 1/2 again"},

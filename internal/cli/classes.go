@@ -233,6 +233,9 @@ func (c *predictCmd) runClasses(e *env, f *core.Factor, cloud *format.CloudReade
 	if opt.Hard {
 		return usagef("--count hard: a multi-class cloud's class probabilities are computed per particle; leave --count out")
 	}
+	if testRows == 0 {
+		return c.noTests(name)
+	}
 	defer debug.SetGCPercent(debug.SetGCPercent(cloudGCPercent))
 	cl, err := cloud.LoadParticles(c.MaxMemory.limit(), sysmem.Floats)
 	if err != nil {
@@ -262,6 +265,9 @@ func (c *predictCmd) runClasses(e *env, f *core.Factor, cloud *format.CloudReade
 	if len(all.Y) != all.Len() {
 		all.Y = nil
 	}
+	if all.Len() == 0 {
+		return c.noTests(name)
+	}
 	points := -1
 	if testRows >= 0 {
 		points = testRows / len(names)
@@ -269,9 +275,11 @@ func (c *predictCmd) runClasses(e *env, f *core.Factor, cloud *format.CloudReade
 	proto := classTable(names, nil, nil, 0)
 	proto.Meta = outMeta
 	tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, points, c.BatchSize, mem)
-	if err := c.predictClasses(e, f, cl, names, all, tw, opt, name); err != nil {
+	var sum predictSummary
+	if err := c.predictClasses(e, f, cl, names, all, tw, &sum, opt, name); err != nil {
 		return err
 	}
+	tw.Note = sum.line(outMeta)
 	return tw.Close()
 }
 
@@ -279,7 +287,7 @@ func (c *predictCmd) runClasses(e *env, f *core.Factor, cloud *format.CloudReade
 // t (C rows each, format.KeyClasses) from the cloud cl, a batch of points
 // at a time, and writes them with tw. first is the index of t's first
 // point.
-func (c *predictCmd) predictClasses(e *env, f *core.Factor, cl *core.Cloud, names []string, t *format.TestRows, tw *format.TableWriter, opt core.PredictOptions, name string) error {
+func (c *predictCmd) predictClasses(e *env, f *core.Factor, cl *core.Cloud, names []string, t *format.TestRows, tw *format.TableWriter, sum *predictSummary, opt core.PredictOptions, name string) error {
 	nc := len(names)
 	if t.Len()%nc != 0 {
 		return &dataError{fmt.Sprintf("%s: %d test rows for %d classes: a multi-class stream has one row per class and test point", name, t.Len(), nc)}
@@ -305,12 +313,39 @@ func (c *predictCmd) predictClasses(e *env, f *core.Factor, cl *core.Cloud, name
 		if p0 == 0 && len(post) > 0 && math.IsNaN(post[0].SE) {
 			e.rep.warnf("the cloud has one particle group: the posteriors have no standard error (train with --groups)")
 		}
+		sum.addClasses(batch, post, nc)
 		if err := tw.Write(classTable(names, batch, post, p0)); err != nil {
 			return err
 		}
 		e.rep.add(int64(p1 - p0))
 	}
 	return nil
+}
+
+// addClasses adds the test points of t (nc rows each) with their class
+// probabilities post whose true class is known.
+func (s *predictSummary) addClasses(t *format.TestRows, post []core.Posterior, nc int) {
+	if t.Y == nil {
+		return
+	}
+	for p := range len(post) / nc {
+		y := t.Y[p*nc]
+		if math.IsNaN(y) {
+			continue
+		}
+		k := int(y)
+		best := 0
+		for cl := range nc {
+			if post[p*nc+cl].P > post[p*nc+best].P {
+				best = cl
+			}
+		}
+		s.labelled++
+		if best == k {
+			s.right++
+		}
+		s.logPred += math.Log(post[p*nc+k].P)
+	}
 }
 
 // classTable is a batch of the multi-class posteriors stream: id, p_<class>

@@ -206,6 +206,7 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 	}
 	cf := cmd.common()
 	rep.quiet = cf.Quiet
+	rep.progress = cf.Progress
 	if cf.Threads > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cf.Threads))
 	}
@@ -249,6 +250,8 @@ var stdinWhat = map[string]string{
 	"gpc-kernel":  "features (--train - or --test -)",
 	"gpc-tune":    "features (--train -)",
 	"gpc-mcmc":    "features (--train - or --test -)",
+	"gpc-show":    "an Arrow stream (a gpc tool's output)",
+	"gpc-fit":     "features (--train -)",
 }
 
 // ttyNotice is a standard input that is a terminal: before its first read

@@ -96,6 +96,7 @@ func (c *estimatorFlags) prepare(e *env, box core.Box, name string, cfg *core.Co
 	if cands[0].Order == core.OrderInterleave && box.Labels == nil {
 		return nil, nil, &dataError{fmt.Sprintf("--order interleave alternates the classes of the y column, and %s has none", name)}
 	}
+	e.rep.preparing(box.N, len(cands) > 1)
 	tr, done := e.rep.trace(progress)
 	var f *core.Factor
 	var pilots []core.Pilot
@@ -114,6 +115,22 @@ func (c *estimatorFlags) prepare(e *env, box core.Box, name string, cfg *core.Co
 		done()
 	}
 	return f, pilots, err
+}
+
+// preparing says, with --progress, that the estimator prepares n variables
+// (seconds at N = 1000, more beyond, before the first particle moves), as
+// a progress line at 0% that the particles' progress then replaces.
+func (r *reporter) preparing(n int, pilots bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.progress {
+		return
+	}
+	what := "the variable order and the factorisation"
+	if pilots {
+		what = "the candidates' orders and factorisations, and their pilot runs"
+	}
+	r.drawLine(fmt.Sprintf("%s:   0.0%%: preparing %d variables (%s)", r.name, n, what))
 }
 
 // estimate prepares the box and runs the estimator with progress, warning

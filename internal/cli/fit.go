@@ -27,7 +27,7 @@ The optimum is estimated again with --final-samples particles on a fresh seed: l
 ` + examplesHelp + `
   gpc-fit --standardize --alpha 30 --beta 1e4 --train examples/crabs/train.csv | gpc-kernel --hyper - --standardize --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
   gpc-fit --standardize --alpha 30 --beta 1e4 --train examples/crabs/train.csv --format csv > hyper.csv
-  gpc-fit --standardize --kernel ard --alpha 3 --beta 100 --train examples/crabs/train.csv --progress
+  gpc-fit --standardize --kernel ard --alpha 3 --beta 100 --train examples/crabs/train.csv --format table   # one length scale per feature
 
 ` + exitHelp
 

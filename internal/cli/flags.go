@@ -15,7 +15,7 @@ package cli
 //	estimatorFlags  --samples --seed --method --order --groups --ess --jitter: gpc-orthant, gpc-train, gpc-tune, gpc-mcmc
 //	seedFlags       --seed: in estimatorFlags, and gpc-predict
 //	memoryFlags     --max-memory: gpc-orthant, gpc-train, gpc-predict
-//	shardFlags      --shard: gpc-orthant, gpc-train, gpc-tune
+//	shardFlags      --shard: gpc-orthant, gpc-train, gpc-predict, gpc-tune
 //
 // A flag whose default differs between tools takes it from a kong
 // variable set where the struct is embedded (estimatorFlags' --samples:
@@ -130,9 +130,9 @@ type memoryFlags struct {
 }
 
 // shardFlags is --shard, the part of a run a tool computes: gpc-orthant,
-// gpc-train, gpc-tune.
+// gpc-train, gpc-predict, gpc-tune.
 type shardFlags struct {
-	Shard string `placeholder:"I/K" help:"Compute only shard I of K (I from 0 to K-1): a range of the particle groups (gpc-tune: of the grid points), written as a partial result that gpc-merge combines with the other shards into exactly the unsharded output, byte for byte; slurm takes I and K from a Slurm job array (SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN, and SLURM_ARRAY_TASK_COUNT). See docs/scale-out.md."`
+	Shard string `placeholder:"I/K" help:"Compute only shard I of K (I from 0 to K-1): a range of the particle groups (gpc-predict: of the test rows; gpc-tune: of the grid points), written as a partial result that gpc-merge combines with the other shards into exactly the unsharded output, byte for byte; slurm takes I and K from a Slurm job array (SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN, and SLURM_ARRAY_TASK_COUNT). See docs/scale-out.md."`
 }
 
 // shard returns --shard's I and K, or K = 0 without --shard; slurm reads

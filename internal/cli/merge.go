@@ -18,7 +18,7 @@ import (
 
 const mergeDescription = `Merge the partial results of a sharded run (--shard I/K) into exactly what the unsharded run writes.
 
-A run too long for one machine is split into K shards, each a fixed, seed-determined range of the estimator's particle groups, run anywhere (a Slurm job array: --shard slurm); gpc-merge reads the K shard streams and writes the output of the same run unsharded: byte for byte, on any CPU (every kernel path computes the same bits; a build with -tags openblas merges only its own shards, and agrees with the others statistically). gpc-orthant, gpc-train and gpc-tune (its grid stage) shard (docs/scale-out.md); a merged cloud goes to gpc-predict as any cloud does.
+A run too long for one machine is split into K shards, each a fixed, seed-determined range of the estimator's particle groups, run anywhere (a Slurm job array: --shard slurm); gpc-merge reads the K shard streams and writes the output of the same run unsharded: byte for byte, on any CPU (every kernel path computes the same bits; a build with -tags openblas merges only its own shards, and agrees with the others statistically). gpc-orthant, gpc-train, gpc-predict (by test rows) and gpc-tune (its grid stage) shard (docs/scale-out.md); a merged cloud goes to gpc-predict as any cloud does.
 
 The inputs are the K shard files, or directories whose files (all of them, in name order, hidden ones skipped) are the shards. gpc-merge refuses, with one line naming the shard (exit 65): a missing shard, a duplicate, a shard of another run (another input, flags, seed, K or compute path: the shards' gpc:shard_fingerprint differ), a stream that is not a shard, and a truncated shard.
 
@@ -75,6 +75,8 @@ func (c *mergeCmd) run(e *env) error {
 		return c.mergeCloud(e, shards, mem)
 	case format.SchemaTuneShard:
 		return c.mergeTune(e, shards, mem)
+	case format.SchemaPosteriorsShard:
+		return c.mergePosteriors(e, shards, mem)
 	}
 	return &dataError{fmt.Sprintf("%s: gpc:schema %q is not a shard stream gpc-merge reads", shards[0].name, shards[0].meta[format.KeySchema])}
 }
@@ -430,4 +432,37 @@ func metaFloats(v string) ([]float64, error) {
 		out = append(out, x)
 	}
 	return out, nil
+}
+
+// mergePosteriors joins gpc-predict's shards, ranges of the test rows,
+// into the posteriors table, in the unsharded run's record batches.
+func (c *mergeCmd) mergePosteriors(e *env, shards []*shardIn, mem format.Allocator) error {
+	meta := shards[0].meta
+	batch, err := strconv.Atoi(meta[format.KeyShardBatch])
+	if err != nil || batch < 1 {
+		return &dataError{fmt.Sprintf("%s: metadata %s = %q is not a batch size", shards[0].name, format.KeyShardBatch, meta[format.KeyShardBatch])}
+	}
+	t := &format.Table{Cols: slices.Clone(shards[0].t.Cols)}
+	for j := range t.Cols {
+		t.Cols[j].Float, t.Cols[j].Int, t.Cols[j].Str = nil, nil, nil
+	}
+	for _, s := range shards {
+		if len(s.t.Cols) != len(t.Cols) {
+			return &dataError{fmt.Sprintf("%s: the columns are not a gpc-predict shard's", s.name)}
+		}
+		for j := range t.Cols {
+			if s.t.Cols[j].Name != t.Cols[j].Name {
+				return &dataError{fmt.Sprintf("%s: the columns are not a gpc-predict shard's", s.name)}
+			}
+			t.Cols[j].Float = append(t.Cols[j].Float, s.t.Cols[j].Float...)
+			t.Cols[j].Int = append(t.Cols[j].Int, s.t.Cols[j].Int...)
+			t.Cols[j].Str = append(t.Cols[j].Str, s.t.Cols[j].Str...)
+		}
+	}
+	if v := strconv.Itoa(t.Rows()); v != meta[format.KeyShardRowsOf] {
+		return &dataError{fmt.Sprintf("the shards hold %s test rows, and the metadata announces %s", v, meta[format.KeyShardRowsOf])}
+	}
+	t.Meta = unshardedMeta(meta)
+	t.Meta[format.KeySchema] = meta[format.KeyShardOf]
+	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), batch, mem)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -68,5 +69,45 @@ func TestStdinTerminal(t *testing.T) {
 	Orthant(nil, null, &out, &errb)
 	if errb.String() != "gpc-orthant: format: stdin: empty input\n" {
 		t.Errorf("< /dev/null: stderr %q", errb.String())
+	}
+}
+
+// TestTuneTerminalWidth: on a terminal 80 columns wide, gpc-tune's table
+// keeps the columns that fit and names the others; off a terminal, --format
+// table keeps them all.
+func TestTuneTerminalWidth(t *testing.T) {
+	master, slave := openPTY(t)
+	if err := unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80}); err != nil {
+		t.Skipf("set the terminal's size: %v", err)
+	}
+	args := tinyTrain("--beta", "1,2", "--samples", "64", "--exploit-samples", "64", "--no-optimize")
+	var errb bytes.Buffer
+	if code := Tune(args, bytes.NewReader(nil), slave, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if err := master.SetReadDeadline(time.Now().Add(2 * time.Second)); err != nil {
+		t.Skipf("read deadline on the pseudo-terminal: %v", err)
+	}
+	var screen bytes.Buffer
+	buf := make([]byte, 4096)
+	for !strings.Contains(screen.String(), "--format csv shows them all") {
+		n, err := master.Read(buf)
+		screen.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(strings.ReplaceAll(screen.String(), "\r", "")), "\n")
+	for _, l := range lines[:len(lines)-1] {
+		if len(l) > 80 {
+			t.Errorf("a line of %d characters on an 80-column terminal: %q", len(l), l)
+		}
+	}
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "(") || !strings.Contains(last, "more columns, wider than the terminal: ") {
+		t.Errorf("the table ends with %q\n%s", last, screen.String())
+	}
+	full := runCLI(t, Tune, cliCase{args: append(args, "--format", "table")})
+	if !strings.Contains(strings.SplitN(string(full), "\n", 2)[0], "width_log_beta") {
+		t.Errorf("--format table off a terminal lost columns:\n%s", full)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -298,5 +299,62 @@ func TestMCMCProgressEnds(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "gpc-mcmc: 100.0%: 25 of 25 iterations, ") {
 		t.Errorf("stderr ends with %q", last)
+	}
+}
+
+// TestShow: gpc-show prints a stream as the tool that wrote it would
+// have, as a table or CSV, and its metadata sorted by key.
+func TestShow(t *testing.T) {
+	t.Parallel()
+	post := runCLI(t, Predict, cliCase{stdin: runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: runCLI(t, Kernel, cliCase{args: tiny})})})
+	for _, f := range []string{"table", "csv"} {
+		got := runCLI(t, Show, cliCase{args: []string{"--format", f}, stdin: post})
+		var want bytes.Buffer
+		tab, err := format.ReadAnyTable(bytes.NewReader(post), "posteriors")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ff := map[string]format.Format{"table": format.Text, "csv": format.CSV}[f]
+		if err := format.WriteTable(&want, &format.Table{Cols: tab.Cols}, ff, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) || !bytes.Contains(got, []byte("t1")) {
+			t.Errorf("--format %s:\n%s\nwant\n%s", f, got, want.Bytes())
+		}
+	}
+	csvOut := string(runCLI(t, Show, cliCase{args: []string{"--format", "csv"}, stdin: post}))
+	if !strings.HasPrefix(csvOut, "id,p,se,label,y\nt1,") || strings.Count(csvOut, "\n") != 5 {
+		t.Errorf("CSV:\n%s", csvOut)
+	}
+	meta := strings.Split(strings.TrimSpace(string(runCLI(t, Show, cliCase{args: []string{"--meta"}, stdin: post}))), "\n")
+	if !slices.IsSorted(meta) || !slices.Contains(meta, "gpc:schema = gpc.posteriors/1") || !slices.Contains(meta, "gpc:tool = gpc-predict") {
+		t.Errorf("--meta:\n%s", strings.Join(meta, "\n"))
+	}
+	// The stream again, byte for byte the same rows.
+	again := runCLI(t, Show, cliCase{args: []string{"--format", "csv"}, stdin: runCLI(t, Show, cliCase{args: []string{"--format", "arrow"}, stdin: post})})
+	if string(again) != csvOut {
+		t.Errorf("--format arrow, shown again:\n%s", again)
+	}
+}
+
+// TestPreparingProgress: with --progress, the preparation (seconds at
+// N = 1000, before the first particle moves) is reported as it starts.
+func TestPreparingProgress(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--samples", "640"}, "gpc-orthant:   0.0%: preparing 3 variables (the candidates' orders and factorisations, and their pilot runs)"},
+		{[]string{"--samples", "640", "--method", "ep", "--order", "greedy"}, "gpc-orthant:   0.0%: preparing 3 variables (the variable order and the factorisation)"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Orthant(append(c.args, "--progress", "--format", "csv", "testdata/equicorr3.csv"), bytes.NewReader(nil), &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		lines := strings.Split(errb.String(), "\n")
+		if lines[0] != c.want || !progressLine.MatchString(lines[len(lines)-2]) {
+			t.Errorf("%v: stderr\n%s\nwant its first line %q", c.args, errb.String(), c.want)
+		}
 	}
 }

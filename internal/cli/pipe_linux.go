@@ -37,3 +37,17 @@ func isTTY(f any) bool {
 	_, err := unix.IoctlGetTermios(int(file.Fd()), unix.TCGETS)
 	return err == nil
 }
+
+// termWidth is the width in columns of the terminal f, or 0 when f is not
+// a terminal (or says nothing of its size).
+func termWidth(f any) int {
+	file, ok := f.(*os.File)
+	if !ok {
+		return 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(file.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Col)
+}

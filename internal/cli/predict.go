@@ -42,6 +42,7 @@ type predictCmd struct {
 	Count       string `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper, with --seed for its draws)."`
 	seedFlags   `embed:""`
 	memoryFlags `embed:""`
+	shardFlags  `embed:""`
 	commonFlags `embed:""`
 }
 
@@ -96,6 +97,9 @@ func (c *predictCmd) run(e *env) error {
 		tests = cloud
 		if v, err := strconv.Atoi(cloud.Meta()[format.KeyRows]); err == nil {
 			testRows = v - cloud.Train.N - cloud.Particles()
+			if cloud.Meta()[format.KeySchema] == format.SchemaCloud {
+				testRows -= cloud.Groups() // gpc.cloud/2's group rows
+			}
 		}
 		if cloud.TestsFirst() {
 			// gpc-train put them first because they were small beside
@@ -180,6 +184,9 @@ func (c *predictCmd) run(e *env) error {
 		return err
 	}
 	if names != nil {
+		if c.Shard != "" {
+			return usagef("--shard: a multi-class cloud's posteriors are not sharded yet (predict them in one run)")
+		}
 		return c.runClasses(e, f, cloud, tests, ahead, names, testRows, outMeta, estimate, opt, name, mem)
 	}
 	proto := posteriorTable(nil, nil, 0, pos, neg)
@@ -187,18 +194,44 @@ func (c *predictCmd) run(e *env) error {
 	if testRows == 0 || (stream && ahead.Len() == 0) {
 		return c.noTests(name)
 	}
+	// A shard (--shard I/K) predicts the test rows [lo, hi) of the
+	// testRows; rows counts those it writes.
+	si, sk, err := c.shard()
+	if err != nil {
+		return err
+	}
 	if stream {
+		testRows = ahead.Len()
+	}
+	lo, hi, rows := 0, testRows, testRows
+	if sk > 0 {
+		if testRows < 0 {
+			return &dataError{fmt.Sprintf("%s: --shard splits the test rows, and their count is not known before they are read (no gpc:rows in the metadata)", name)}
+		}
+		lo, hi = shardRange(si, sk, testRows)
+		rows = hi - lo
+		addShardMeta(outMeta, format.SchemaPosteriorsShard, si, sk, lo, hi, "")
+		outMeta[format.KeyShardRowsOf] = strconv.Itoa(testRows)
+		outMeta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
+	}
+	if stream {
+		if sk > 0 {
+			ahead, opt.First = sliceTests(ahead, lo, hi), lo
+		}
 		post, err := c.streamPredict(e, f, cloud, ahead, opt, name)
 		if err != nil {
 			return err
 		}
 		estimate()
+		if sk > 0 {
+			outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
+		}
 		tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, ahead.Len(), c.BatchSize, mem)
 		var sum predictSummary
 		for a := 0; a < ahead.Len(); a += c.BatchSize {
 			b := min(ahead.Len(), a+c.BatchSize)
 			sum.add(sliceTests(ahead, a, b), post[a:b])
-			if err := tw.Write(posteriorTable(sliceTests(ahead, a, b), post[a:b], a, pos, neg)); err != nil {
+			if err := tw.Write(posteriorTable(sliceTests(ahead, a, b), post[a:b], lo+a, pos, neg)); err != nil {
 				return err
 			}
 		}
@@ -215,7 +248,10 @@ func (c *predictCmd) run(e *env) error {
 		return err
 	}
 	estimate()
-	tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, testRows, c.BatchSize, mem)
+	if sk > 0 {
+		outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
+	}
+	tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, rows, c.BatchSize, mem)
 	e.rep.startProgress(c.Progress, rowsProgress(testRows, "test rows"))
 	defer e.rep.stopProgress()
 	row := 0
@@ -234,20 +270,29 @@ func (c *predictCmd) run(e *env) error {
 		if t == nil {
 			break
 		}
+		first := row
+		row += t.Len()
+		if sk > 0 {
+			// This shard's rows of the batch, [lo, hi) less first.
+			a, b := min(max(lo-first, 0), t.Len()), max(min(hi-first, t.Len()), 0)
+			if a >= b {
+				continue
+			}
+			t, first = sliceTests(t, a, b), first+a
+		}
 		post := make([]core.Posterior, t.Len())
-		opt.First = row
+		opt.First = first
 		if err := core.PredictWith(post, f, cl, t.Cov, t.Var, opt); err != nil {
-			return testRowError(err, name, row)
+			return testRowError(err, name, first)
 		}
 		if !warned && len(post) > 0 && math.IsNaN(post[0].SE) {
 			e.rep.warnf("the cloud has one particle group: the posteriors have no standard error (train with --groups)")
 			warned = true
 		}
 		sum.add(t, post)
-		if err := tw.Write(posteriorTable(t, post, row, pos, neg)); err != nil {
+		if err := tw.Write(posteriorTable(t, post, first, pos, neg)); err != nil {
 			return err
 		}
-		row += t.Len()
 		e.rep.add(int64(t.Len()))
 	}
 	if row == 0 {
@@ -446,4 +491,12 @@ func posteriorTable(t *format.TestRows, post []core.Posterior, first int, pos, n
 		{Name: "label", Str: label},
 		{Name: "y", Str: y},
 	}}
+}
+
+// predictFingerprint is a posteriors shard's gpc:shard_fingerprint: the
+// cloud (its estimate and train block, in the output's metadata), the
+// flags that change the posteriors, K and the compute path.
+func (c *predictCmd) predictFingerprint(meta map[string]string, k int) string {
+	return format.ShardFingerprint("gpc-predict", meta[format.KeyFingerprint], meta[format.KeyGroupLogP], meta[format.KeySeed],
+		fmt.Sprintf("count=%s seed=%d batch-size=%d", c.Count, c.Seed, c.BatchSize), "shards="+strconv.Itoa(k), "path="+computePath())
 }

@@ -94,7 +94,7 @@ func workDir(t *testing.T) string {
 func TestHelpExamples(t *testing.T) {
 	dir := workDir(t)
 	n := 0
-	for _, tool := range []string{"gpc-kernel", "gpc-orthant", "gpc-train", "gpc-predict", "gpc-tune", "gpc-mcmc", "gpc-merge"} {
+	for _, tool := range []string{"gpc-kernel", "gpc-orthant", "gpc-train", "gpc-predict", "gpc-tune", "gpc-mcmc", "gpc-merge", "gpc-fit", "gpc-show"} {
 		help, err := exec.Command(filepath.Join(tools(t), tool), "--help").Output()
 		if err != nil {
 			t.Fatalf("%s --help: %v", tool, err)

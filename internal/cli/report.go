@@ -20,10 +20,12 @@ import (
 // warning is about a result (its standard error, its labels), and a run
 // that fails has none, so that a failure is always exactly one line.
 type reporter struct {
-	name    string
-	w       io.Writer
-	quiet   bool
-	pending []string // warnings not yet printed
+	name  string
+	w     io.Writer
+	quiet bool
+	// progress is --progress: preparing says what it prepares.
+	progress bool
+	pending  []string // warnings not yet printed
 
 	mu       sync.Mutex
 	tty      bool // redraw the progress line in place
@@ -167,8 +169,13 @@ func (r *reporter) add(n int64) {
 	el := now.Sub(r.start).Seconds()
 	rate := float64(r.done) / max(el, 1e-9)
 	left := float64(r.p.total-r.done) / max(rate, 1e-9)
-	msg := fmt.Sprintf("%s: %5.1f%%: %s, %.3g %s/s, %s left", r.name,
-		100*float64(r.done)/float64(r.p.total), r.p.what(r.done), rate, r.p.unit, fmtDuration(left))
+	r.drawLine(fmt.Sprintf("%s: %5.1f%%: %s, %.3g %s/s, %s left", r.name,
+		100*float64(r.done)/float64(r.p.total), r.p.what(r.done), rate, r.p.unit, fmtDuration(left)))
+}
+
+// drawLine writes a progress line: redrawn in place on a terminal, a line
+// of its own elsewhere. r.mu is held.
+func (r *reporter) drawLine(msg string) {
 	switch {
 	case !r.tty:
 		fmt.Fprintln(r.w, msg)

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,5 +207,54 @@ func TestShardTuneMergeIdentical(t *testing.T) {
 		if got := runCLI(t, Merge, cliCase{args: append([]string{"--format", "arrow"}, names...)}); !bytes.Equal(got, want) {
 			t.Errorf("%v: merged grid differs from the unsharded one:\n%s\nunsharded:\n%s", tc.args, dump(t, got), dump(t, want))
 		}
+	}
+}
+
+// TestShardPredictMergeIdentical: gpc-predict's test rows in K shards,
+// merged, are the unsharded posteriors byte for byte: predicted as the
+// particles stream past (test rows first, the hard count's streams too)
+// and with the cloud held (test rows after the particles, shards that cut
+// the record batches anywhere).
+func TestShardPredictMergeIdentical(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	test, err := os.ReadFile("../../examples/crabs/test.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(test), "\n")
+	many := filepath.Join(dir, "many.csv")
+	if err := os.WriteFile(many, []byte(lines[0]+strings.Repeat(strings.Join(lines[1:], ""), 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name        string
+		test        string
+		train, pred []string
+		k           int
+	}{
+		{"streamed, hard count", "../../examples/crabs/test.csv", []string{"--samples", "2000"}, []string{"--count", "hard", "--batch-size", "7"}, 3},
+		{"cloud held", many, []string{"--samples", "400", "--groups", "4"}, []string{"--batch-size", "300"}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cov := runCLI(t, Kernel, cliCase{args: []string{"--standardize", "--alpha", "4", "--beta", "10", "--train", "../../examples/crabs/train.csv", "--test", tc.test}})
+			cloud := runCLI(t, Train, cliCase{args: tc.train, stdin: cov})
+			if streamed := bytes.Contains(cloud, []byte(format.KeyTestsFirst)); streamed != strings.HasPrefix(tc.name, "streamed") {
+				t.Fatalf("test rows first: %v", streamed)
+			}
+			want := runCLI(t, Predict, cliCase{args: append([]string{"--format", "arrow"}, tc.pred...), stdin: cloud})
+			if err := format.Dump(io.Discard, bytes.NewReader(want)); err != nil {
+				t.Fatalf("the unsharded posteriors: %v", err)
+			}
+			var shards [][]byte
+			for i := range tc.k {
+				a := append(append([]string{"--format", "arrow"}, tc.pred...), "--shard", fmt.Sprintf("%d/%d", i, tc.k))
+				shards = append(shards, runCLI(t, Predict, cliCase{args: a, stdin: cloud}))
+			}
+			_, names := writeShards(t, shards)
+			if got := runCLI(t, Merge, cliCase{args: append([]string{"--format", "arrow"}, names...)}); !bytes.Equal(got, want) {
+				t.Errorf("merged posteriors differ from the unsharded ones:\n%.2000s\nunsharded:\n%.2000s", dump(t, got), dump(t, want))
+			}
+		})
 	}
 }

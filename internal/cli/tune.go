@@ -530,7 +530,21 @@ func (c *tuneCmd) run(e *env) error {
 	}
 
 	t := format.TuneTable(names, axisNames, rows, tuneMeta(meta))
-	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, format.NewAllocator())
+	f := c.outputFormat(e.stdout)
+	if f != format.Text {
+		return format.WriteTable(e.stdout, t, f, 0, format.NewAllocator())
+	}
+	// On a terminal, the columns that fit its width; the rest are named.
+	fit, dropped := format.FitWidth(t, termWidth(e.stdout))
+	if err := format.WriteTable(e.stdout, fit, f, 0, nil); err != nil {
+		return err
+	}
+	if len(dropped) > 0 {
+		if _, err := fmt.Fprintf(e.stdout, "(%d more columns, wider than the terminal: %s; --format csv shows them all)\n", len(dropped), strings.Join(dropped, ", ")); err != nil {
+			return &format.IOError{Op: "write output", Err: err}
+		}
+	}
+	return nil
 }
 
 // describe writes hyperparameter values as name=value pairs.
