@@ -35,14 +35,26 @@ var AutoCandidates = []Candidate{{MethodEP, OrderGreedy}, {MethodMET, OrderSharp
 // MethodMET, twisting it by EP for MethodEP), as NewFactor, Factor.Tilt and
 // PrepareEP do.
 func Prepare(box Box, c Candidate, seed uint64, jitter float64) (*Factor, error) {
+	return PrepareTrace(box, c, seed, jitter, nil)
+}
+
+// PrepareTrace is Prepare telling tr of its phases (see Trace).
+func PrepareTrace(box Box, c Candidate, seed uint64, jitter float64, tr Trace) (*Factor, error) {
+	ord := Ordering{Kind: c.Order, Seed: seed}
 	if c.Method == MethodEP {
-		return PrepareEP(box, Ordering{Kind: c.Order, Seed: seed}, jitter)
+		e, err := newEP(box, jitter, EPTol, tr)
+		if err != nil {
+			return nil, err
+		}
+		return e.factorTrace(ord, box.Labels, tr)
 	}
-	f, err := NewFactor(box, Ordering{Kind: c.Order, Seed: seed}, jitter)
+	tr.printf("%s: ordering and factorising", c)
+	f, err := NewFactor(box, ord, jitter)
 	if err != nil {
 		return nil, err
 	}
 	if c.Method == MethodMET {
+		tr.printf("%s: tilting solve", c)
 		st, err := f.Tilt(MaxTiltIterations)
 		f.TiltStats = st
 		if err != nil {
@@ -86,7 +98,7 @@ func Choose(ctx context.Context, box Box, cands []Candidate, jitter float64, cfg
 	pcfg := cfg
 	pcfg.Samples = PilotSamples(cfg.Samples)
 	pcfg.Groups = min(8, pcfg.Samples/2)
-	pcfg.Progress = nil
+	pcfg.Progress, pcfg.Trace = nil, nil
 	pcfg.Keep, pcfg.Sink = false, nil
 	pcfg.ESSThreshold = 0
 	pilots := make([]Pilot, len(cands))
@@ -94,16 +106,16 @@ func Choose(ctx context.Context, box Box, cands []Candidate, jitter float64, cfg
 	var epErr error
 	prepare := func(c Candidate) (*Factor, error) {
 		if c.Method != MethodEP {
-			return Prepare(box, c, cfg.Seed, jitter)
+			return PrepareTrace(box, c, cfg.Seed, jitter, cfg.Trace)
 		}
 		if ep == nil && epErr == nil {
 			// One EP solve serves every order.
-			ep, epErr = NewEP(box, jitter)
+			ep, epErr = newEP(box, jitter, EPTol, cfg.Trace)
 		}
 		if epErr != nil {
 			return nil, epErr
 		}
-		return ep.Factor(Ordering{Kind: c.Order, Seed: cfg.Seed, Labels: box.Labels})
+		return ep.factorTrace(Ordering{Kind: c.Order, Seed: cfg.Seed}, box.Labels, cfg.Trace)
 	}
 	best := -1
 	for k, c := range cands {
@@ -122,6 +134,7 @@ func Choose(ctx context.Context, box Box, cands []Candidate, jitter float64, cfg
 		}
 		pcfg.Method = c.Method
 		pcfg.Seed = splitmix64(cfg.Seed ^ splitmix64(domainPilot^splitmix64(uint64(k))))
+		cfg.Trace.printf("pilot %d of at most %d: %s, %d particles", k+1, len(cands), c, pcfg.Samples)
 		if p.Result, err = Estimate(ctx, p.Factor, pcfg); err != nil {
 			return nil, c, pilots, err
 		}

@@ -44,6 +44,7 @@ type EP struct {
 
 	tol       float64 // the sites' relative change at which the sweeps stop
 	maxSweeps int     // the most sweeps
+	trace     Trace   // told of each sweep and the recompute
 }
 
 // EPStats describes an EP solve.
@@ -99,7 +100,13 @@ func NewEP(box Box, jitter float64) (*EP, error) {
 // for the proposal; the evidence and its gradient, EP.LogEvidence and
 // EP.Score, want tighter).
 func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
+	return newEP(box, jitter, tol, nil)
+}
+
+// newEP is NewEPTol telling tr of its phases.
+func newEP(box Box, jitter, tol float64, tr Trace) (*EP, error) {
 	n := box.N
+	tr.printf("EP: factorising R (%d variables)", n)
 	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, jitter)
 	if err != nil {
 		return nil, err
@@ -107,7 +114,7 @@ func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
 	cov, _ := symmetrize(box.Cov, n, jitter)
 	a, b, _ := shiftedBounds(box)
 	e := &EP{N: n, Tau: make([]float64, n), Nu: make([]float64, n), M: make([]float64, n),
-		Sigma: cov, a: a, b: b, rchol: rf, tol: tol, maxSweeps: MaxEPSweeps}
+		Sigma: cov, a: a, b: b, rchol: rf, tol: tol, maxSweeps: MaxEPSweeps, trace: tr}
 	if n >= EPLargeN && tol == EPTol {
 		// The proposal's EP at large N (see EPLargeTol); the evidence and
 		// its gradient ask for their own, tighter tol.
@@ -119,6 +126,7 @@ func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
 	// The rank-one updates accumulate rounding: rebuild Sigma, M and Z from
 	// the sites and R, in place of R's copy (the sweeps' Sigma is scratch).
 	swept := e.Sigma
+	tr.printf("EP: recomputing Sigma from the sites")
 	cov, _ = symmetrize(box.Cov, n, jitter)
 	e.r = slices.Clone(cov)
 	if err := e.recompute(cov, swept); err != nil {
@@ -135,13 +143,21 @@ const epDelay = 128
 // lower triangle of Sigma (see sweep).
 const epRows = 256
 
+// epSites is the number of sites whose columns a sweep forms together (a
+// divisor of epRows and epDelay): the pending updates are subtracted from
+// the block's columns in one product, and each site then subtracts only
+// the updates of the sites before it in the block.
+const epSites = 16
+
 // sweep runs EP's passes over the sites (recompute rebuilds Sigma, M and Z
 // from the sites afterwards). The rank-one updates Sigma -= c col col' of
 // each site are delayed: with the last q <= epDelay updates held as the
 // columns of U (n x q) and their coefficients, the current Sigma is
-// S - U diag(c) U', so a site's column costs S's column less a product
-// of U's rows with the site's row of U (on internal/gemm's kernel), and
-// every epDelay sites S takes the q updates in one product: the sweep's
+// S - U diag(c) U', so a block of epSites sites' columns costs S's
+// columns less one product of U with the sites' rows of U (on
+// internal/gemm's kernel), each site then subtracting the updates of the
+// block's earlier sites, and once epDelay updates are pending S takes them
+// in one product: the sweep's
 // multiply-adds at the product's speed rather than at memory's. Only the
 // lower part of S is updated, by block columns of epRows columns, each from
 // its first row down: entry (r, c) of S is current where c < the end of
@@ -150,8 +166,6 @@ const epRows = 256
 // rather than n^3.
 func (e *EP) sweep() error {
 	n, sg := e.N, e.Sigma
-	col := make([]float64, n)
-	corr := make([]float64, n)
 	u := make([]float64, n*epDelay)  // row r: the q delayed columns' entries r
 	cu := make([]float64, n*epDelay) // the same scaled by -c
 	q := 0
@@ -170,64 +184,95 @@ func (e *EP) sweep() error {
 		}
 		q = 0
 	}
+	// The columns of a block of epSites sites, with the pending updates
+	// as of the block's start (row j: site i0+j's), and the coefficients
+	// -c col of the updates made within the block (row k: the block's
+	// k-th update).
+	panel := make([]float64, epSites*n)
+	blk := make([]float64, epSites*n)
 	for e.Stats.Sweeps = 1; e.Stats.Sweeps <= e.maxSweeps; e.Stats.Sweeps++ {
+		if k := e.Stats.Sweeps; k == 1 {
+			e.trace.printf("EP: sweep 1 (stops at change < %.3g, at most %d sweeps)", e.tol, e.maxSweeps)
+		} else {
+			e.trace.printf("EP: sweep %d, after change %.3g", k, e.Stats.Change)
+		}
 		e.Stats.Change = 0
-		for i := range n {
-			// col = Sigma_i = S_i - U diag(c) U_i'.
-			r1 := min(n, (i/epRows+1)*epRows)
-			copy(col[:r1], sg[i*n:i*n+r1])
-			for r := r1; r < n; r++ {
-				col[r] = sg[r*n+i]
-			}
-			if q > 0 {
-				ws.NT(n, 1, q, cu, epDelay, u[i*epDelay:], epDelay, corr, 1, false, 1)
-				floats.Add(col, corr)
-			}
-			sii := col[i]
-			tc := 1/sii - e.Tau[i]
-			nc := e.M[i]/sii - e.Nu[i]
-			if !(tc > 0) || math.IsInf(tc, 1) {
-				return fmt.Errorf("core: EP broke down: the cavity precision of variable %d is %v", i, tc)
-			}
-			// The cavity N(mc, sc^2) times the indicator: its moments give the
-			// new site, (1/vh - tc, mh/vh - nc).
-			mc, sc := nc/tc, 1/math.Sqrt(tc)
-			tm, tv := truncMoments((e.a[i]-mc)/sc, (e.b[i]-mc)/sc)
-			if !(tv > 1e-12) {
-				// The interval is far in the cavity's tail or very narrow
-				// relative to it: a site this sharp would make the updates
-				// ill-conditioned, and any site is valid. Cap its precision.
-				tv = 1e-12
-			}
-			mh, vh := mc+sc*tm, sc*sc*tv
-			tau := math.Max(1/vh-tc, 0)
-			nu := mh/vh - nc
-			if tau == 0 {
-				nu = 0
-			}
-			e.Stats.Change = math.Max(e.Stats.Change, math.Max(math.Abs(tau-e.Tau[i]), math.Abs(nu-e.Nu[i])*sc)/tc)
-			dt, dn := tau-e.Tau[i], nu-e.Nu[i]
-			e.Tau[i], e.Nu[i] = tau, nu
-			if dt == 0 && dn == 0 {
-				continue
-			}
-			// Sigma -= c col col' with c = dt/(1 + dt Sigma_ii) (delayed);
-			// M = Sigma Nu moves along col (col'Nu is the old M_i).
-			c := dt / (1 + dt*sii)
-			floats.AddScaled(e.M, dn*(1-c*sii)-c*e.M[i], col)
-			if c == 0 {
-				continue
-			}
-			for r, v := range col {
-				u[r*epDelay+q] = v
-				cu[r*epDelay+q] = -c * v
-			}
-			if q++; q == epDelay {
+		for i0 := 0; i0 < n; i0 += epSites {
+			i1 := min(n, i0+epSites)
+			if q+i1-i0 > epDelay {
 				flush()
+			}
+			// The block's columns of S: along their rows up to the end of
+			// their row block (epRows is a multiple of epSites), then down
+			// the columns, a row's epSites entries at a time.
+			r1 := min(n, (i0/epRows+1)*epRows)
+			for i := i0; i < i1; i++ {
+				copy(panel[(i-i0)*n:(i-i0)*n+r1], sg[i*n:i*n+r1])
+			}
+			for r := r1; r < n; r++ {
+				for i, v := range sg[r*n+i0 : r*n+i1] {
+					panel[i*n+r] = v
+				}
+			}
+			// Less the pending updates, in one product: the n x q block of
+			// U read once for the block rather than once per site.
+			q0 := q
+			if q0 > 0 {
+				ws.NT(i1-i0, n, q0, u[i0*epDelay:], epDelay, cu, epDelay, panel, n, true, workers)
+			}
+			for i := i0; i < i1; i++ {
+				// col = Sigma_i: the panel's row less the block's own updates.
+				col := panel[(i-i0)*n : (i-i0+1)*n]
+				for k := q0; k < q; k++ {
+					floats.AddScaled(col, u[i*epDelay+k], blk[(k-q0)*n:(k-q0+1)*n])
+				}
+				sii := col[i]
+				tc := 1/sii - e.Tau[i]
+				nc := e.M[i]/sii - e.Nu[i]
+				if !(tc > 0) || math.IsInf(tc, 1) {
+					return fmt.Errorf("core: EP broke down: the cavity precision of variable %d is %v", i, tc)
+				}
+				// The cavity N(mc, sc^2) times the indicator: its moments give
+				// the new site, (1/vh - tc, mh/vh - nc).
+				mc, sc := nc/tc, 1/math.Sqrt(tc)
+				tm, tv := truncMoments((e.a[i]-mc)/sc, (e.b[i]-mc)/sc)
+				if !(tv > 1e-12) {
+					// The interval is far in the cavity's tail or very narrow
+					// relative to it: a site this sharp would make the updates
+					// ill-conditioned, and any site is valid. Cap its precision.
+					tv = 1e-12
+				}
+				mh, vh := mc+sc*tm, sc*sc*tv
+				tau := math.Max(1/vh-tc, 0)
+				nu := mh/vh - nc
+				if tau == 0 {
+					nu = 0
+				}
+				e.Stats.Change = math.Max(e.Stats.Change, math.Max(math.Abs(tau-e.Tau[i]), math.Abs(nu-e.Nu[i])*sc)/tc)
+				dt, dn := tau-e.Tau[i], nu-e.Nu[i]
+				e.Tau[i], e.Nu[i] = tau, nu
+				if dt == 0 && dn == 0 {
+					continue
+				}
+				// Sigma -= c col col' with c = dt/(1 + dt Sigma_ii) (delayed);
+				// M = Sigma Nu moves along col (col'Nu is the old M_i).
+				c := dt / (1 + dt*sii)
+				floats.AddScaled(e.M, dn*(1-c*sii)-c*e.M[i], col)
+				if c == 0 {
+					continue
+				}
+				b := blk[(q-q0)*n : (q-q0+1)*n]
+				for r, v := range col {
+					u[r*epDelay+q] = v
+					cu[r*epDelay+q] = -c * v
+					b[r] = -c * v
+				}
+				q++
 			}
 		}
 		flush()
 		if e.Stats.Change < e.tol {
+			e.trace.printf("EP: converged after %d sweeps, change %.3g", e.Stats.Sweeps, e.Stats.Change)
 			return nil
 		}
 	}
@@ -320,6 +365,16 @@ func (e *EP) Factor(ord Ordering) (*Factor, error) {
 	}
 	f.ep = st
 	return f, nil
+}
+
+// factorTrace is Factor (with labels for OrderInterleave when ord has
+// none) telling tr of it.
+func (e *EP) factorTrace(ord Ordering, labels []float64, tr Trace) (*Factor, error) {
+	if ord.Labels == nil {
+		ord.Labels = labels
+	}
+	tr.printf("ep/%s: ordering and factorising Sigma", ord.Kind)
+	return e.Factor(ord)
 }
 
 // PrepareEP is NewEP followed by EP.Factor.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -112,5 +113,29 @@ func TestEPSweepMatchesNaive(t *testing.T) {
 	}
 	if math.Abs(e.LogZ-logZ) > 1e-9*math.Abs(logZ) {
 		t.Fatalf("log Z = %v, gonum %v", e.LogZ, logZ)
+	}
+}
+
+// TestEPThreadsIdentical checks that EP's sites, Sigma and log Z have the
+// same bits whatever the thread count (its products and factorisations
+// split their work in fixed pieces).
+func TestEPThreadsIdentical(t *testing.T) {
+	n := epRows + epDelay + 37
+	box := Box{N: n, Cov: randSPD(n, 12)}
+	var ref *EP
+	for _, procs := range []int{1, 2, 3} {
+		old := runtime.GOMAXPROCS(procs)
+		e, err := NewEP(box, 0)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref == nil {
+			ref = e
+			continue
+		}
+		if !slices.Equal(e.Tau, ref.Tau) || !slices.Equal(e.Nu, ref.Nu) || !slices.Equal(e.Sigma, ref.Sigma) || e.LogZ != ref.LogZ {
+			t.Fatalf("EP with %d threads differs from 1 thread's", procs)
+		}
 	}
 }

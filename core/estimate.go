@@ -119,6 +119,9 @@ type Config struct {
 	// particle-steps (particles times variables) just completed; the total
 	// is Samples * N. It must be safe for concurrent use.
 	Progress func(particleSteps int64)
+	// Trace, if not nil, is told of Choose's preparation phases (see
+	// Trace); Estimate does not use it.
+	Trace Trace
 	// Keep asks Estimate to return the final particles (Result.Cloud), for
 	// prediction: Samples x N float64 values. Without it only one group per
 	// thread is in memory at a time.

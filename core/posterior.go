@@ -46,7 +46,29 @@ func solveRowsStrided(w []float64, t, ldw int, l []float64, n, ldl int, ws *gemm
 				}
 			}
 		}
-		for r := range t {
+		// Four rows at a time: four independent chains of FMAs instead
+		// of one (each row's operations, and so its bits, as one alone).
+		r := 0
+		for ; r+4 <= t; r += 4 {
+			w0 := w[r*ldw+j0 : r*ldw+j1]
+			w1 := w[(r+1)*ldw+j0 : (r+1)*ldw+j1]
+			w2 := w[(r+2)*ldw+j0 : (r+2)*ldw+j1]
+			w3 := w[(r+3)*ldw+j0 : (r+3)*ldw+j1]
+			for k := range nb {
+				s0, s1, s2, s3 := w0[k], w1[k], w2[k], w3[k]
+				lk := l[(j0+k)*ldl+j0 : (j0+k)*ldl+j0+k]
+				a0, a1, a2, a3 := w0[:k], w1[:k], w2[:k], w3[:k]
+				for q, v := range lk {
+					s0 = math.FMA(-v, a0[q], s0)
+					s1 = math.FMA(-v, a1[q], s1)
+					s2 = math.FMA(-v, a2[q], s2)
+					s3 = math.FMA(-v, a3[q], s3)
+				}
+				d := l[(j0+k)*ldl+j0+k]
+				w0[k], w1[k], w2[k], w3[k] = s0/d, s1/d, s2/d, s3/d
+			}
+		}
+		for ; r < t; r++ {
 			row := w[r*ldw : r*ldw+j1]
 			for k := j0; k < j1; k++ {
 				s := row[k]

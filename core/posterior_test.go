@@ -126,7 +126,8 @@ func TestPredictThreads(t *testing.T) {
 }
 
 // TestSolveRows checks the blocked triangular solve against forward
-// substitution.
+// substitution, and that each of 7 rows (a group of 4 solved together and
+// 3 alone) has the bits of the row solved by itself.
 func TestSolveRows(t *testing.T) {
 	t.Parallel()
 	const n, nt = 200, 7
@@ -141,6 +142,12 @@ func TestSolveRows(t *testing.T) {
 		w[i] = rng.NormFloat64()
 	}
 	want := append([]float64(nil), w...)
+	var ws gemm.Workspace
+	alone := make([][]float64, nt)
+	for j := range nt {
+		alone[j] = append([]float64(nil), w[j*n:j*n+n]...)
+		solveRowsTo(alone[j], 1, f.L, n, &ws, 2)
+	}
 	for j := range nt {
 		x := want[j*n : j*n+n]
 		for k := range n {
@@ -151,11 +158,13 @@ func TestSolveRows(t *testing.T) {
 			x[k] = s / f.L[k*n+k]
 		}
 	}
-	var ws gemm.Workspace
 	solveRowsTo(w, nt, f.L, n, &ws, 2)
 	for i := range w {
 		if !scalar.EqualWithinAbsOrRel(w[i], want[i], 1e-12, 1e-11) {
 			t.Fatalf("element %d: %v, substitution %v", i, w[i], want[i])
+		}
+		if w[i] != alone[i/n][i%n] {
+			t.Fatalf("element %d: %v, the row solved alone %v", i, w[i], alone[i/n][i%n])
 		}
 	}
 }

@@ -94,7 +94,7 @@ type commonFlags struct {
 	Format   string           `enum:"auto,arrow,csv,table" default:"auto" help:"Output encoding: arrow (an Arrow IPC stream), csv, table (aligned text), or auto: table when standard output is a terminal, else arrow."`
 	Threads  int              `default:"0" env:"GPC_THREADS" help:"Worker threads (0: all cores). The output does not depend on it."`
 	Quiet    bool             `short:"q" env:"GPC_QUIET" help:"Do not print warnings (errors are always printed)."`
-	Progress bool             `env:"GPC_PROGRESS" help:"Report progress (work done, rate, time left) on standard error."`
+	Progress bool             `env:"GPC_PROGRESS" help:"Report progress (work done, rate, time left, and each phase of a preparation: EP sweeps, ordering, pilots) on standard error."`
 	Version  kong.VersionFlag `help:"Print the version and exit."`
 }
 

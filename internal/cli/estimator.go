@@ -89,21 +89,32 @@ func candidates(method, order string) []core.Candidate {
 
 // prepare orders, factorises (and for met tilts) the box as --method and
 // --order ask, choosing by pilot runs when they leave more than one
-// candidate, and sets cfg.Method.
-func (c *estimatorFlags) prepare(e *env, box core.Box, name string, cfg *core.Config) (*core.Factor, []core.Pilot, error) {
+// candidate, and sets cfg.Method. With progress it reports each phase of
+// the preparation (reporter.trace).
+func (c *estimatorFlags) prepare(e *env, box core.Box, name string, cfg *core.Config, progress bool) (*core.Factor, []core.Pilot, error) {
 	cands := candidates(c.Method, c.Order)
 	if cands[0].Order == core.OrderInterleave && box.Labels == nil {
 		return nil, nil, &dataError{fmt.Sprintf("--order interleave alternates the classes of the y column, and %s has none", name)}
 	}
 	e.rep.preparing(box.N, len(cands) > 1)
+	tr, done := e.rep.trace(progress)
+	var f *core.Factor
+	var pilots []core.Pilot
+	var err error
 	if len(cands) > 1 {
-		f, cand, pilots, err := core.Choose(e.ctx, box, cands, c.Jitter, *cfg)
+		ccfg := *cfg
+		ccfg.Trace = tr
+		var cand core.Candidate
+		f, cand, pilots, err = core.Choose(e.ctx, box, cands, c.Jitter, ccfg)
 		cfg.Method = cand.Method
-		return f, pilots, err
+	} else {
+		cfg.Method = cands[0].Method
+		f, err = core.PrepareTrace(box, cands[0], cfg.Seed, c.Jitter, tr)
 	}
-	cfg.Method = cands[0].Method
-	f, err := core.Prepare(box, cands[0], cfg.Seed, c.Jitter)
-	return f, nil, err
+	if err == nil {
+		done()
+	}
+	return f, pilots, err
 }
 
 // preparing says, with --progress, that the estimator prepares n variables
@@ -128,7 +139,7 @@ func (c *estimatorFlags) estimate(e *env, box core.Box, name string, cfg *core.C
 	if err := checkEstimateMemory(name, box.N, cfg, candidates(c.Method, c.Order), cfg.Keep); err != nil {
 		return nil, nil, core.Result{}, err
 	}
-	f, pilots, err := c.prepare(e, box, name, cfg)
+	f, pilots, err := c.prepare(e, box, name, cfg, progress)
 	if err != nil {
 		return nil, nil, core.Result{}, err
 	}

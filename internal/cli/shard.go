@@ -62,7 +62,7 @@ func (c *orthantCmd) runShard(e *env, box core.Box, inMeta map[string]string, na
 	if err := checkEstimateMemory(name, box.N, &cfg, candidates(c.Method, c.Order), false); err != nil {
 		return err
 	}
-	f, pilots, err := c.prepare(e, box, name, &cfg)
+	f, pilots, err := c.prepare(e, box, name, &cfg, c.Progress)
 	if err != nil {
 		return err
 	}

@@ -82,7 +82,7 @@ func (c *trainCmd) run(e *env) error {
 	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), false); err != nil {
 		return err
 	}
-	f, pilots, err := c.prepare(e, boxOf(train), name, &cfg)
+	f, pilots, err := c.prepare(e, boxOf(train), name, &cfg, c.Progress)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func (c *trainCmd) summary(e *env, cr *format.CovReader, train *format.Covarianc
 	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), false); err != nil {
 		return err
 	}
-	f, pilots, err := c.prepare(e, boxOf(train), name, &cfg)
+	f, pilots, err := c.prepare(e, boxOf(train), name, &cfg, c.Progress)
 	if err != nil {
 		return err
 	}
