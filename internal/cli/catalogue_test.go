@@ -406,6 +406,10 @@ func catalogue(t *testing.T) []badInput {
 // the machine's.
 var availRE = regexp.MustCompile(`only [0-9.]+ (bytes|[KMGTPE]iB) of memory is available`)
 
+// prefixRE matches a Go package's error prefix inside a message (after
+// the tool's name or a wrapping error's text), which the tools leave out.
+var prefixRE = regexp.MustCompile(`: (format|core|gp|fit|gemm): `)
+
 const catalogueDoc = "../../docs/bad-input.md"
 
 // catalogueMarks delimit the generated table in the document.
@@ -513,6 +517,9 @@ func runBad(t *testing.T, c badInput) string {
 	msg = strings.ReplaceAll(strings.TrimSuffix(msg, "\n"), dir+string(os.PathSeparator), "")
 	if !strings.Contains(msg, c.want) {
 		t.Errorf("stderr %q does not contain %q", msg, c.want)
+	}
+	if prefixRE.MatchString(strings.TrimPrefix(msg, c.tool)) {
+		t.Errorf("stderr %q shows a package's error prefix (format:, core:, ...): the tool's name is the line's only prefix", msg)
 	}
 	return availRE.ReplaceAllString(msg, "only N GiB of memory is available")
 }

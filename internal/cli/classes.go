@@ -199,7 +199,7 @@ func (c *kernelCmd) classKernels(k *gp.Kernel, classes []string, d int, meta map
 			kc.Beta = c.ClassBeta[cl]
 		}
 		if err := kc.Validate(d); err != nil {
-			return nil, usagef("class %q: %s", classes[cl], strings.TrimPrefix(err.Error(), "core: "))
+			return nil, usagef("class %q: %v", classes[cl], err)
 		}
 		ks[cl] = &kc
 	}
@@ -221,7 +221,7 @@ func cloudClasses(meta map[string]string, name string) ([]string, error) {
 	}
 	names, err := format.SplitClasses(v)
 	if err != nil {
-		return nil, &dataError{fmt.Sprintf("%s: %v", name, strings.TrimPrefix(err.Error(), "format: "))}
+		return nil, &dataError{fmt.Sprintf("%s: %v", name, err)}
 	}
 	return names, nil
 }

@@ -183,13 +183,13 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 				code = r.code
 				return
 			}
-			rep.errorf("internal error: %v", p)
+			rep.internalf("internal error: %v", p)
 			code = ExitInternal
 		}
 	}()
 	parser, err := newParser(name, description, cmd, stdout, stderr)
 	if err != nil {
-		rep.errorf("internal error: %v", err)
+		rep.internalf("internal error: %v", err)
 		return ExitInternal
 	}
 	if _, err := parser.Parse(joinNegative(args)); err != nil {
@@ -235,6 +235,8 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 	case exitPipe:
 	case ExitInterrupt:
 		rep.errorf("interrupted")
+	case ExitInternal:
+		rep.internalf("%v", err)
 	default:
 		rep.errorf("%v", err)
 	}

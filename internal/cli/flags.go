@@ -106,7 +106,7 @@ func (h *hyperFlags) kernel(kind gp.KernelKind, d int) (*gp.Kernel, error) {
 		check = len(h.Alpha)
 	}
 	if err := k.Validate(check); err != nil {
-		return nil, usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
+		return nil, usagef("%v", err)
 	}
 	return k, nil
 }

@@ -67,7 +67,7 @@ func TestStdinTerminal(t *testing.T) {
 	defer null.Close()
 	errb.Reset()
 	Orthant(nil, null, &out, &errb)
-	if errb.String() != "gpc-orthant: format: stdin: empty input\n" {
+	if errb.String() != "gpc-orthant: stdin: empty input\n" {
 		t.Errorf("< /dev/null: stderr %q", errb.String())
 	}
 }

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"go/build"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"gpc/core"
 	"gpc/format"
 )
 
@@ -356,5 +360,87 @@ func TestPreparingProgress(t *testing.T) {
 		if lines[0] != c.want || !progressLine.MatchString(lines[len(lines)-2]) {
 			t.Errorf("%v: stderr\n%s\nwant its first line %q", c.args, errb.String(), c.want)
 		}
+	}
+}
+
+// TestErrorLinePrefixes: the tool's line leaves out the package prefixes
+// of the Go errors in it (format:, core:, gp:, fit:, gemm:), at its start
+// and inside, but keeps the input's name that format's errors give, even
+// when it is named like a package; a bug's line keeps them (they say
+// where to look).
+func TestErrorLinePrefixes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&format.DataError{Where: "stdin, batch 2", Err: errors.New("the matrix is not square")}, "gpc-x: stdin, batch 2: the matrix is not square\n"},
+		{&core.InputError{Msg: "covariance is not positive definite"}, "gpc-x: covariance is not positive definite\n"},
+		{fmt.Errorf("fit: EP stage: %w", errors.New("fit: the gradient is not finite")), "gpc-x: EP stage: the gradient is not finite\n"},
+		{fmt.Errorf("gp: class 2: %w", &core.InputError{Msg: "lower bound 1 exceeds 0"}), "gpc-x: class 2: lower bound 1 exceeds 0\n"},
+		{&format.IOError{Op: "open input", Err: errors.New("open core: no such file or directory")}, "gpc-x: open input: open core: no such file or directory\n"},
+		// Inputs named like a package, where format names them.
+		{&format.DataError{Where: "core", Err: errors.New("empty input")}, "gpc-x: core: empty input\n"},
+		{&format.DataError{Where: "fit", Err: errors.New("core: a message")}, "gpc-x: fit: a message\n"},
+		{&dataError{"train.csv: core: covariance is not symmetric"}, "gpc-x: train.csv: covariance is not symmetric\n"},
+		{&usageError{"core: a message (the training file has 2 features)"}, "gpc-x: a message (the training file has 2 features)\n"},
+		// Not a package: kept.
+		{errors.New("arrow/ipc: could not read message schema"), "gpc-x: arrow/ipc: could not read message schema\n"},
+		{errors.New("core"), "gpc-x: core\n"},
+	} {
+		var buf bytes.Buffer
+		newReporter("gpc-x", &buf).errorf("%v", c.err)
+		if buf.String() != c.want {
+			t.Errorf("%q: %q, want %q", c.err, buf.String(), c.want)
+		}
+	}
+	var buf bytes.Buffer
+	r := newReporter("gpc-x", &buf)
+	r.warnf("no estimate at alpha=1: %v", &core.InputError{Msg: "not positive definite"})
+	r.flushWarnings()
+	if want := "gpc-x: warning: no estimate at alpha=1: not positive definite\n"; buf.String() != want {
+		t.Errorf("warning %q, want %q", buf.String(), want)
+	}
+	buf.Reset()
+	r.internalf("internal error: %v", "gemm: bad shape")
+	if want := "gpc-x: internal error: gemm: bad shape\n"; buf.String() != want {
+		t.Errorf("internal error %q, want %q", buf.String(), want)
+	}
+}
+
+// TestErrorPrefixes: errorPrefixes names exactly the gpc packages under the
+// tools whose error strings start with the package's name ("core: ...").
+func TestErrorPrefixes(t *testing.T) {
+	t.Parallel()
+	found := map[string]bool{}
+	seen := map[string]bool{}
+	var walk func(path string)
+	walk = func(path string) {
+		if seen[path] {
+			return
+		}
+		seen[path] = true
+		p, err := build.Default.Import(path, ".", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range p.GoFiles {
+			src, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Name != "cli" && bytes.Contains(src, []byte(`"`+p.Name+`: `)) {
+				found[p.Name] = true
+			}
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "gpc/") {
+				walk(imp)
+			}
+		}
+	}
+	walk("gpc/internal/cli")
+	if !maps.Equal(found, errorPrefixes) {
+		t.Errorf("packages whose errors start with their name: %v; errorPrefixes: %v", slices.Sorted(maps.Keys(found)), slices.Sorted(maps.Keys(errorPrefixes)))
 	}
 }

@@ -369,7 +369,7 @@ func TestFullDisk(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = full, &stderr
 	err = cmd.Run()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != ExitIO || stderr.String() != "gpc-orthant: format: write output: write /dev/stdout: no space left on device\n" {
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitIO || stderr.String() != "gpc-orthant: write output: write /dev/stdout: no space left on device\n" {
 		t.Errorf("gpc-orthant > /dev/full: %v, stderr %q", err, stderr.String())
 	}
 }

@@ -75,12 +75,24 @@ func newReporter(name string, w io.Writer) *reporter {
 	return &reporter{name: name, w: w, tty: isTerminal(w), dumb: os.Getenv("TERM") == "dumb"}
 }
 
-// errorf prints the tool's one error line.
+// errorf prints the tool's one error line, without the package prefixes
+// of the errors in it (userMessage).
 func (r *reporter) errorf(format string, args ...any) {
+	r.line(userMessage(oneLine(fmt.Sprintf(format, args...))))
+}
+
+// line prints a line at once, clearing a progress line first.
+func (r *reporter) line(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.clearLine()
-	fmt.Fprintf(r.w, "%s: %s\n", r.name, oneLine(fmt.Sprintf(format, args...)))
+	fmt.Fprintf(r.w, "%s: %s\n", r.name, msg)
+}
+
+// internalf prints the tool's one error line for a bug (exit 100) as it
+// is: the package prefixes say where to look, in a bug report.
+func (r *reporter) internalf(format string, args ...any) {
+	r.line(oneLine(fmt.Sprintf(format, args...)))
 }
 
 // warnf records a warning, printed by flushWarnings unless --quiet.
@@ -90,7 +102,41 @@ func (r *reporter) warnf(format string, args ...any) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pending = append(r.pending, fmt.Sprintf("%s: warning: %s\n", r.name, oneLine(fmt.Sprintf(format, args...))))
+	r.pending = append(r.pending, fmt.Sprintf("%s: warning: %s\n", r.name, userMessage(oneLine(fmt.Sprintf(format, args...)))))
+}
+
+// errorPrefixes are the gpc packages whose error strings start with the
+// package's name ("format: stdin: batch 2: ...", "core: covariance is not
+// positive definite"), the Go convention inside the code (STYLE.md). A
+// tool's line names the tool instead, so userMessage leaves them out.
+// TestErrorPrefixes checks that every package with such strings is here.
+var errorPrefixes = map[string]bool{"format": true, "core": true, "gp": true, "fit": true, "gemm": true}
+
+// userMessage removes from msg the package prefixes of errorPrefixes: at
+// its start and where a wrapping error's text gives way to the wrapped
+// error's (after ": "), as in "fit: EP stage: fit: the log marginal
+// likelihood ...". The part right after "format: " is the input's name
+// (a file, or stdin), kept even for a file named like a package ("core").
+// A message of the tools' own that starts with such a file's name loses
+// it: their messages may start with another error's text.
+func userMessage(msg string) string {
+	var b strings.Builder
+	place := false // this part is format's input name, not a prefix
+	for {
+		part, rest, more := strings.Cut(msg, ": ")
+		if !more {
+			b.WriteString(msg)
+			return b.String()
+		}
+		if !place && errorPrefixes[part] {
+			place = part == "format"
+		} else {
+			b.WriteString(part)
+			b.WriteString(": ")
+			place = false
+		}
+		msg = rest
+	}
 }
 
 // note prints a line of progress at once (gpc-fit's evaluations with

@@ -339,7 +339,7 @@ func (c *tuneCmd) run(e *env) error {
 		}
 	}
 	if err := base.Validate(d); err != nil {
-		return usagef("%s", strings.TrimPrefix(err.Error(), "core: "))
+		return usagef("%v", err)
 	}
 	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
 	cands := candidates(c.Method, c.Order)
