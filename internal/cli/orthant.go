@@ -33,6 +33,7 @@ type orthantCmd struct {
 	estimatorFlags `embed:"" set:"samples=10000"`
 	memoryFlags    `embed:""`
 	shardFlags     `embed:""`
+	planFlags      `embed:""`
 	commonFlags    `embed:""`
 }
 
@@ -50,6 +51,9 @@ func (c *orthantCmd) Validate() error {
 	if _, _, err := c.shard(); err != nil {
 		return err
 	}
+	if err := c.validatePlan(c.Shard); err != nil {
+		return err
+	}
 	return c.validateEstimator()
 }
 
@@ -65,6 +69,10 @@ func (c *orthantCmd) run(e *env) error {
 		return err
 	}
 	cfg := c.config(c.Threads, c.MaxMemory.limit())
+	c.plan = &c.planFlags
+	if c.PrepareOnly {
+		return c.writePlan(e, boxOf(cov), name, cfg, c.Progress, mem)
+	}
 	if c.Shard != "" {
 		return c.runShard(e, boxOf(cov), cov.Meta, name, cfg, mem)
 	}

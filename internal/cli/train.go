@@ -33,6 +33,7 @@ type trainCmd struct {
 	memoryFlags    `embed:""`
 	batchFlags     `embed:""`
 	shardFlags     `embed:""`
+	planFlags      `embed:""`
 	commonFlags    `embed:""`
 }
 
@@ -52,6 +53,9 @@ func (c *trainCmd) Validate() error {
 	if _, _, err := c.shard(); err != nil {
 		return err
 	}
+	if err := c.validatePlan(c.Shard); err != nil {
+		return err
+	}
 	return c.validateEstimator()
 }
 
@@ -69,6 +73,10 @@ func (c *trainCmd) run(e *env) error {
 	defer cr.Close()
 	train := cr.Train()
 	cfg := c.config(c.Threads, c.MaxMemory.limit())
+	c.plan = &c.planFlags
+	if c.PrepareOnly {
+		return c.writePlan(e, boxOf(train), name, cfg, c.Progress, mem)
+	}
 	if out := c.outputFormat(e.stdout); out != format.Arrow {
 		if c.Shard != "" {
 			return usagef("--shard writes a shard of the cloud, an Arrow stream for gpc-merge: not --format %s (or redirect standard output)", c.Format)
