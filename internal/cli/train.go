@@ -17,6 +17,8 @@ The input is a covariance stream (gpc-kernel's output): its train block is the o
 
 With --shard I/K it estimates only shard I of K, a fixed range of the particle groups, and writes a sub-cloud (gpc.cloud-shard/1: the train and test rows and its groups' particles) that gpc-merge joins with the other shards into exactly the unsharded cloud (docs/scale-out.md).
 
+With --prepare-only it writes the preparation (order, factorisation, tilting or EP, pilot runs) as a plan (gpc.plan/1) and stops; --plan FILE reads that plan instead of preparing, so that the shards of a run share one preparation, with the same output byte for byte.
+
 In the metadata: the method, order, seed, samples and groups, the fingerprint of the train block, and the input's kernel and label mapping. The log marginal likelihood and its standard error come from the groups' estimates: gpc-predict's output carries them (gpc:log_ml, gpc:se_log_ml), and with --format table (the default on a terminal) or csv gpc-train writes a summary row with them instead of the cloud.
 
 ` + examplesHelp + `
