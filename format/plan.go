@@ -136,7 +136,7 @@ func ReadPlan(r io.Reader, name string, mem memory.Allocator) (p *Plan, f *core.
 		return nil, nil, dataErrorf(name, "%s is %q, not %s: not a plan (written by --prepare-only)", KeySchema, s, SchemaPlan)
 	}
 	n, err := strconv.Atoi(meta[KeyN])
-	if err != nil || n <= 0 {
+	if err != nil || n <= 0 || n > 1<<24 { // 1<<24: N x N float64s beyond any memory, and n*n safe
 		return nil, nil, dataErrorf(name, "metadata %s = %q is not a variable count", KeyN, meta[KeyN])
 	}
 	p = &Plan{Meta: meta}
