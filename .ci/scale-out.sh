@@ -105,8 +105,9 @@ GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-predict 4 "$d/posteriors-shard
 echo "== gpc-tune's grid (6 x 5 points) in a 4-task job array on Slurm, merged, against the unsharded grid"
 GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-tune 4 "$d/grid.arrows" --standardize --alpha 2:64:6 --beta 1e2:1e6:5 --samples 500 --exploit 0 --no-optimize --train examples/crabs/train.csv
 
-echo "== the orthant run in 4 shards driven by GNU parallel (docs/scale-out.md), merged, against the unsharded run"
+echo "== the orthant run prepared once (--prepare-only), in 4 shards that read the plan, driven by GNU parallel (docs/scale-out.md), merged, against the unsharded run"
 mkdir "$d/parallel"
-parallel --will-cite "gpc-orthant --shard {}/4 --format arrow $d/cov500.arrows > $d/parallel/shard-{}.arrows" ::: 0 1 2 3
+gpc-orthant --prepare-only "$d/cov500.arrows" > "$d/plan.arrows"
+parallel --will-cite "gpc-orthant --plan $d/plan.arrows --shard {}/4 --format arrow $d/cov500.arrows > $d/parallel/shard-{}.arrows" ::: 0 1 2 3
 gpc-merge --format arrow "$d/parallel" | cmp - "$d/merged.arrows"
 echo "byte-identical to the unsharded run"

@@ -469,3 +469,34 @@ func FuzzReadHyper(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadPlan: any bytes read as a plan either fail with an error or give
+// a factor whose parts are consistent.
+func FuzzReadPlan(f *testing.F) {
+	mem := memory.NewGoAllocator()
+	box := core.Box{N: 3, Cov: []float64{1, 0.5, 0.2, 0.5, 1, 0.3, 0.2, 0.3, 1}}
+	for _, c := range []core.Candidate{{Method: core.MethodEP, Order: core.OrderGreedy}, {Method: core.MethodMET, Order: core.OrderSharp}} {
+		fac, err := core.Prepare(box, c, 1, 0)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WritePlan(&buf, &Plan{Parts: fac.Parts()}, mem); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > fuzzMax {
+			return
+		}
+		defer watchdog()()
+		p, fac, err := ReadPlan(bytes.NewReader(data), "fuzz", mem)
+		if err != nil {
+			return
+		}
+		if n := p.Parts.N; fac.N != n || len(fac.L) != n*n || len(fac.A) != n || len(fac.Perm) != n {
+			t.Fatalf("a plan of %d variables with parts of lengths %d, %d, %d", n, len(fac.L), len(fac.A), len(fac.Perm))
+		}
+	})
+}

@@ -99,8 +99,28 @@ func getShardFixtures(t *testing.T) *shardFixtures {
 		shardFix.files["cut-cloud-shard-1.arrows"] = cut(t, c1, len(messageEnds(t, c1))-1, false)
 		shardFix.files["short-cloud-shard-1.arrows"] = cut(t, c1, len(messageEnds(t, c1))-1, true)
 		shardFix.files["batch-3-cloud-shard-1.arrows"] = train("--shard", "1/2", "--batch-size", "3")
+		plan := run("--prepare-only")
+		shardFix.files["plan.arrows"] = plan
+		shardFix.files["cut-plan.arrows"] = cut(t, plan, 1, false)
+		shardFix.files["short-plan.arrows"] = cut(t, plan, 1, true)
+		shardFix.files["broken-plan.arrows"] = brokenPlan(t, plan)
 	})
 	return &shardFix
+}
+
+// brokenPlan is plan with its first two variables' input indices equal.
+func brokenPlan(t *testing.T, plan []byte) []byte {
+	t.Helper()
+	p, _, err := format.ReadPlan(bytes.NewReader(plan), "plan", format.NewAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Parts.Perm[0] = p.Parts.Perm[1]
+	var b bytes.Buffer
+	if err := format.WritePlan(&b, p, format.NewAllocator()); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // ipcEOS is Arrow's end-of-stream marker.
@@ -399,6 +419,13 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-merge", what: "a cloud shard of another run (another --batch-size)", args: []string{"@cloud-shard-0.arrows", "@batch-3-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
 		{tool: "gpc-merge", what: "a shard of gpc-train and one of gpc-orthant", args: []string{"@cloud-shard-0.arrows", "@shard-1.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
 		{tool: "gpc-merge", what: "a shard file that does not exist", args: []string{"@shard-0.arrows", "@no-such-shard.arrows"}, files: sh.files, code: ExitIO, want: "no such file"},
+		{tool: "gpc-orthant", what: "--prepare-only with --plan", args: []string{"--prepare-only", "--plan", "plan.arrows", "testdata/equicorr3.csv"}, code: ExitUsage, want: "not both"},
+		{tool: "gpc-orthant", what: "a plan (--plan) prepared with another seed", args: []string{"--samples", "200", "--plan", "@plan.arrows", "--seed", "2", "testdata/equicorr3.csv"}, files: sh.files, code: ExitData, want: "prepared for another input or other flags"},
+		{tool: "gpc-train", what: "a plan (--plan) prepared for another input", args: []string{"--samples", "200", "--plan", "@plan.arrows"}, files: sh.files, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: "prepared for another input or other flags"},
+		{tool: "gpc-orthant", what: "a plan cut after its schema (no end-of-stream marker)", args: []string{"--samples", "200", "--plan", "@cut-plan.arrows", "testdata/equicorr3.csv"}, files: sh.files, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-orthant", what: "a plan with fewer rows than its gpc:rows (batch dropped, marker kept)", args: []string{"--samples", "200", "--plan", "@short-plan.arrows", "testdata/equicorr3.csv"}, files: sh.files, code: ExitData, want: "the stream was cut short"},
+		{tool: "gpc-orthant", what: "a plan whose order is not a permutation", args: []string{"--samples", "200", "--plan", "@broken-plan.arrows", "testdata/equicorr3.csv"}, files: sh.files, code: ExitData, want: "not a permutation"},
+		{tool: "gpc-orthant", what: "a result given as --plan", args: []string{"--samples", "200", "--plan", "@orthant.arrows", "testdata/equicorr3.csv"}, files: sh.files, code: ExitData, want: "not a plan"},
 	}
 }
 

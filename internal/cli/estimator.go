@@ -22,6 +22,9 @@ type estimatorFlags struct {
 	Groups int     `default:"0" help:"Independent particle groups; the estimate is their mean and the standard error comes from their spread (0: up to 32, at least 250 particles each, and for gpc-mcmc at least 8; 1 for the paper's methods, which then report no standard error)."`
 	ESS    float64 `name:"ess" default:"0" help:"Resample when the effective sample size falls below this fraction of the particles, in (0, 1] (0: 0.5 for ep and smc, 0.001 for met)."`
 	Jitter float64 `default:"0" help:"Add this to the covariance diagonal before factorising; recorded in the output metadata (gpc:jitter)."`
+	// plan is the tool's --prepare-only and --plan (plan.go), nil for the
+	// tools without them.
+	plan *planFlags
 }
 
 func (c *estimatorFlags) validateEstimator() error {
@@ -92,6 +95,9 @@ func candidates(method, order string) []core.Candidate {
 // candidate, and sets cfg.Method. With progress it reports each phase of
 // the preparation (reporter.trace).
 func (c *estimatorFlags) prepare(e *env, box core.Box, name string, cfg *core.Config, progress bool) (*core.Factor, []core.Pilot, error) {
+	if c.plan != nil && c.plan.Plan != "" {
+		return c.readPlan(c.plan.Plan, box, cfg)
+	}
 	cands := candidates(c.Method, c.Order)
 	if cands[0].Order == core.OrderInterleave && box.Labels == nil {
 		return nil, nil, &dataError{fmt.Sprintf("--order interleave alternates the classes of the y column, and %s has none", name)}

@@ -14,7 +14,7 @@ const orthantDescription = `Estimate a Gaussian box probability P(lower <= v <= 
 
 The input is a covariance stream (an Arrow IPC stream or file with a "cov" list column and optional lower, upper and mean columns; by default the orthant v >= 0), a square matrix as N numeric Arrow columns, or a CSV matrix with or without a header (columns named lower, upper, mean are then per-variable bounds and mean). The form is detected from the content. Rows after the N x N train block (test rows from gpc-kernel) are ignored: for a GP-classification covariance the result is the log marginal likelihood.
 
-With --shard I/K it computes only shard I of K: a fixed range of the particle groups (the preparation, deterministic, is done by every shard), written as a gpc.orthant-shard/1 stream that gpc-merge combines with the other shards into exactly this output (docs/scale-out.md).
+With --shard I/K it computes only shard I of K: a fixed range of the particle groups (the preparation, deterministic, is done by every shard, or once: --prepare-only writes it as a plan that --plan reads), written as a gpc.orthant-shard/1 stream that gpc-merge combines with the other shards into exactly this output (docs/scale-out.md).
 
 The output is one row: log_p, se_log_p, p, n, samples, groups, method, order, seed, and the diagnostics min_ess (the smallest effective sample size met, as a fraction of a group), resamples (resampling steps), ancestors (distinct ancestors of the final particles at the first variable) and solve_iterations (EP sweeps for ep, Newton iterations for met).
 
@@ -24,6 +24,7 @@ The output is one row: log_p, se_log_p, p, n, samples, groups, method, order, se
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv | gpc-orthant   # log marginal likelihood
   gpc-orthant --shard 0/2 examples/onefactor-100.csv > shard-0.arrows   # half the particle groups (gpc-merge joins the halves)
   gpc-orthant --shard 1/2 examples/onefactor-100.csv > shard-1.arrows   # the other half, on another machine
+  gpc-orthant --prepare-only examples/onefactor-100.csv > plan.arrows   # the preparation once, for every shard's --plan
 
 ` + exitHelp
 
@@ -33,6 +34,7 @@ type orthantCmd struct {
 	estimatorFlags `embed:"" set:"samples=10000"`
 	memoryFlags    `embed:""`
 	shardFlags     `embed:""`
+	planFlags      `embed:""`
 	commonFlags    `embed:""`
 }
 
@@ -50,6 +52,9 @@ func (c *orthantCmd) Validate() error {
 	if _, _, err := c.shard(); err != nil {
 		return err
 	}
+	if err := c.validatePlan(c.Shard); err != nil {
+		return err
+	}
 	return c.validateEstimator()
 }
 
@@ -65,6 +70,10 @@ func (c *orthantCmd) run(e *env) error {
 		return err
 	}
 	cfg := c.config(c.Threads, c.MaxMemory.limit())
+	c.plan = &c.planFlags
+	if c.PrepareOnly {
+		return c.writePlan(e, boxOf(cov), name, cfg, c.Progress, mem)
+	}
 	if c.Shard != "" {
 		return c.runShard(e, boxOf(cov), cov.Meta, name, cfg, mem)
 	}

@@ -17,6 +17,8 @@ The input is a covariance stream (gpc-kernel's output): its train block is the o
 
 With --shard I/K it estimates only shard I of K, a fixed range of the particle groups, and writes a sub-cloud (gpc.cloud-shard/1: the train and test rows and its groups' particles) that gpc-merge joins with the other shards into exactly the unsharded cloud (docs/scale-out.md).
 
+With --prepare-only it writes the preparation (order, factorisation, tilting or EP, pilot runs) as a plan (gpc.plan/1) and stops; --plan FILE reads that plan instead of preparing, so that the shards of a run share one preparation, with the same output byte for byte.
+
 In the metadata: the method, order, seed, samples and groups, the fingerprint of the train block, and the input's kernel and label mapping. The log marginal likelihood and its standard error come from the groups' estimates: gpc-predict's output carries them (gpc:log_ml, gpc:se_log_ml), and with --format table (the default on a terminal) or csv gpc-train writes a summary row with them instead of the cloud.
 
 ` + examplesHelp + `
@@ -33,6 +35,7 @@ type trainCmd struct {
 	memoryFlags    `embed:""`
 	batchFlags     `embed:""`
 	shardFlags     `embed:""`
+	planFlags      `embed:""`
 	commonFlags    `embed:""`
 }
 
@@ -52,6 +55,9 @@ func (c *trainCmd) Validate() error {
 	if _, _, err := c.shard(); err != nil {
 		return err
 	}
+	if err := c.validatePlan(c.Shard); err != nil {
+		return err
+	}
 	return c.validateEstimator()
 }
 
@@ -69,6 +75,10 @@ func (c *trainCmd) run(e *env) error {
 	defer cr.Close()
 	train := cr.Train()
 	cfg := c.config(c.Threads, c.MaxMemory.limit())
+	c.plan = &c.planFlags
+	if c.PrepareOnly {
+		return c.writePlan(e, boxOf(train), name, cfg, c.Progress, mem)
+	}
 	if out := c.outputFormat(e.stdout); out != format.Arrow {
 		if c.Shard != "" {
 			return usagef("--shard writes a shard of the cloud, an Arrow stream for gpc-merge: not --format %s (or redirect standard output)", c.Format)

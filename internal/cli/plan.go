@@ -1,0 +1,139 @@
+package cli
+
+// Prepared plans (--prepare-only, --plan; docs/scale-out.md): the
+// estimator's deterministic O(N^3) preparation (order, factorisation,
+// tilting or EP, the pilots that chose among the candidates), written once
+// as a gpc.plan/1 stream and read by every shard instead of redone.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"gpc/core"
+	"gpc/format"
+)
+
+// planFlags are gpc-orthant's and gpc-train's --prepare-only and --plan.
+type planFlags struct {
+	PrepareOnly bool   `help:"Only prepare the estimate (the variable order, the factorisation, the tilting or EP, the pilot runs of --method auto) and write it as a plan (a gpc.plan/1 Arrow stream) that --plan reads: the shards of a run then share one preparation (docs/scale-out.md)."`
+	Plan        string `placeholder:"FILE" help:"Read the preparation from FILE, written by --prepare-only on the same input with the same --samples, --method, --order, --jitter and --seed, instead of redoing it; the output is byte-identical to the run without --plan."`
+}
+
+func (p *planFlags) validatePlan(shard string) error {
+	switch {
+	case p.PrepareOnly && p.Plan != "":
+		return usagef("--prepare-only writes a plan and --plan reads one: not both")
+	case p.PrepareOnly && shard != "":
+		return usagef("--prepare-only prepares the whole run, for every shard: not with --shard")
+	}
+	return nil
+}
+
+// planFingerprint identifies what a preparation depends on: the input
+// and the flags that change it, and the compute path of the pilots.
+func (c *estimatorFlags) planFingerprint(box core.Box, cfg *core.Config) string {
+	return format.ShardFingerprint(format.SchemaPlan,
+		format.Digest(box.Cov, box.Lower, box.Upper, box.Mean, box.Labels),
+		fmt.Sprintf("samples=%d method=%s order=%s jitter=%v seed=%d", c.Samples, c.Method, c.Order, c.Jitter, cfg.Seed),
+		"path="+computePath())
+}
+
+const keyPlanPilots = "gpc:plan_pilots" // one line per pilot: candidate, then log_p se_log_p samples, or "failed" and the error
+
+// writePlan prepares box as prepare does and writes the plan to stdout.
+func (c *estimatorFlags) writePlan(e *env, box core.Box, name string, cfg core.Config, progress bool, mem format.Allocator) error {
+	f, pilots, err := c.prepare(e, box, name, &cfg, progress)
+	if err != nil {
+		return err
+	}
+	meta := map[string]string{
+		format.KeyVersion:         Version,
+		format.KeyMethod:          cfg.Method.String(),
+		format.KeyPlanFingerprint: c.planFingerprint(box, &cfg),
+	}
+	if len(pilots) > 0 {
+		lines := make([]string, len(pilots))
+		for k, p := range pilots {
+			if p.Err != nil {
+				lines[k] = fmt.Sprintf("%v failed %s", p.Candidate, oneLine(p.Err.Error()))
+				continue
+			}
+			lines[k] = fmt.Sprintf("%v %s %s %d", p.Candidate, strconv.FormatFloat(p.Result.LogP, 'g', -1, 64), strconv.FormatFloat(p.Result.SE, 'g', -1, 64), p.Result.Samples)
+		}
+		meta[keyPlanPilots] = strings.Join(lines, "\n")
+	}
+	return format.WritePlan(e.stdout, &format.Plan{Parts: f.Parts(), Meta: meta}, mem)
+}
+
+// readPlan reads the plan of --plan for box and cfg (whose Method it
+// sets): its factor and the pilots as the output reports them. A plan of
+// another input or other flags is a data error.
+func (c *estimatorFlags) readPlan(path string, box core.Box, cfg *core.Config) (*core.Factor, []core.Pilot, error) {
+	r, err := os.Open(path)
+	if err != nil {
+		return nil, nil, &format.IOError{Op: "open plan", Err: err}
+	}
+	defer r.Close()
+	p, f, err := format.ReadPlan(r, path, format.NewAllocator())
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.Meta[format.KeyPlanFingerprint] != c.planFingerprint(box, cfg) {
+		return nil, nil, &dataError{fmt.Sprintf("plan %s was prepared for another input or other flags (--samples, --method, --order, --jitter, --seed) than this run's", path)}
+	}
+	if f.N != box.N {
+		return nil, nil, &dataError{fmt.Sprintf("plan %s has %d variables, the input %d", path, f.N, box.N)}
+	}
+	m, ok := core.ParseMethod(p.Meta[format.KeyMethod])
+	if !ok {
+		return nil, nil, &dataError{fmt.Sprintf("plan %s: metadata %s = %q is not a method", path, format.KeyMethod, p.Meta[format.KeyMethod])}
+	}
+	cfg.Method = m
+	pilots, err := parsePilots(p.Meta[keyPlanPilots])
+	if err != nil {
+		return nil, nil, &dataError{fmt.Sprintf("plan %s: metadata %s: %v", path, keyPlanPilots, err)}
+	}
+	return f, pilots, nil
+}
+
+// parsePilots reads writePlan's pilot lines.
+func parsePilots(s string) ([]core.Pilot, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ps []core.Pilot
+	for _, line := range strings.Split(s, "\n") {
+		fs := strings.SplitN(line, " ", 4)
+		if len(fs) < 3 {
+			return nil, fmt.Errorf("%q is not a pilot", line)
+		}
+		var p core.Pilot
+		mo, ord, _ := strings.Cut(fs[0], "/")
+		var ok1, ok2 bool
+		p.Candidate.Method, ok1 = core.ParseMethod(mo)
+		p.Candidate.Order, ok2 = core.ParseOrder(ord)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%q is not a candidate", fs[0])
+		}
+		if fs[1] == "failed" {
+			p.Err = errors.New(strings.Join(fs[2:], " "))
+			ps = append(ps, p)
+			continue
+		}
+		if len(fs) != 4 {
+			return nil, fmt.Errorf("%q is not a pilot", line)
+		}
+		var err1, err2, err3 error
+		p.Result.LogP, err1 = strconv.ParseFloat(fs[1], 64)
+		p.Result.SE, err2 = strconv.ParseFloat(fs[2], 64)
+		p.Result.Samples, err3 = strconv.Atoi(fs[3])
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, fmt.Errorf("%q: %v", line, err)
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
