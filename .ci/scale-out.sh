@@ -90,10 +90,10 @@ sinfo
   tail -n +2 examples/exp4/train.csv | head -100 | awk -F, '{ printf "%.6f,%.6f,%s\n", $1 + 0.01, $2 - 0.01, $3 }'; } > "$d/train500.csv"
 gpc-kernel --standardize --alpha 1 --beta 10 --train "$d/train500.csv" > "$d/cov500.arrows"
 
-echo "== gpc-orthant in a 4-task job array on Slurm (N = 500), merged, against the unsharded run"
+echo "== gpc-orthant prepared once by a Slurm job, then a 4-task job array reading its plan (N = 500), merged, against the unsharded run"
 GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-orthant 4 "$d/merged.arrows" "$d/cov500.arrows"
 
-echo "== gpc-train in a 4-task job array on Slurm (4 sub-clouds), merged, predicted, against the unsharded gpc-train | gpc-predict"
+echo "== gpc-train prepared once, then a 4-task job array on Slurm (4 sub-clouds), merged, predicted, against the unsharded gpc-train | gpc-predict"
 gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv > "$d/crabs.arrows"
 GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-train 4 "$d/cloud.arrows" --samples 20000 "$d/crabs.arrows"
 gpc-train --samples 20000 "$d/crabs.arrows" | gpc-predict --format arrow > "$d/posteriors.arrows"

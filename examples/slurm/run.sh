@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A sharded gpc-orthant, gpc-train, gpc-predict or gpc-tune run on Slurm:
-# a job array of K tasks of one core, each computing a K-th of the
+# for gpc-orthant and gpc-train first one job that prepares (prepare.sbatch),
+# then a job array of K tasks of one core, each computing a K-th of the
 # particle groups (of the test rows for gpc-predict, of the grid points
 # for gpc-tune), then a merge job that depends on them. Adapt the partition, K and the input to your
 # cluster; the tools must be on the PATH of the compute nodes and the
@@ -24,8 +25,18 @@ shift 3
 export GPC_SHARDS=$(mktemp -d "${TMPDIR:-/tmp}/gpc-shards.XXXXXX")
 export GPC_OUT=$(realpath -m "$out")
 trap 'rm -rf "$GPC_SHARDS"' EXIT
-array=$(sbatch --parsable --export=ALL --array=0-$((k - 1)) "$here/shard.sbatch" "$tool" "$@")
-sbatch --parsable --wait --export=ALL --dependency=afterok:"$array" "$here/merge.sbatch" >/dev/null
+# gpc-orthant and gpc-train prepare once, in a job of its own, and the
+# array's tasks read its plan (--plan): no shard redoes the preparation.
+plan=() after=()
+case $tool in
+gpc-orthant | gpc-train)
+  prepare=$(sbatch --parsable --export=ALL "$here/prepare.sbatch" "$tool" "$@")
+  plan=(--plan "$GPC_SHARDS/plan.arrows")
+  after=(--dependency=afterok:"$prepare")
+  ;;
+esac
+array=$(sbatch --parsable --export=ALL --kill-on-invalid-dep=yes "${after[@]}" --array=0-$((k - 1)) "$here/shard.sbatch" "$tool" "${plan[@]}" "$@")
+sbatch --parsable --wait --export=ALL --kill-on-invalid-dep=yes --dependency=afterok:"$array" "$here/merge.sbatch" >/dev/null
 echo "merged $k shards of $tool (job $array) into $out"
 if [ "${GPC_CHECK:-0}" = 1 ]; then
   "$tool" --format arrow "$@" | cmp - "$GPC_OUT"
