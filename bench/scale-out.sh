@@ -2,7 +2,8 @@
 # The scale-out figure of docs/scale-out.md: gpc-orthant on an N = 500 GPC
 # covariance (method ep, greedy order, SAMPLES particles) on one core, and
 # the same run in K = 2 shards of one core each (taskset -c 0 and -c 1, at
-# once), REPS times; prints each run's wall and CPU seconds and checks
+# once), and prepared once (--prepare-only) with the two shards reading the
+# plan, REPS times; prints each run's wall and CPU seconds and checks
 # that the merged shards are the one-core run's bytes. Needs 2 idle cores
 # for wall-clock figures. Usage: bench/scale-out.sh [SAMPLES [REPS]] (the
 # tools built in bin/).
@@ -30,4 +31,14 @@ for rep in $(seq "$reps"); do
   echo "sharded-K2 $(( (e - s) / 1000000 )) wall-ms"
   "$B/gpc-merge" --format arrow "$d/s0.arrows" "$d/s1.arrows" | cmp - "$d/one.arrows"
   echo "merged: byte-identical"
+  # Prepared once (--prepare-only, one core), then the two shards read the plan.
+  s=$(date +%s%N)
+  t plan taskset -c 0 "$B/gpc-orthant" "${flags[@]}" --prepare-only "$d/cov.arrows" > "$d/plan.arrows"
+  t planshard0 taskset -c 0 "$B/gpc-orthant" "${flags[@]}" --plan "$d/plan.arrows" --shard 0/2 "$d/cov.arrows" > "$d/p0.arrows" &
+  t planshard1 taskset -c 1 "$B/gpc-orthant" "${flags[@]}" --plan "$d/plan.arrows" --shard 1/2 "$d/cov.arrows" > "$d/p1.arrows" &
+  wait
+  e=$(date +%s%N)
+  echo "planned-K2 $(( (e - s) / 1000000 )) wall-ms"
+  "$B/gpc-merge" --format arrow "$d/p0.arrows" "$d/p1.arrows" | cmp - "$d/one.arrows"
+  echo "merged from the plan: byte-identical"
 done
