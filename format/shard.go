@@ -91,22 +91,12 @@ func Digest(vs ...[]float64) string {
 // end-of-stream marker, fewer rows than gpc:rows), is a *DataError.
 func ReadTable(r io.Reader, name string, mem memory.Allocator) (t *Table, err error) {
 	defer recoverArrow(name, &err)
-	in, err := openInput(r, name)
-	if err != nil {
-		return nil, err
-	}
-	if in.kind != kindArrowStream && in.kind != kindArrowFile {
-		return nil, dataErrorf(name, "not an Arrow IPC stream")
-	}
-	src, schema, err := in.arrowSource(mem)
+	in, src, schema, err := openGPCStream(r, name, mem)
 	if err != nil {
 		return nil, err
 	}
 	defer src.release()
 	meta := schema.Metadata().ToMap()
-	if _, ok := meta[KeySchema]; !ok {
-		return nil, dataErrorf(name, "no %s in the metadata: not a gpc stream", KeySchema)
-	}
 	t = &Table{Meta: meta, Cols: make([]Column, len(schema.Fields()))}
 	for i, f := range schema.Fields() {
 		c := &t.Cols[i]
@@ -163,25 +153,37 @@ func (t *Table) Column(name string) *Column {
 	return nil
 }
 
+// openGPCStream opens r as an Arrow IPC stream or file of a gpc stream
+// (its metadata has gpc:schema) and reads its schema; the caller releases
+// the source.
+func openGPCStream(r io.Reader, name string, mem memory.Allocator) (*input, recordSource, *arrow.Schema, error) {
+	in, err := openInput(r, name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if in.kind != kindArrowStream && in.kind != kindArrowFile {
+		return nil, nil, nil, dataErrorf(name, "not an Arrow IPC stream")
+	}
+	src, schema, err := in.arrowSource(mem)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if _, ok := schema.Metadata().ToMap()[KeySchema]; !ok {
+		src.release()
+		return nil, nil, nil, dataErrorf(name, "no %s in the metadata: not a gpc stream", KeySchema)
+	}
+	return in, src, schema, nil
+}
+
 // StreamMeta reads the schema of the Arrow IPC stream or file r and
 // returns its metadata (a gpc stream's: it must have gpc:schema).
 func StreamMeta(r io.Reader, name string, mem memory.Allocator) (meta map[string]string, err error) {
 	defer recoverArrow(name, &err)
-	in, err := openInput(r, name)
+	_, src, schema, err := openGPCStream(r, name, mem)
 	if err != nil {
 		return nil, err
 	}
-	if in.kind != kindArrowStream && in.kind != kindArrowFile {
-		return nil, dataErrorf(name, "not an Arrow IPC stream")
-	}
-	src, schema, err := in.arrowSource(mem)
-	if err != nil {
-		return nil, err
-	}
-	defer src.release()
+	src.release()
 	meta = schema.Metadata().ToMap()
-	if _, ok := meta[KeySchema]; !ok {
-		return nil, dataErrorf(name, "no %s in the metadata: not a gpc stream", KeySchema)
-	}
 	return meta, nil
 }
