@@ -2,11 +2,7 @@ package bench
 
 import (
 	"context"
-	"encoding/csv"
-	"fmt"
 	"math"
-	"os"
-	"strconv"
 	"time"
 
 	"gpc/core"
@@ -18,11 +14,11 @@ import (
 // a y column of +1/-1) and standardizes both by the training features'
 // means and sample standard deviations, as gpc-kernel --standardize does.
 func LoadSplit(dir string) (train, test *gp.Classifier, names []string, err error) {
-	train, names, err = loadCSV(dir + "/train.csv")
+	train, names, err = LoadClassifier(dir+"/train.csv", false)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	test, _, err = loadCSV(dir + "/test.csv")
+	test, _, err = LoadClassifier(dir+"/test.csv", false)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -48,45 +44,6 @@ func LoadSplit(dir string) (train, test *gp.Classifier, names []string, err erro
 		}
 	}
 	return train, test, names, nil
-}
-
-func loadCSV(path string) (*gp.Classifier, []string, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer fh.Close()
-	recs, err := csv.NewReader(fh).ReadAll()
-	if err != nil || len(recs) < 2 {
-		return nil, nil, fmt.Errorf("bench: %s: %v (%d records)", path, err, len(recs))
-	}
-	var names []string
-	ycol := -1
-	for j, h := range recs[0] {
-		if h == "y" {
-			ycol = j
-		} else {
-			names = append(names, h)
-		}
-	}
-	if ycol < 0 {
-		return nil, nil, fmt.Errorf("bench: %s: no y column", path)
-	}
-	c := &gp.Classifier{D: len(names)}
-	for r, rec := range recs[1:] {
-		for j, s := range rec {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				return nil, nil, fmt.Errorf("bench: %s row %d: %w", path, r+1, err)
-			}
-			if j == ycol {
-				c.Y = append(c.Y, v)
-			} else {
-				c.X = append(c.X, v)
-			}
-		}
-	}
-	return c, names, nil
 }
 
 // FitStudyRow is one line of docs/fitting.md's table: hyperparameters
