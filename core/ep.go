@@ -220,11 +220,15 @@ func (e *EP) sweep() error {
 		}
 		q = 0
 	}
-	// The columns of a block of epSites sites, with the pending updates
-	// as of the block's start (row j: site i0+j's), and the coefficients
-	// -c col of the updates made within the block (row k: the block's
-	// k-th update).
-	panel := make([]float64, epSites*n)
+	// The columns of a block of epSites sites with the pending updates as
+	// of the block's start (row r: the sites' entries r, n x epSites), one
+	// site's column with the block's earlier updates (col), and the
+	// updates made within the block (row k: the block's k-th update's
+	// column, and the same scaled by -c), copied into U's rows at the
+	// block's end, epSites entries of a row at a time.
+	panel := make([]float64, n*epSites)
+	col := make([]float64, n)
+	ub := make([]float64, epSites*n)
 	blk := make([]float64, epSites*n)
 	for e.Stats.Sweeps = 1; e.Stats.Sweeps <= e.maxSweeps; e.Stats.Sweeps++ {
 		if k := e.Stats.Sweeps; k == 1 {
@@ -235,7 +239,8 @@ func (e *EP) sweep() error {
 		e.Stats.Change = 0
 		for i0 := 0; i0 < n; i0 += epSites {
 			i1 := min(n, i0+epSites)
-			if q+i1-i0 > epDelay {
+			nb := i1 - i0
+			if q+nb > epDelay {
 				flush()
 			}
 			// The block's columns of S: along their rows up to the end of
@@ -243,24 +248,26 @@ func (e *EP) sweep() error {
 			// the columns, a row's epSites entries at a time.
 			r1 := min(n, (i0/epRows+1)*epRows)
 			for i := i0; i < i1; i++ {
-				copy(panel[(i-i0)*n:(i-i0)*n+r1], sg[i*n:i*n+r1])
-			}
-			for r := r1; r < n; r++ {
-				for i, v := range sg[r*n+i0 : r*n+i1] {
-					panel[i*n+r] = v
+				for r, v := range sg[i*n : i*n+r1] {
+					panel[r*epSites+i-i0] = v
 				}
 			}
-			// Less the pending updates, in one product: the n x q block of
-			// U read once for the block rather than once per site.
+			for r := r1; r < n; r++ {
+				copy(panel[r*epSites:r*epSites+nb], sg[r*n+i0:r*n+i1])
+			}
+			// Less the pending updates, in one product whose n x q block
+			// of U is streamed, not packed.
 			q0 := q
 			if q0 > 0 {
-				ws.NT(i1-i0, n, q0, u[i0*epDelay:], epDelay, cu, epDelay, panel, n, true, workers)
+				ws.NT(n, nb, q0, cu, epDelay, u[i0*epDelay:], epDelay, panel, epSites, true, workers)
 			}
 			for i := i0; i < i1; i++ {
-				// col = Sigma_i: the panel's row less the block's own updates.
-				col := panel[(i-i0)*n : (i-i0+1)*n]
+				// col = Sigma_i: the panel's column less the block's own updates.
+				for r := range col {
+					col[r] = panel[r*epSites+i-i0]
+				}
 				for k := q0; k < q; k++ {
-					floats.AddScaled(col, u[i*epDelay+k], blk[(k-q0)*n:(k-q0+1)*n])
+					floats.AddScaled(col, ub[(k-q0)*n+i], blk[(k-q0)*n:(k-q0+1)*n])
 				}
 				sii := col[i]
 				tc := 1/sii - e.Tau[i]
@@ -297,13 +304,20 @@ func (e *EP) sweep() error {
 				if c == 0 {
 					continue
 				}
+				copy(ub[(q-q0)*n:(q-q0+1)*n], col)
 				b := blk[(q-q0)*n : (q-q0+1)*n]
 				for r, v := range col {
-					u[r*epDelay+q] = v
-					cu[r*epDelay+q] = -c * v
 					b[r] = -c * v
 				}
 				q++
+			}
+			if q > q0 {
+				for r := range n {
+					ur, cr := u[r*epDelay+q0:r*epDelay+q], cu[r*epDelay+q0:r*epDelay+q]
+					for k := range ur {
+						ur[k], cr[k] = ub[k*n+r], blk[k*n+r]
+					}
+				}
 			}
 		}
 		flush()
