@@ -62,6 +62,8 @@ type FitStudyRow struct {
 	// Seconds and CPUSeconds are the wall and CPU time (user and system,
 	// all threads) of finding the hyperparameters.
 	Seconds, CPUSeconds float64
+	// Prior is the prior of the fit (none if its Mu is nil).
+	Prior fit.LogNormalPrior
 }
 
 // MaxStudySE is the largest standard error of the table's exact log
@@ -133,10 +135,11 @@ func Score(p, y []float64) (acc, mlpp float64) {
 }
 
 // FitGPC runs gpc's fit (fit.Surface.Fit, the defaults of gpc-fit) from
-// start, and also returns the EP-evidence optimum its first stage found
+// start under prior (none if its Mu is nil; the EP stage gets the same
+// prior), and also returns the EP-evidence optimum its first stage found
 // and the wall and CPU seconds (cpu, if not nil, returns the process's CPU
 // time) of each: the EP stage's alone, and the whole fit.
-func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, samples int, seed uint64, cpu func() time.Duration) (exact, ep gp.Kernel, epSecs, fitSecs, epCPU, fitCPU float64, res *fit.FitResult, err error) {
+func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, prior fit.LogNormalPrior, samples int, seed uint64, cpu func() time.Duration) (exact, ep gp.Kernel, epSecs, fitSecs, epCPU, fitCPU float64, res *fit.FitResult, err error) {
 	if cpu == nil {
 		cpu = func() time.Duration { return 0 }
 	}
@@ -150,13 +153,13 @@ func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, samples i
 	if err != nil {
 		return exact, ep, 0, 0, 0, 0, nil, err
 	}
-	epTheta, _, err := s.MaximizeEP(ctx, theta0, fit.FitConfig{})
+	epTheta, _, err := s.MaximizeEP(ctx, theta0, fit.FitConfig{Prior: prior})
 	if err != nil {
 		return exact, ep, 0, 0, 0, 0, nil, err
 	}
 	epSecs, epCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
 	t0, c0 = time.Now(), cpu()
-	res, err = s.Fit(ctx, theta0, fit.FitConfig{Samples: samples, Seed: seed})
+	res, err = s.Fit(ctx, theta0, fit.FitConfig{Samples: samples, Seed: seed, Prior: prior})
 	fitSecs, fitCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
 	if res == nil {
 		return exact, ep, epSecs, fitSecs, epCPU, fitCPU, nil, err
