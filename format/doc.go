@@ -125,7 +125,7 @@
 // (the prior's log density at the fit, 0 without one). gpc-kernel --hyper reads it (ReadHyper) as Arrow or
 // as CSV: only kernel, name and value are required, so a table written by
 // hand serves. Metadata: gpc:seed, gpc:method, gpc:order, gpc:samples,
-// gpc:final_samples, gpc:start, gpc:prior_sd, gpc:grad_norm, gpc:noise_norm,
+// gpc:final_samples, gpc:start, gpc:prior_sd, gpc:exact_gain, gpc:grad_norm, gpc:noise_norm,
 // gpc:estimates, gpc:iterations, the features and their standardization.
 //
 // # MCMC samples (gpc.mcmc/1)

@@ -298,7 +298,7 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 	out.Theta, out.Final = theta, fin
 	out.Gain, out.SEGain = math.NaN(), math.NaN()
 	if out.EPTheta != nil && floatsEqual(theta, out.EPTheta) {
-		out.Gain, out.KeptEP = 0, true
+		out.Gain, out.SEGain, out.KeptEP = 0, 0, true // the exact stage did not move
 	} else if out.EPTheta != nil {
 		// Keep EP's optimum unless the exact stage's point is better by
 		// more than KeepMargin standard errors of the difference, both

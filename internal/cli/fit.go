@@ -209,6 +209,11 @@ func (c *fitCmd) run(e *env) error {
 	meta["gpc:grad_norm"] = fmtFloat(res.GradNorm)
 	meta["gpc:noise_norm"] = fmtFloat(res.NoiseNorm)
 	meta["gpc:estimates"] = strconv.Itoa(res.Evals)
+	if res.EPTheta != nil {
+		// The exact stage's gain over EP's optimum and whether EP's was
+		// kept (fit.KeepMargin).
+		meta["gpc:exact_gain"] = fmt.Sprintf("%s (se %s); kept EP's optimum: %t", fmtFloat(res.Gain), fmtFloat(res.SEGain), res.KeptEP)
+	}
 	meta["gpc:iterations"] = strconv.Itoa(res.Iterations)
 	if ok, why := res.Final.Result.Trust(); !ok {
 		e.rep.warnf("the final estimate's standard error is not reliable: %s", why)
