@@ -8,12 +8,21 @@
 //	go run ./bench/repro --quick --out /tmp/repro   # seconds: the CI smoke run
 //	go run ./bench/repro --full --out /tmp/repro    # the published run (see docs/results.md)
 //
+// With --calibration it runs the calibration study instead (issue 19,
+// docs/calibration.md): every estimator's log P and test posteriors over
+// many seeds against exact or long-run references, written to
+// calibration.md and two PNG figures in --out.
+//
+//	go run ./bench/repro --calibration --quick --out /tmp/calib   # seconds: the CI smoke run
+//	go run ./bench/repro --calibration --full --out /tmp/calib    # the published study
+//
 // R's mvtnorm (pmvnorm, GenzBretz) is the external peer for the orthant
 // probabilities of Table 1 when Rscript and the package are installed;
 // otherwise its column is skipped with a note.
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -21,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 )
 
 func main() {
@@ -34,6 +44,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	full := fs.Bool("full", false, "the published run (about 15 minutes on 2 cores)")
 	out := fs.String("out", "", "directory for tables.md, log.txt and the PNG figures (required)")
 	noR := fs.Bool("no-r", false, "skip R's mvtnorm even when it is installed")
+	calib := fs.Bool("calibration", false, "run the calibration study (docs/calibration.md) instead of the tables")
+	families := fs.String("families", "", "with --calibration: only these families (comma-separated)")
+	methods := fs.String("methods", "", "with --calibration: only these estimators (comma-separated, as the tables name them)")
+	seeds := fs.Int("seeds", 0, "with --calibration: seeds per estimator and family (0: the plan's)")
+	groups := fs.Int("groups", 0, "with --calibration: particle groups per run (0: the plan's)")
 	if err := fs.Parse(args); err != nil {
 		return 80
 	}
@@ -41,11 +56,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "repro: give exactly one of --quick and --full, and --out DIR")
 		return 80
 	}
-	plan := quickPlan
-	if *full {
-		plan = fullPlan
-	}
-	plan.NoR = *noR
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -58,6 +68,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 74
 	}
 	defer logf.Close()
+	if *calib {
+		cp := calibQuick
+		if *full {
+			cp = calibFull
+		}
+		if *families != "" {
+			cp.Families = strings.Split(*families, ",")
+		}
+		if *methods != "" {
+			cp.Methods = strings.Split(*methods, ",")
+		}
+		cp.Seeds = cmp.Or(*seeds, cp.Seeds)
+		cp.Groups = cmp.Or(*groups, cp.Groups)
+		rep, err := RunCalibration(ctx, cp, *out, io.MultiWriter(stderr, logf))
+		if err != nil {
+			fmt.Fprintln(stderr, "repro:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "repro: calibration %s done in %.0f s; tables in %s/calibration.md\n", cp.Name, rep.Seconds, *out)
+		return 0
+	}
+	plan := quickPlan
+	if *full {
+		plan = fullPlan
+	}
+	plan.NoR = *noR
 	rep, err := Run(ctx, plan, *out, io.MultiWriter(stderr, logf))
 	if err != nil {
 		fmt.Fprintln(stderr, "repro:", err)
