@@ -93,7 +93,7 @@ func pointBlocks(perm []int, q int) []int {
 //
 // It checks that the default preparation (EP to EPLargeTol, greedy)
 // reaches a standard error of at most 0.05 nats at M = 4000 and that the
-// two orders agree within 4 combined standard errors. About 100 CPU
+// two orders agree within 4 combined standard errors. About 110 CPU
 // seconds:
 //
 //	GPC_MULTICLASS_DIGITS=1 go test ./bench -run MulticlassDigits -v -timeout 60m
