@@ -187,7 +187,7 @@ func NewFactor(box Box, ord Ordering, jitter float64) (*Factor, error) {
 	if ord.Labels == nil {
 		ord.Labels = box.Labels
 	}
-	return newFactor(symSource{cov: box.Cov, n: n, jitter: jitter}, a, b, ord)
+	return newFactor(symSource{cov: box.Cov, n: n, jitter: jitter}, a, b, ord, nil)
 }
 
 // symSource is a symmetric n x n matrix as the factorisation reads it,
@@ -243,8 +243,10 @@ func (s symSource) lowerTo(w []float64) {
 }
 
 // newFactor is NewFactor after its checks: cov the symmetric covariance,
-// a and b the shifted bounds.
-func newFactor(cov symSource, a, b []float64, ord Ordering) (*Factor, error) {
+// a and b the shifted bounds. A non-nil w is cov's own storage (lower,
+// no jitter), factorised in place, for an order whose permutation starts
+// as the identity.
+func newFactor(cov symSource, a, b []float64, ord Ordering, w []float64) (*Factor, error) {
 	n := cov.n
 	perm := make([]int, n)
 	for i := range perm {
@@ -275,7 +277,7 @@ func newFactor(cov symSource, a, b []float64, ord Ordering) (*Factor, error) {
 	}
 
 	f := &Factor{N: n, Jitter: cov.jitter, Order: ord.Kind}
-	if err := f.cholesky(cov, a, b, perm, fixed, ord.Kind); err != nil {
+	if err := f.cholesky(cov, a, b, perm, fixed, ord.Kind, w); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -415,28 +417,35 @@ func shiftedBounds(box Box) (a, b []float64, err error) {
 // OrderSharp: the largest remaining variance ratio), after position fixed.
 // The factorisation is the blocked one of cholesky (chol.go), its pivots
 // chosen column by column; cov is not modified.
-func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, kind OrderKind) error {
+func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, kind OrderKind, w []float64) error {
 	greedy := kind == OrderGreedy
 	pivot := greedy || kind == OrderVariance || kind == OrderSharp
 	n := f.N
-	w := make([]float64, n*n) // row p, columns <= p: the variables at positions p and c
 	identity := true
 	for p, v := range perm {
 		identity = identity && p == v
 	}
-	if identity {
+	diag := make([]float64, n) // the variances in the input order
+	for v := range diag {
+		diag[v] = cov.at(v, v)
+	}
+	switch {
+	case w != nil:
+		// In place: w is cov's storage, its lower triangle the matrix.
+		if !identity || !cov.lower || cov.jitter != 0 || &w[0] != &cov.cov[0] {
+			panic("core: factorisation in place of a matrix it would reorder")
+		}
+	case identity:
+		w = make([]float64, n*n) // row p, columns <= p: the variables at positions p and c
 		cov.lowerTo(w)
-	} else {
+	default:
+		w = make([]float64, n*n)
 		for p, i := range perm {
 			row := w[p*n : p*n+p+1]
 			for c, j := range perm[:p+1] {
 				row[c] = cov.at(i, j)
 			}
 		}
-	}
-	diag := make([]float64, n) // the variances in the input order
-	for v := range diag {
-		diag[v] = cov.at(v, v)
 	}
 	mu := make([]float64, n) // greedy: conditional mean at position p given the truncated means so far
 	vr := make([]float64, n) // pivoting: remaining conditional variance at position p
