@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 )
 
 // Box is the integration problem
@@ -463,6 +465,7 @@ func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, 
 		return LogPhiDiff((a[v]-mu[p])/s, (b[v]-mu[p])/s)
 	}
 	f.MinPivot = 1
+	workers := cholWorkers()
 	var yi float64 // greedy: the truncated mean of z at the last position placed
 	var bad error
 	pv := &cholPivot{
@@ -470,10 +473,32 @@ func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, 
 			if !pivot || i < fixed {
 				return i
 			}
+			if !greedy || n-i < 2*pickChunk || workers == 1 {
+				best, _ := pickScan(score, perm, i, n, i, math.Inf(1))
+				return best
+			}
+			// Greedy's scores (a log Phi each) in fixed chunks over the
+			// workers: the least (score, input index) is the same
+			// whichever chunks find it.
+			nc := (n - i + pickChunk - 1) / pickChunk
+			bests, scores := make([]int, nc), make([]float64, nc)
+			var wg sync.WaitGroup
+			var next atomic.Int64
+			for range min(workers, nc) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for c := int(next.Add(1)) - 1; c < nc; c = int(next.Add(1)) - 1 {
+						p0 := i + c*pickChunk
+						bests[c], scores[c] = pickScan(score, perm, p0, min(n, p0+pickChunk), -1, 0)
+					}
+				}()
+			}
+			wg.Wait()
 			best, bestScore := i, math.Inf(1)
-			for p := i; p < n; p++ {
-				if sc := score(p); sc < bestScore || (sc == bestScore && perm[p] < perm[best]) {
-					best, bestScore = p, sc
+			for c, b := range bests {
+				if b >= 0 && (scores[c] < bestScore || scores[c] == bestScore && perm[b] < perm[best]) {
+					best, bestScore = b, scores[c]
 				}
 			}
 			return best
@@ -512,7 +537,7 @@ func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, 
 			}
 		},
 	}
-	if cholesky(w, n, pv, cholWorkers()) >= 0 {
+	if cholesky(w, n, pv, workers) >= 0 {
 		return bad
 	}
 	f.L = w
@@ -522,6 +547,28 @@ func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, 
 		f.A[k], f.B[k] = a[v], b[v]
 	}
 	return nil
+}
+
+// pickChunk is the number of positions whose greedy scores one goroutine
+// computes at a time when a pivot is picked.
+const pickChunk = 1024
+
+// pickScan returns, of best (bestScore) and the positions p in [p0, p1)
+// whose score is not NaN, the one with the least (score(p), perm[p]), and
+// its score; best < 0 stands for none. The least of a set is the least of
+// its parts' least, so the result does not depend on how the positions
+// are split.
+func pickScan(score func(int) float64, perm []int, p0, p1, best int, bestScore float64) (int, float64) {
+	for p := p0; p < p1; p++ {
+		sc := score(p)
+		if math.IsNaN(sc) {
+			continue
+		}
+		if best < 0 || sc < bestScore || (sc == bestScore && perm[p] < perm[best]) {
+			best, bestScore = p, sc
+		}
+	}
+	return best, bestScore
 }
 
 // sharpFirst returns OrderSharp's initial permutation and the length of its
