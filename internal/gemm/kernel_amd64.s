@@ -99,6 +99,11 @@ TEXT ·kern3AVX512(SB), NOSPLIT, $0-64
 	LEAQ (R11)(R11*2), R14 // 3 rows of C
 
 strip3:
+	// The next strip's rows of C, to the cache while this one runs.
+	LEAQ (DI)(R14*1), BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 (BX)(R11*1)
+	PREFETCHT0 (BX)(R11*2)
 	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
