@@ -183,8 +183,10 @@ func TestSetPath(t *testing.T) {
 // the filter's block products (m x 64 x k) and sub-block products
 // (m x 8 x k), the large-N preparation's block updates (C -= A B' with
 // k = 64-256; m x 384 x 96 is a block column of the blocked Cholesky's
-// trailing update), a square product. GFLOP/cpu-s divides by the process's CPU
-// time (robust to other processes on the machine).
+// trailing update), a square product. GFLOP/cpu-s divides by the
+// process's CPU time (robust to other processes on the machine). Built
+// with -tags openblas, the row path=openblas-dgemm is OpenBLAS's
+// cblas_dgemm on the whole product, on one thread: the reference rate.
 //
 //	go test ./internal/gemm -run '^$' -bench Paths -count 3
 func BenchmarkPaths(b *testing.B) {
@@ -199,15 +201,23 @@ func BenchmarkPaths(b *testing.B) {
 		flops := 2 * float64(m) * float64(n) * float64(k)
 		r := rand.New(rand.NewPCG(1, 2))
 		x, y, c := randSlice(r, m*k), randSlice(r, n*k), make([]float64, m*n)
-		for _, kern := range kernels {
-			b.Run(fmt.Sprintf("path=%s/m=%d/n=%d/k=%d", kern.name, m, n, k), func(b *testing.B) {
+		names := Paths()
+		if dgemmDirect != nil {
+			names = append(names, "openblas-dgemm")
+		}
+		for p, name := range names {
+			b.Run(fmt.Sprintf("path=%s/m=%d/n=%d/k=%d", name, m, n, k), func(b *testing.B) {
 				if smoke && flops > 1e9 {
 					b.Skip("large: skipped in the smoke run (-benchtime 1x) and under -short")
 				}
 				var w Workspace
 				cpu0 := processCPU()
 				for b.Loop() {
-					w.ntGrouped(kern, m, n, k, x, k, 8, y, k, c, n, 8, false, 1)
+					if p == len(kernels) {
+						dgemmDirect(m, n, k, x, k, y, k, c, n)
+						continue
+					}
+					w.ntGrouped(kernels[p], m, n, k, x, k, 8, y, k, c, n, 8, false, 1)
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 				if cpu := processCPU() - cpu0; cpu > 0 {
