@@ -65,7 +65,11 @@ func rowsAVX512(bp []float64, scratch *[]float64, i0, i1, n, kc, kcPad int, a []
 				gm = mask
 			}
 			if g == 0 {
-				kern3PackAVX512(&a[ib*lda], lda, ag*8, kc, &ap[0], &bp[0], &c[ib*ldc], ldc, rows/3, gm, addI)
+				var pack *float64 // a single group reads A in place only
+				if groups > 1 {
+					pack = &ap[0]
+				}
+				kern3PackAVX512(&a[ib*lda], lda, ag*8, kc, pack, &bp[0], &c[ib*ldc], ldc, rows/3, gm, addI)
 				continue
 			}
 			kern3AVX512(&ap[0], &bp[g*kcPad*8], kcPad/8, &c[ib*ldc+g*cg], ldc, rows/3, gm, addI)
