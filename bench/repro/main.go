@@ -2,11 +2,21 @@
 // numbers (issue 6): Table 1 (Experiment 1), Tables 2a and 2b (Experiment
 // 2), Figures 1 and 2 (accuracy against CPU time on Experiment 2 problem 3),
 // Table 3 (Experiment 4) and the real data sets. It writes tables.md (the
-// markdown tables that docs/results.md quotes), log.txt (every number, as
-// the run goes) and the figures as PNG into --out.
+// markdown tables), log.txt (every number, as the run goes) and the figures
+// as PNG into --out; with --doc, it also rewrites the generated part of
+// docs/results.md (the run's commit, date, CPU and core/ hash, and the
+// tables) and copies the figures into docs/results/.
 //
 //	go run ./bench/repro --quick --out /tmp/repro   # seconds: the CI smoke run
-//	go run ./bench/repro --full --out /tmp/repro    # the published run (see docs/results.md)
+//	go run ./bench/repro --full --out /tmp/repro --doc docs/results.md   # the published run
+//
+// With --calibration it runs the calibration study instead (issue 19,
+// docs/calibration.md): every estimator's log P and test posteriors over
+// many seeds against exact or long-run references, written to
+// calibration.md and two PNG figures in --out.
+//
+//	go run ./bench/repro --calibration --quick --out /tmp/calib   # seconds: the CI smoke run
+//	go run ./bench/repro --calibration --full --out /tmp/calib    # the published study
 //
 // R's mvtnorm (pmvnorm, GenzBretz) is the external peer for the orthant
 // probabilities of Table 1 when Rscript and the package are installed;
@@ -14,6 +24,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -21,6 +32,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 func main() {
@@ -31,9 +44,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "the smoke run: small problems, seconds")
-	full := fs.Bool("full", false, "the published run (about 15 minutes on 2 cores)")
+	full := fs.Bool("full", false, "the published run (docs/results.md says how long it took)")
 	out := fs.String("out", "", "directory for tables.md, log.txt and the PNG figures (required)")
 	noR := fs.Bool("no-r", false, "skip R's mvtnorm even when it is installed")
+	calib := fs.Bool("calibration", false, "run the calibration study (docs/calibration.md) instead of the tables")
+	families := fs.String("families", "", "with --calibration: only these families (comma-separated)")
+	methods := fs.String("methods", "", "with --calibration: only these estimators (comma-separated, as the tables name them)")
+	seeds := fs.Int("seeds", 0, "with --calibration: seeds per estimator and family (0: the plan's)")
+	groups := fs.Int("groups", 0, "with --calibration: particle groups per run (0: the plan's)")
+	doc := fs.String("doc", "", "rewrite the generated part of this markdown file (docs/results.md) and copy the figures beside it")
 	if err := fs.Parse(args); err != nil {
 		return 80
 	}
@@ -41,11 +60,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "repro: give exactly one of --quick and --full, and --out DIR")
 		return 80
 	}
-	plan := quickPlan
-	if *full {
-		plan = fullPlan
+	// The code's provenance is taken before the run: what was compiled.
+	var prov *Provenance
+	if *doc != "" {
+		root, err := repoRoot(".")
+		if err == nil {
+			prov, err = provenance(root)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "repro:", err)
+			return 74
+		}
+		if _, err := os.Stat(*doc); err != nil {
+			fmt.Fprintln(stderr, "repro:", err)
+			return 74
+		}
 	}
-	plan.NoR = *noR
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -58,10 +88,43 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 74
 	}
 	defer logf.Close()
+	if *calib {
+		cp := calibQuick
+		if *full {
+			cp = calibFull
+		}
+		if *families != "" {
+			cp.Families = strings.Split(*families, ",")
+		}
+		if *methods != "" {
+			cp.Methods = strings.Split(*methods, ",")
+		}
+		cp.Seeds = cmp.Or(*seeds, cp.Seeds)
+		cp.Groups = cmp.Or(*groups, cp.Groups)
+		rep, err := RunCalibration(ctx, cp, *out, io.MultiWriter(stderr, logf))
+		if err != nil {
+			fmt.Fprintln(stderr, "repro:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "repro: calibration %s done in %.0f s; tables in %s/calibration.md\n", cp.Name, rep.Seconds, *out)
+		return 0
+	}
+	plan := quickPlan
+	if *full {
+		plan = fullPlan
+	}
+	plan.NoR = *noR
 	rep, err := Run(ctx, plan, *out, io.MultiWriter(stderr, logf))
 	if err != nil {
 		fmt.Fprintln(stderr, "repro:", err)
 		return 1
+	}
+	if *doc != "" {
+		prov.Date = time.Now().UTC()
+		if err := writeDoc(*doc, rep, prov, "go run ./bench/repro "+strings.Join(args, " "), *out); err != nil {
+			fmt.Fprintln(stderr, "repro:", err)
+			return 74
+		}
 	}
 	fmt.Fprintf(stdout, "repro: %s mode done in %.0f s; tables in %s/tables.md\n", plan.Name, rep.Seconds, *out)
 	return 0

@@ -125,3 +125,65 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrationQuick runs the calibration study's quick plan (under
+// -short, two families of it) and checks its summaries: every run of an
+// exact family gives a finite z for log P, the z scores are of the size of
+// their standard errors (rms z below 3: fixed seeds, this cannot flake),
+// the coverages are fractions, the long-run reference's two estimators
+// agree, and the tables and figures are written.
+func TestCalibrationQuick(t *testing.T) {
+	plan := calibQuick
+	if testing.Short() {
+		plan.Seeds = 4
+		plan.Families = []string{"exp2-p1", "box3-corr"}
+	}
+	dir := t.TempDir()
+	rep, err := RunCalibration(context.Background(), plan, dir, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != len(plan.Families)*len(calibMethods) {
+		t.Fatalf("%d rows for %d families", len(rep.Rows), len(plan.Families))
+	}
+	for _, r := range rep.Rows {
+		s := r.LogP
+		if s.Runs != plan.Seeds || s.Failed != 0 {
+			t.Errorf("%s %s: %d runs, %d failed", r.Family, r.Method, s.Runs, s.Failed)
+		}
+		if !(s.RMSZ > 0 && s.RMSZ < 3) {
+			t.Errorf("%s %s: log P rms z %v", r.Family, r.Method, s.RMSZ)
+		}
+		for k, c := range s.Cover {
+			if !(c >= 0 && c <= 1) || k > 0 && c < s.Cover[k-1] {
+				t.Errorf("%s %s: coverages %v", r.Family, r.Method, s.Cover)
+			}
+		}
+		if p := r.Post; p.Runs > 0 && !(p.RMSZ > 0 && p.RMSZ < 3) {
+			t.Errorf("%s %s: posterior rms z %v", r.Family, r.Method, p.RMSZ)
+		}
+	}
+	for _, f := range rep.Families {
+		if f.RefSE > 0 && !strings.Contains(f.RefNote, "differ by") {
+			t.Errorf("%s: reference note %q", f.Name, f.RefNote)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "calibration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"### log P", "### test posteriors", "| exp2-p1 | ep/greedy |", "calibration-logp.png"} {
+		if !bytes.Contains(md, []byte(s)) {
+			t.Errorf("calibration.md lacks %q", s)
+		}
+	}
+	for _, f := range []string{"calibration-logp.png", "calibration-post.png"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img, err := png.Decode(bytes.NewReader(b)); err != nil || img.Bounds().Dx() < 200 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,572 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"gpc/bench"
+	"gpc/core"
+	"gpc/internal/oracle"
+)
+
+// The calibration study (issue 19): does the standard error each estimator
+// reports describe its actual error? For every estimator and problem
+// family, many independent seeds are run against an exact value (or a
+// long-run reference), and the z scores (estimate - reference) / SE are
+// summarised: coverage of the nominal 68/95/99 % intervals, rms z and the
+// mean z (the bias in units of SE), each with its own sampling error.
+
+// CalibPlan sizes a calibration study.
+type CalibPlan struct {
+	Name string
+	Seed uint64
+	// Seeds is the number of independent runs per estimator and family.
+	Seeds int
+	// Groups is the particle group count of every run (the tools' default
+	// from M = 8000 particles on; the paper's methods, which the tools run
+	// as one group without a standard error, get the same).
+	Groups int
+	// RefFactor is the long-run reference's particle count, in multiples
+	// of a family's M, for each of its two estimators.
+	RefFactor int
+	// Families are the families run, by name (newCalibFamily).
+	Families []string
+	// Methods, if not empty, restricts the estimators to these (by
+	// calibName).
+	Methods []string
+}
+
+var calibQuick = CalibPlan{Name: "quick", Seed: 1, Seeds: 8, Groups: 8, RefFactor: 8,
+	Families: []string{"one-factor", "exp2-p1", "box3-corr", "rbf-b10"}}
+
+var calibFull = CalibPlan{Name: "full", Seed: 1, Seeds: 200, Groups: 32, RefFactor: 64,
+	Families: []string{"one-factor", "exp2-p1", "exp2-p3", "box3-corr", "box3-neg", "rbf-b1", "rbf-b10", "rbf-b100"}}
+
+// calibMethods are the estimators studied, each in its best order (the
+// paper's in its shuffled order, soft count for paper-soft, hard count for
+// paper-hard's posteriors, as bench.Experiment2 predicts).
+var calibMethods = []core.Candidate{
+	{Method: core.MethodEP, Order: core.OrderGreedy},
+	{Method: core.MethodMET, Order: core.OrderSharp},
+	{Method: core.MethodSMC, Order: core.OrderSharp},
+	{Method: core.MethodPaperHard, Order: core.OrderShuffle},
+	{Method: core.MethodPaperSoft, Order: core.OrderShuffle},
+}
+
+func calibName(c core.Candidate) string {
+	if c.Method == core.MethodPaperHard || c.Method == core.MethodPaperSoft {
+		return c.Method.String()
+	}
+	return c.String()
+}
+
+// calibFamily is a problem with its reference values.
+type calibFamily struct {
+	Name, What string
+	Box        core.Box
+	M          int // particles per run
+	// LogP is the exact log P, or the reference's, with RefSE its
+	// standard error (0 when exact).
+	LogP, RefSE float64
+	// TestCov (T x N) and TestVar are the test rows whose posteriors are
+	// studied; Post and PostSE their exact or reference values.
+	TestCov, TestVar []float64
+	Post, PostSE     []float64
+	// RefNote describes the reference.
+	RefNote string
+}
+
+// pickTests keeps t of the nt test rows of cov/vars/post (evenly spread).
+func pickTests(t, n int, cov, vars, post []float64) (c, v, p []float64) {
+	nt := len(vars)
+	t = min(t, nt)
+	for k := range t {
+		j := k * nt / t
+		c = append(c, cov[j*n:(j+1)*n]...)
+		v = append(v, vars[j])
+		if post != nil {
+			p = append(p, post[j])
+		}
+	}
+	return c, v, p
+}
+
+// calibTests is the number of test posteriors studied per family.
+const calibTests = 10
+
+// newCalibFamily builds family name; RBF families get their reference
+// from two long runs (ep/greedy and met/sharp, RefFactor * M particles
+// each, seeds apart from the study's), combined by inverse variance.
+func newCalibFamily(ctx context.Context, name string, p CalibPlan, log io.Writer) (*calibFamily, error) {
+	f := &calibFamily{Name: name}
+	switch name {
+	case "one-factor":
+		d := bench.Loadings(100, p.Seed)
+		f.What = "Experiment 1's one-factor orthant, N = 100 (exact by 1-D quadrature)"
+		f.Box = core.Box{N: 100, Cov: oracle.OneFactor(d)}
+		f.M = 8000
+		f.LogP = oracle.OneFactorLogP(d)
+		f.RefNote = "exact"
+		return f, nil
+	case "exp2-p1", "exp2-p3":
+		prob := 0
+		if name == "exp2-p3" {
+			prob = 2
+		}
+		pr := bench.Exp2Problems[prob]
+		d := pr.Generate(p.Seed)
+		f.What = fmt.Sprintf("Experiment 2 problem %d, linear kernel, N = %d (exact 1-D answers)", prob+1, pr.N)
+		f.Box = core.Box{N: pr.N, Cov: d.Cov}
+		f.M = 8000
+		if pr.N > 200 {
+			f.M = 4000
+		}
+		f.LogP = d.ExactLogML
+		f.TestCov, f.TestVar, f.Post = pickTests(calibTests, pr.N, d.TestCov, d.TestVar, d.ExactPosterior)
+		f.PostSE = make([]float64, len(f.Post))
+		f.RefNote = "exact"
+		return f, nil
+	case "box3-corr", "box3-neg":
+		// Small boxes with strong correlation, shifted and two-sided:
+		// exact by nested Gauss-Legendre quadrature.
+		s := [9]float64{1, 0.95, 0.9, 0.95, 1, 0.95, 0.9, 0.95, 1}
+		mu := [3]float64{0.3, -0.2, 0.1}
+		a := [3]float64{-0.5, 0, math.Inf(-1)}
+		b := [3]float64{0.5, math.Inf(1), 0.2}
+		f.What = "3-D box, correlations 0.95/0.9/0.95, shifted mean, narrow two-sided bounds (exact by quadrature)"
+		if name == "box3-neg" {
+			s = [9]float64{1, -0.7, 0.6, -0.7, 1, -0.8, 0.6, -0.8, 1}
+			mu = [3]float64{0, 0.5, -0.5}
+			a = [3]float64{0.5, -1, 0}
+			b = [3]float64{math.Inf(1), 1, 1.5}
+			f.What = "3-D box, correlations -0.7/0.6/-0.8, shifted mean, mixed bounds (exact by quadrature)"
+		}
+		f.Box = core.Box{N: 3, Cov: s[:], Mean: mu[:], Lower: a[:], Upper: b[:]}
+		f.M = 8000
+		f.LogP = oracle.LogBox3(mu, s, a, b)
+		f.RefNote = "exact"
+		return f, nil
+	}
+	var beta float64
+	var n int
+	switch name {
+	case "rbf-b1":
+		beta, n = 1, 200
+	case "rbf-b10":
+		beta, n = 10, 200
+	case "rbf-b100":
+		beta, n = 100, 100
+	default:
+		return nil, fmt.Errorf("calibration: unknown family %q (one-factor, exp2-p1, exp2-p3, box3-corr, box3-neg, rbf-b1, rbf-b10, rbf-b100)", name)
+	}
+	if p.Name == "quick" {
+		n = 50
+	}
+	d := bench.RBFProblem{N: n, NTest: calibTests, Alpha: 1, Beta: beta, Seed: p.Seed}.Generate()
+	f.What = fmt.Sprintf("RBF GP classification, alpha = 1, beta = %g, N = %d (long-run reference)", beta, n)
+	f.Box = d.Box
+	f.M = 8000
+	f.TestCov, f.TestVar = d.TestCov, d.TestVar
+	var refs []calibRun
+	for k, c := range []core.Candidate{{Method: core.MethodEP, Order: core.OrderGreedy}, {Method: core.MethodMET, Order: core.OrderSharp}} {
+		fac, err := core.Prepare(f.Box, c, p.Seed, 0)
+		if err != nil {
+			return nil, fmt.Errorf("calibration: %s reference %s: %w", name, c, err)
+		}
+		r, err := calibOne(ctx, f, fac, c, p.RefFactor*f.M, 32, 1<<40+uint64(k))
+		if err != nil {
+			return nil, fmt.Errorf("calibration: %s reference %s: %w", name, c, err)
+		}
+		fmt.Fprintf(log, "calibration: %s reference %s M=%d: log P %.6f ± %.6f\n", name, c, p.RefFactor*f.M, r.LogP, r.SE)
+		refs = append(refs, r)
+	}
+	f.LogP, f.RefSE = ivCombine(refs[0].LogP, refs[0].SE, refs[1].LogP, refs[1].SE)
+	f.Post, f.PostSE = make([]float64, len(f.TestVar)), make([]float64, len(f.TestVar))
+	for j := range f.Post {
+		f.Post[j], f.PostSE[j] = ivCombine(refs[0].Post[j].P, refs[0].Post[j].SE, refs[1].Post[j].P, refs[1].Post[j].SE)
+	}
+	f.RefNote = fmt.Sprintf("ep/greedy %.5f ± %.5f and met/sharp %.5f ± %.5f at M = %d, combined (they differ by %.1f combined SE)",
+		refs[0].LogP, refs[0].SE, refs[1].LogP, refs[1].SE, p.RefFactor*f.M, (refs[0].LogP-refs[1].LogP)/math.Hypot(refs[0].SE, refs[1].SE))
+	return f, nil
+}
+
+// ivCombine combines two estimates by inverse variance (one alone when the
+// other has no standard error).
+func ivCombine(a, sa, b, sb float64) (float64, float64) {
+	switch {
+	case !(sa > 0) && !(sb > 0):
+		return (a + b) / 2, math.NaN()
+	case !(sb > 0) || math.IsNaN(b):
+		return a, sa
+	case !(sa > 0) || math.IsNaN(a):
+		return b, sb
+	}
+	wa, wb := 1/(sa*sa), 1/(sb*sb)
+	return (wa*a + wb*b) / (wa + wb), 1 / math.Sqrt(wa+wb)
+}
+
+// calibRun is one run's log P and posteriors with their standard errors.
+type calibRun struct {
+	LogP, SE float64
+	Post     []core.Posterior
+}
+
+// calibOne runs candidate c on the prepared factor fac: m particles in
+// groups groups, seed seed, and predicts the family's test rows.
+func calibOne(ctx context.Context, f *calibFamily, fac *core.Factor, c core.Candidate, m, groups int, seed uint64) (calibRun, error) {
+	t := len(f.TestVar)
+	cfg := core.Config{Method: c.Method, Samples: m, Groups: groups, Seed: seed, Keep: t > 0}
+	est, err := core.Estimate(ctx, fac, cfg)
+	if err != nil {
+		return calibRun{}, err
+	}
+	r := calibRun{LogP: est.LogP, SE: est.SE}
+	if t == 0 || math.IsInf(est.LogP, -1) {
+		return r, nil
+	}
+	r.Post = make([]core.Posterior, t)
+	hard := c.Method == core.MethodPaperHard
+	if err := core.PredictWith(r.Post, fac, est.Cloud, f.TestCov, f.TestVar, core.PredictOptions{Hard: hard, Seed: seed}); err != nil {
+		return calibRun{}, err
+	}
+	return r, nil
+}
+
+// CalibStats summarises the z scores of one estimator on one family for
+// one quantity. The unit of independence is the seed: a run's test
+// posteriors share its particles, so their coverage and mean z are
+// averaged within the run first and the sampling errors come from the
+// spread between runs.
+type CalibStats struct {
+	Runs, Failed int // runs with a finite z; runs without (P = 0, no SE)
+	// Cover holds the fractions of |z| <= 1, 1.96, 2.576 (nominal 68.3,
+	// 95, 99 %); CoverSE their standard errors (binomial at the nominal
+	// level for one value per run, between runs otherwise).
+	Cover, CoverSE [3]float64
+	RMSZ, RMSZSE   float64
+	Bias, BiasSE   float64 // mean z
+	// SDRatio is the spread of the estimates over the mean reported SE
+	// (log P only; NaN for posteriors).
+	SDRatio float64
+}
+
+// calibLevels are the nominal coverages and their normal quantiles.
+var calibLevels = [3]struct{ p, q float64 }{{0.6827, 1}, {0.95, 1.959964}, {0.99, 2.575829}}
+
+// calibSummary computes CalibStats from each run's z scores (nil: failed).
+func calibSummary(z [][]float64) CalibStats {
+	var s CalibStats
+	var cov [3][]float64
+	var z2, zm []float64
+	for _, zs := range z {
+		if len(zs) == 0 {
+			s.Failed++
+			continue
+		}
+		var c [3]float64
+		var q2, qm float64
+		for _, v := range zs {
+			for k, l := range calibLevels {
+				if math.Abs(v) <= l.q {
+					c[k]++
+				}
+			}
+			q2 += v * v
+			qm += v
+		}
+		n := float64(len(zs))
+		for k := range c {
+			cov[k] = append(cov[k], c[k]/n)
+		}
+		z2 = append(z2, q2/n)
+		zm = append(zm, qm/n)
+	}
+	s.Runs = len(z2)
+	nan := math.NaN()
+	if s.Runs < 2 {
+		s.Cover, s.CoverSE = [3]float64{nan, nan, nan}, [3]float64{nan, nan, nan}
+		s.RMSZ, s.RMSZSE, s.Bias, s.BiasSE, s.SDRatio = nan, nan, nan, nan, nan
+		return s
+	}
+	single := true
+	for _, zs := range z {
+		single = single && len(zs) <= 1
+	}
+	n := float64(s.Runs)
+	for k := range cov {
+		var se float64
+		s.Cover[k], se = bench.MeanSE(cov[k])
+		if single {
+			p := calibLevels[k].p
+			se = math.Sqrt(p * (1 - p) / n)
+		}
+		s.CoverSE[k] = se
+	}
+	m2, se2 := bench.MeanSE(z2)
+	s.RMSZ = math.Sqrt(m2)
+	s.RMSZSE = se2 / (2 * s.RMSZ)
+	s.Bias, s.BiasSE = bench.MeanSE(zm)
+	s.SDRatio = nan
+	return s
+}
+
+// CalibRow is one estimator on one family.
+type CalibRow struct {
+	Family, Method string
+	M, Groups      int
+	LogP, Post     CalibStats
+	CPU            float64 // CPU seconds per run (prediction included)
+}
+
+// CalibReport is a calibration study's outcome.
+type CalibReport struct {
+	Plan     CalibPlan
+	Families []*calibFamily
+	Rows     []CalibRow
+	Seconds  float64
+}
+
+// RunCalibration runs the study of plan p, writing calibration.md and the
+// figure into dir as it goes and every number to log.
+func RunCalibration(ctx context.Context, p CalibPlan, dir string, log io.Writer) (*CalibReport, error) {
+	start := time.Now()
+	rep := &CalibReport{Plan: p}
+	for _, name := range p.Families {
+		f, err := newCalibFamily(ctx, name, p, log)
+		if err != nil {
+			return nil, err
+		}
+		rep.Families = append(rep.Families, f)
+		for _, c := range calibMethods {
+			if len(p.Methods) > 0 && !slices.Contains(p.Methods, calibName(c)) {
+				continue
+			}
+			row, err := calibFamilyRun(ctx, f, c, p, log)
+			if err != nil {
+				return nil, fmt.Errorf("calibration: %s, %s: %w", name, calibName(c), err)
+			}
+			rep.Rows = append(rep.Rows, row)
+		}
+		rep.Seconds = time.Since(start).Seconds()
+		if err := os.WriteFile(filepath.Join(dir, "calibration.md"), []byte(rep.Markdown()), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	if err := calibFigure(rep, dir); err != nil {
+		return nil, fmt.Errorf("calibration figure: %w", err)
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, os.WriteFile(filepath.Join(dir, "calibration.md"), []byte(rep.Markdown()), 0o644)
+}
+
+// calibFamilyRun runs candidate c on family f for p.Seeds seeds, preparing
+// the factor once (the study is about the Monte Carlo error given the
+// preparation).
+func calibFamilyRun(ctx context.Context, f *calibFamily, c core.Candidate, p CalibPlan, log io.Writer) (CalibRow, error) {
+	row := CalibRow{Family: f.Name, Method: calibName(c), M: f.M, Groups: p.Groups}
+	c0 := cpuSeconds()
+	fac, err := core.Prepare(f.Box, c, p.Seed, 0)
+	if err != nil {
+		return row, err
+	}
+	zl := make([][]float64, p.Seeds)
+	zp := make([][]float64, p.Seeds)
+	est := make([]float64, 0, p.Seeds)
+	var meanSE float64
+	for s := range p.Seeds {
+		r, err := calibOne(ctx, f, fac, c, f.M, p.Groups, p.Seed*1_000_000+uint64(s))
+		if err != nil {
+			return row, err
+		}
+		if z := (r.LogP - f.LogP) / r.SE; !math.IsNaN(z) && !math.IsInf(z, 0) {
+			zl[s] = []float64{z}
+			est = append(est, r.LogP)
+			meanSE += r.SE
+		}
+		for j, q := range r.Post {
+			if z := (q.P - f.Post[j]) / q.SE; !math.IsNaN(z) && !math.IsInf(z, 0) {
+				zp[s] = append(zp[s], z)
+			}
+		}
+	}
+	row.CPU = (cpuSeconds() - c0) / float64(p.Seeds)
+	row.LogP = calibSummary(zl)
+	if len(est) > 1 {
+		_, sd := bench.MeanSE(est)
+		row.LogP.SDRatio = sd * math.Sqrt(float64(len(est))) / (meanSE / float64(len(est)))
+	}
+	if len(f.TestVar) > 0 {
+		row.Post = calibSummary(zp)
+	} else {
+		row.Post = calibSummary(nil)
+	}
+	fmt.Fprintf(log, "calibration: %-10s %-10s M=%d log P: 95%% %.3f rms z %.3f ± %.3f bias %+.3f ± %.3f sd/SE %.2f failed %d | post: 95%% %.3f rms z %.3f ± %.3f bias %+.3f | %.3f cpu-s/run\n",
+		f.Name, row.Method, f.M, row.LogP.Cover[1], row.LogP.RMSZ, row.LogP.RMSZSE, row.LogP.Bias, row.LogP.BiasSE, row.LogP.SDRatio, row.LogP.Failed,
+		row.Post.Cover[1], row.Post.RMSZ, row.Post.RMSZSE, row.Post.Bias, row.CPU)
+	return row, nil
+}
+
+// pm formats v ± se as percentages (coverage) or plain numbers.
+func pm(v, se float64, pct bool) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	if pct {
+		return fmt.Sprintf("%.1f ± %.1f", 100*v, 100*se)
+	}
+	return fmt.Sprintf("%.2f ± %.2f", v, se)
+}
+
+// calibOK reports whether s meets the acceptance: 95 % coverage within
+// 93-97 % or within two of its standard errors of 95 %, and rms z within
+// 0.9-1.1 or within two of its standard errors of 1.
+func calibOK(s CalibStats) bool {
+	c, cse := s.Cover[1], s.CoverSE[1]
+	covOK := c >= 0.93 && c <= 0.97 || math.Abs(c-0.95) <= 2*cse
+	rmsOK := s.RMSZ >= 0.9 && s.RMSZ <= 1.1 || math.Abs(s.RMSZ-1) <= 2*s.RMSZSE
+	return covOK && rmsOK && s.Failed == 0
+}
+
+// Markdown renders the study's tables.
+func (r *CalibReport) Markdown() string {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "<!-- generated by go run ./bench/repro --calibration --%s; %.0f s wall time -->\n", r.Plan.Name, r.Seconds)
+	fmt.Fprintf(b, "\n%d seeds per estimator and family, %d particle groups per run.\n", r.Plan.Seeds, r.Plan.Groups)
+	t := newTable(b, "family", "M", "reference", "what")
+	for _, f := range r.Families {
+		ref := f.RefNote
+		if f.RefSE > 0 {
+			ref = fmt.Sprintf("%.5f ± %.5f: %s", f.LogP, f.RefSE, f.RefNote)
+		}
+		t.row(f.Name, fmt.Sprint(f.M), ref, f.What)
+	}
+	for _, q := range []struct {
+		title string
+		get   func(CalibRow) CalibStats
+		logP  bool
+	}{{"log P", func(r CalibRow) CalibStats { return r.LogP }, true}, {"test posteriors", func(r CalibRow) CalibStats { return r.Post }, false}} {
+		fmt.Fprintf(b, "\n### %s\n", q.title)
+		head := []string{"family", "estimator", "runs", "failed", "68 % (%)", "95 % (%)", "99 % (%)", "rms z", "mean z"}
+		if q.logP {
+			head = append(head, "sd / mean SE")
+		}
+		head = append(head, "ok", "cpu-s/run")
+		t := newTable(b, head...)
+		for _, row := range r.Rows {
+			s := q.get(row)
+			if s.Runs == 0 && s.Failed == 0 {
+				continue
+			}
+			ok := "no"
+			if calibOK(s) {
+				ok = "yes"
+			}
+			cells := []string{row.Family, row.Method, fmt.Sprint(s.Runs), fmt.Sprint(s.Failed),
+				pm(s.Cover[0], s.CoverSE[0], true), pm(s.Cover[1], s.CoverSE[1], true), pm(s.Cover[2], s.CoverSE[2], true),
+				pm(s.RMSZ, s.RMSZSE, false), pm(s.Bias, s.BiasSE, false)}
+			if q.logP {
+				cells = append(cells, g(s.SDRatio, 3))
+			}
+			cells = append(cells, ok, fmt.Sprintf("%.3f", row.CPU))
+			t.row(cells...)
+		}
+	}
+	fmt.Fprintf(b, "\n![log P](calibration-logp.png)\n![test posteriors](calibration-post.png)\n")
+	return b.String()
+}
+
+// familyNames returns the family names of the report's rows, in order.
+func (r *CalibReport) familyNames() []string {
+	var out []string
+	for _, row := range r.Rows {
+		if !slices.Contains(out, row.Family) {
+			out = append(out, row.Family)
+		}
+	}
+	return out
+}
+
+// coverPoints are the 95 % coverages of one estimator, with error bars.
+type coverPoints struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// calibFigure draws the 95 % coverage of every estimator by family, with
+// two standard errors as bars and the 93-97 % acceptance band, for log P
+// (calibration-logp.png) and the test posteriors (calibration-post.png).
+func calibFigure(rep *CalibReport, dir string) error {
+	fams := rep.familyNames()
+	for _, q := range []struct {
+		file, what string
+		get        func(CalibRow) CalibStats
+	}{{"calibration-logp.png", "log P", func(r CalibRow) CalibStats { return r.LogP }},
+		{"calibration-post.png", "test posteriors", func(r CalibRow) CalibStats { return r.Post }}} {
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("Coverage of nominal 95 %% intervals, %s (%d seeds, ±2 SE)", q.what, rep.Plan.Seeds)
+		p.Y.Label.Text = "coverage (%)"
+		p.NominalX(fams...)
+		p.Y.Min, p.Y.Max = 80, 100
+		for _, lim := range []float64{93, 95, 97} {
+			l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: lim}, {X: float64(len(fams)) - 0.5, Y: lim}})
+			if err != nil {
+				return err
+			}
+			l.Color = color.Gray{Y: 160}
+			if lim != 95 {
+				l.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+			}
+			p.Add(l)
+		}
+		for i, c := range calibMethods {
+			name := calibName(c)
+			var pts coverPoints
+			for _, row := range rep.Rows {
+				s := q.get(row)
+				if row.Method != name || math.IsNaN(s.Cover[1]) {
+					continue
+				}
+				x := float64(slices.Index(fams, row.Family)) + 0.12*(float64(i)-float64(len(calibMethods)-1)/2)
+				y := math.Max(100*s.Cover[1], 80)
+				pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: y})
+				e := 200 * s.CoverSE[1]
+				pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{e, e})
+			}
+			if len(pts.XYs) == 0 {
+				continue
+			}
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return err
+			}
+			sc.Color, sc.Shape = plotutil.Color(i), plotutil.Shape(i)
+			eb, err := plotter.NewYErrorBars(pts)
+			if err != nil {
+				return err
+			}
+			eb.Color = plotutil.Color(i)
+			p.Add(sc, eb)
+			p.Legend.Add(name, sc)
+		}
+		p.Legend.Top = true
+		p.Legend.Left = true
+		p.Add(plotter.NewGrid())
+		if err := p.Save(20*vg.Centimeter, 11*vg.Centimeter, filepath.Join(dir, q.file)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
