@@ -183,7 +183,8 @@ func TestSetPath(t *testing.T) {
 // the filter's block products (m x 64 x k) and sub-block products
 // (m x 8 x k), the large-N preparation's block updates (C -= A B' with
 // k = 64-256; m x 384 x 96 is a block column of the blocked Cholesky's
-// trailing update), a square product. GFLOP/cpu-s divides by the
+// trailing update, m x 384 x 256 the same with wider panels), a square
+// product. GFLOP/cpu-s divides by the
 // process's CPU time (robust to other processes on the machine). Built
 // with -tags openblas, the row path=openblas-dgemm is OpenBLAS's
 // cblas_dgemm on the whole product, on one thread: the reference rate.
@@ -191,7 +192,7 @@ func TestSetPath(t *testing.T) {
 //	go test ./internal/gemm -run '^$' -bench Paths -count 3
 func BenchmarkPaths(b *testing.B) {
 	shapes := [][3]int{{3125, 64, 1984}, {31250, 64, 128}, {3125, 8, 56}, {2048, 2048, 2048},
-		{4000, 4000, 128}, {4000, 1000, 64}, {6000, 1000, 256}, {4000, 384, 96}}
+		{4000, 4000, 128}, {4000, 1000, 64}, {6000, 1000, 256}, {4000, 384, 96}, {4000, 384, 256}}
 	smoke := false
 	if bt := flag.Lookup("test.benchtime"); testing.Short() || bt != nil && bt.Value.String() == "1x" {
 		smoke = true
