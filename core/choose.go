@@ -166,11 +166,15 @@ func betterPilot(a, b *Result) bool {
 	if an || bn {
 		return !an && bn || an && bn && a.LogP > b.LogP
 	}
-	if d := a.LogP - b.LogP; math.Abs(d) > PilotZ*math.Hypot(a.SE, b.SE) {
+	if d := a.LogP - b.LogP; math.Abs(d) > PilotZ*math.Hypot(rawSE(a), rawSE(b)) {
 		return d > 0
 	}
 	return a.SE < PilotMargin*b.SE
 }
+
+// rawSE is r's standard error without StudentScale: the pilots' thresholds
+// (PilotZ, PilotEnoughSE) were set on it.
+func rawSE(r *Result) float64 { return r.SE / StudentScale(r.Groups) }
 
 // PilotZ is how many combined standard errors apart two pilot estimates
 // must be for the higher to win. The pilots' standard errors come from 8
@@ -199,7 +203,7 @@ const PilotEnoughSE = 0.05
 // trusted and precise enough to stop the comparison (PilotEnoughSE).
 func pilotEnough(r *Result, m int) bool {
 	ok, _ := r.Trust()
-	return ok && r.SE*math.Sqrt(float64(r.Samples)/float64(m)) <= PilotEnoughSE
+	return ok && rawSE(r)*math.Sqrt(float64(r.Samples)/float64(m)) <= PilotEnoughSE
 }
 
 // PilotSamples is the particle count of each pilot run of Choose for a
