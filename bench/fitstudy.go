@@ -62,6 +62,10 @@ type FitStudyRow struct {
 	// Seconds and CPUSeconds are the wall and CPU time (user and system,
 	// all threads) of finding the hyperparameters.
 	Seconds, CPUSeconds float64
+	// Prior is the prior of the fit (none if its Mu is nil).
+	Prior fit.LogNormalPrior
+	// LogPred is the log predictive probability of each test label.
+	LogPred []float64
 }
 
 // MaxStudySE is the largest standard error of the table's exact log
@@ -88,15 +92,15 @@ func ExactLogML(ctx context.Context, data *gp.Classifier, k *gp.Kernel, seed uin
 }
 
 // HeldOut trains gpc on train under k (samples particles) and returns the
-// accuracy and mean log predictive probability of the test labels.
-func HeldOut(ctx context.Context, train, test *gp.Classifier, k *gp.Kernel, samples int, seed uint64) (acc, mlpp float64, err error) {
+// posterior probabilities of y = +1 at the test points.
+func HeldOut(ctx context.Context, train, test *gp.Classifier, k *gp.Kernel, samples int, seed uint64) ([]float64, error) {
 	f, err := core.Prepare(train.Box(k), fit.FitCandidate, seed, 0)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	res, err := core.Estimate(ctx, f, core.Config{Method: fit.FitCandidate.Method, Samples: samples, Seed: seed, Keep: true})
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	t, n, d := len(test.Y), len(train.Y), train.D
 	r, vars := make([]float64, t*n), make([]float64, t)
@@ -105,38 +109,66 @@ func HeldOut(ctx context.Context, train, test *gp.Classifier, k *gp.Kernel, samp
 	}
 	post := make([]core.Posterior, t)
 	if err := core.Predict(post, f, res.Cloud, r, vars); err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	ps := make([]float64, t)
 	for i, p := range post {
 		ps[i] = p.P
 	}
-	acc, mlpp = Score(ps, test.Y)
-	return acc, mlpp, nil
+	return ps, nil
 }
 
 // Score returns the accuracy of the probabilities p of y = +1 against the
 // labels y, and the mean log probability of the true labels (each
 // probability clamped to [1e-300, 1]).
 func Score(p, y []float64) (acc, mlpp float64) {
+	for _, lq := range LogPredictive(p, y) {
+		if lq > math.Log(0.5) {
+			acc++
+		}
+		mlpp += lq
+	}
+	return acc / float64(len(p)), mlpp / float64(len(p))
+}
+
+// LogPredictive returns the log probability of each true label y_i under
+// the probabilities p_i of y = +1 (clamped to [1e-300, 1]).
+func LogPredictive(p, y []float64) []float64 {
+	lq := make([]float64, len(p))
 	for i, pi := range p {
 		q := pi
 		if y[i] < 0 {
 			q = 1 - pi
 		}
-		if q > 0.5 {
-			acc++
-		}
-		mlpp += math.Log(math.Max(q, 1e-300))
+		lq[i] = math.Log(math.Max(q, 1e-300))
 	}
-	return acc / float64(len(p)), mlpp / float64(len(p))
+	return lq
+}
+
+// PairedSE is the standard error of the mean of a - b over paired test
+// points (the sample standard deviation of the differences over
+// sqrt(n)): how far apart two models' mean log predictive probabilities
+// on the same test set may lie by the test set's luck alone.
+func PairedSE(a, b []float64) float64 {
+	n := float64(len(a))
+	m := 0.0
+	for i := range a {
+		m += (a[i] - b[i]) / n
+	}
+	v := 0.0
+	for i := range a {
+		d := a[i] - b[i] - m
+		v += d * d
+	}
+	return math.Sqrt(v / (n - 1) / n)
 }
 
 // FitGPC runs gpc's fit (fit.Surface.Fit, the defaults of gpc-fit) from
-// start, and also returns the EP-evidence optimum its first stage found
+// start under prior (none if its Mu is nil; the EP stage gets the same
+// prior), and also returns the EP-evidence optimum its first stage found
 // and the wall and CPU seconds (cpu, if not nil, returns the process's CPU
 // time) of each: the EP stage's alone, and the whole fit.
-func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, samples int, seed uint64, cpu func() time.Duration) (exact, ep gp.Kernel, epSecs, fitSecs, epCPU, fitCPU float64, res *fit.FitResult, err error) {
+func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, prior fit.LogNormalPrior, samples int, seed uint64, cpu func() time.Duration) (exact, ep gp.Kernel, epSecs, fitSecs, epCPU, fitCPU float64, res *fit.FitResult, err error) {
 	if cpu == nil {
 		cpu = func() time.Duration { return 0 }
 	}
@@ -150,13 +182,13 @@ func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, samples i
 	if err != nil {
 		return exact, ep, 0, 0, 0, 0, nil, err
 	}
-	epTheta, _, err := s.MaximizeEP(ctx, theta0, fit.FitConfig{})
+	epTheta, _, err := s.MaximizeEP(ctx, theta0, fit.FitConfig{Prior: prior})
 	if err != nil {
 		return exact, ep, 0, 0, 0, 0, nil, err
 	}
 	epSecs, epCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
 	t0, c0 = time.Now(), cpu()
-	res, err = s.Fit(ctx, theta0, fit.FitConfig{Samples: samples, Seed: seed})
+	res, err = s.Fit(ctx, theta0, fit.FitConfig{Samples: samples, Seed: seed, Prior: prior})
 	fitSecs, fitCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
 	if res == nil {
 		return exact, ep, epSecs, fitSecs, epCPU, fitCPU, nil, err

@@ -11,8 +11,29 @@ import (
 	"testing"
 	"time"
 
+	"gpc/core/fit"
 	"gpc/core/gp"
 )
+
+// theta returns a kernel's log-hyperparameters in Hypers' order.
+func theta(k *gp.Kernel) []float64 {
+	hs := k.Hypers()
+	th := make([]float64, len(hs))
+	for j, h := range hs {
+		th[j] = math.Log(h.Get(k))
+	}
+	return th
+}
+
+// logPost writes a row's exact log posterior (its log ML plus the log
+// density of prior, the data set's default prior, at its hyperparameters),
+// or "-" where the data set has no default prior.
+func logPost(r FitStudyRow, prior fit.LogNormalPrior) string {
+	if prior.Mu == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", r.LogML+prior.LogPDF(theta(&r.Kernel)))
+}
 
 // fitStudySets are docs/fitting.md's data sets (in /work/shared/data's
 // layout: DIR/NAME/train.csv and test.csv, the fixed 70/30 split), each
@@ -21,12 +42,15 @@ import (
 var fitStudySets = []struct {
 	name   string
 	kernel gp.KernelKind
+	// heldOut: the acceptance asks that gpc's fit predicts the
+	// held-out labels no worse than the EP optimum's and scikit-learn's.
+	heldOut bool
 }{
-	{"crabs", gp.KernelRBF},
-	{"sonar", gp.KernelARD},
-	{"ionosphere", gp.KernelARD},
-	{"pima", gp.KernelARD},
-	{"usps_3v5", gp.KernelRBF},
+	{"crabs", gp.KernelRBF, false},
+	{"sonar", gp.KernelARD, true},
+	{"ionosphere", gp.KernelARD, true},
+	{"pima", gp.KernelARD, true},
+	{"usps_3v5", gp.KernelRBF, false},
 }
 
 // TestFitStudy regenerates docs/fitting.md's table: on each data set,
@@ -76,14 +100,31 @@ func TestFitStudy(t *testing.T) {
 				start.Alpha[j] = math.Sqrt(float64(d))
 			}
 		}
-		exact, ep, epSecs, fitSecs, epCPU, fitCPU, res, err := FitGPC(ctx, train, start, 2000, 1, processCPU)
-		if err != nil {
-			t.Fatalf("%s: %v", ds.name, err)
+		// gpc-fit's default prior for the kernel (fit.DefaultPriorSD), and
+		// the fits without it (type-II maximum likelihood) for comparison;
+		// the EP stage gets the same prior as the exact one.
+		theta0 := make([]float64, 0, len(start.Alpha)+1)
+		for _, h := range start.Hypers() {
+			theta0 = append(theta0, math.Log(h.Get(&start)))
 		}
-		t.Logf("%s: fit gradient norm %.3g against noise %.3g, %d estimates", ds.name, res.GradNorm, res.NoiseNorm, res.Evals)
-		rows := []FitStudyRow{
-			{Data: ds.name, Method: "EP evidence", Kernel: ep, Seconds: epSecs, CPUSeconds: epCPU},
-			{Data: ds.name, Method: "gpc exact", Kernel: exact, Seconds: fitSecs, CPUSeconds: fitCPU},
+		priors := []fit.LogNormalPrior{{}}
+		if sd := fit.DefaultPriorSD(ds.kernel); sd > 0 {
+			priors = append(priors, fit.NewLogNormalPrior(theta0, sd))
+		}
+		var rows []FitStudyRow
+		for _, prior := range priors {
+			exact, ep, epSecs, fitSecs, epCPU, fitCPU, res, err := FitGPC(ctx, train, start, prior, 2000, 1, processCPU)
+			if err != nil {
+				t.Fatalf("%s: %v", ds.name, err)
+			}
+			tag := ""
+			if prior.Mu != nil {
+				tag = fmt.Sprintf(", prior sd %g", prior.SD[0])
+			}
+			t.Logf("%s%s: fit gradient norm %.3g against noise %.3g, %d estimates; the exact stage's gain over EP's optimum %.3g (se %.2g), EP's optimum kept: %v", ds.name, tag, res.GradNorm, res.NoiseNorm, res.Evals, res.Gain, res.SEGain, res.KeptEP)
+			rows = append(rows,
+				FitStudyRow{Data: ds.name, Method: "EP evidence" + tag, Kernel: ep, Seconds: epSecs, CPUSeconds: epCPU, Prior: prior},
+				FitStudyRow{Data: ds.name, Method: "gpc exact" + tag, Kernel: exact, Seconds: fitSecs, CPUSeconds: fitCPU, Prior: prior})
 		}
 		sk, skP, err := runSklearn(python, dir+"/"+ds.name, ds.kernel)
 		if err != nil {
@@ -97,21 +138,52 @@ func TestFitStudy(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", ds.name, r.Method, err)
 			}
-			if r.Method == "scikit-learn" {
-				r.Accuracy, r.MLPP = Score(skP, test.Y)
-				continue
-			}
-			if r.Accuracy, r.MLPP, err = HeldOut(ctx, train, test, &r.Kernel, 20000, 7); err != nil {
+			// gpc's posteriors at the row's hyperparameters; for
+			// scikit-learn's row (fitted for a logit link) they are logged,
+			// to tell the hyperparameters from the model, and its own
+			// predictions are the row's.
+			ps, err := HeldOut(ctx, train, test, &r.Kernel, 20000, 7)
+			if err != nil {
 				t.Fatalf("%s %s: %v", ds.name, r.Method, err)
+			}
+			r.Accuracy, r.MLPP = Score(ps, test.Y)
+			r.LogPred = LogPredictive(ps, test.Y)
+			if r.Method == "scikit-learn" {
+				t.Logf("%s: gpc's posteriors at scikit-learn's hyperparameters: accuracy %.3f, mean log predictive probability %.3f", ds.name, r.Accuracy, r.MLPP)
+				r.Accuracy, r.MLPP = Score(skP, test.Y)
+				r.LogPred = LogPredictive(skP, test.Y)
 			}
 		}
 		for _, r := range rows {
-			line := fmt.Sprintf("| %s | %v | %s | %s | %.3f (%.3f) | %.3f | %.3f | %.1f (%.1f) |", r.Data, r.Kernel.Kind, r.Method, describeKernel(&r.Kernel), r.LogML, r.SE, r.Accuracy, r.MLPP, r.CPUSeconds, r.Seconds)
+			line := fmt.Sprintf("| %s | %v | %s | %s | %.3f (%.3f) | %s | %.3f | %.3f | %.1f (%.1f) |", r.Data, r.Kernel.Kind, r.Method, describeKernel(&r.Kernel), r.LogML, r.SE, logPost(r, priors[len(priors)-1]), r.Accuracy, r.MLPP, r.CPUSeconds, r.Seconds)
 			t.Log(line)
 			lines = append(lines, line)
 		}
-		if e, g := rows[0], rows[1]; g.LogML < e.LogML-2*math.Hypot(e.SE, g.SE) {
-			t.Errorf("%s: exact log ML at gpc's optimum %.3f (se %.2g) below that at the EP optimum %.3f (se %.2g)", ds.name, g.LogML, g.SE, e.LogML, e.SE)
+		// Each exact fit's objective (the log ML, plus the log prior for
+		// a MAP fit) is at least the EP optimum's under the same prior, and
+		// gpc's default fit (the last exact row) predicts the held-out
+		// labels no worse than the EP optimum and scikit-learn.
+		for i := 0; i+1 < len(rows) && rows[i+1].Method != "scikit-learn"; i += 2 {
+			e, g := rows[i], rows[i+1]
+			fe, fg := e.LogML+e.Prior.LogPDF(theta(&e.Kernel)), g.LogML+g.Prior.LogPDF(theta(&g.Kernel))
+			if fg < fe-2*math.Hypot(e.SE, g.SE) {
+				t.Errorf("%s %s: exact log ML (+ log prior) at gpc's optimum %.3f (se %.2g) below that at the EP optimum %.3f (se %.2g)", ds.name, g.Method, fg, g.SE, fe, e.SE)
+			}
+		}
+		// "No worse" is judged on the paired test points: gpc's mean log
+		// predictive probability may fall below another's by no more than
+		// 2 standard errors of the paired difference (PairedSE), the test
+		// set's own resolution; every comparison is logged as measured.
+		def := rows[2*len(priors)-1]
+		for _, r := range rows {
+			if !ds.heldOut || r.Method == def.Method || !(r.Method == "scikit-learn" || r.Prior.Mu != nil || len(priors) == 1) {
+				continue
+			}
+			se := PairedSE(def.LogPred, r.LogPred)
+			t.Logf("%s: mean log predictive probability of %s minus %s: %.5f (paired se %.4f)", ds.name, def.Method, r.Method, def.MLPP-r.MLPP, se)
+			if def.MLPP < r.MLPP-2*se {
+				t.Errorf("%s: held-out mean log predictive probability of gpc's fit (%s) %.4f below %s's %.4f by more than 2 paired standard errors (%.4f)", ds.name, def.Method, def.MLPP, r.Method, r.MLPP, se)
+			}
 		}
 	}
 	t.Log("table:\n" + strings.Join(lines, "\n"))

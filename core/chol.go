@@ -177,7 +177,7 @@ func swapSym(w []float64, n, i, j int) {
 func cholWorkers() int { return runtime.GOMAXPROCS(0) }
 
 // invDiag returns the diagonal of the inverse of the symmetric positive
-// definite n x n matrix cov (row-major; only its lower triangle is read),
+// definite n x n matrix cov (as symSource reads it),
 //
 //	(cov^-1)_ii = |L^-1 e_i|^2,   cov = L L',
 //
@@ -186,11 +186,10 @@ func cholWorkers() int { return runtime.GOMAXPROCS(0) }
 // solves restricted to L[r0:, r0:] (the columns' entries above r0 are
 // zero), n^3/3 multiply-adds in all, on internal/gemm's kernel. It returns
 // ok = false if cov is not positive definite.
-func invDiag(cov []float64, n int) (d []float64, ok bool) {
+func invDiag(cov symSource) (d []float64, ok bool) {
+	n := cov.n
 	w := make([]float64, n*n)
-	for i := range n {
-		copy(w[i*n:i*n+i+1], cov[i*n:i*n+i+1])
-	}
+	cov.lowerTo(w)
 	workers := cholWorkers()
 	if cholesky(w, n, nil, workers) >= 0 {
 		return nil, false

@@ -140,7 +140,7 @@ func TestPivotedCholeskyReconstructs(t *testing.T) {
 func TestInvDiag(t *testing.T) {
 	n := 2*cholRows + 29
 	a := randSPD(n, 4)
-	d, ok := invDiag(a, n)
+	d, ok := invDiag(symSource{cov: a, n: n, lower: true})
 	if !ok {
 		t.Fatal("refused")
 	}
@@ -158,7 +158,7 @@ func TestInvDiag(t *testing.T) {
 		}
 	}
 	a[0] = -1
-	if _, ok := invDiag(a, n); ok {
+	if _, ok := invDiag(symSource{cov: a, n: n, lower: true}); ok {
 		t.Fatal("accepted a matrix with a negative variance")
 	}
 }

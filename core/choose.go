@@ -42,7 +42,7 @@ func Prepare(box Box, c Candidate, seed uint64, jitter float64) (*Factor, error)
 func PrepareTrace(box Box, c Candidate, seed uint64, jitter float64, tr Trace) (*Factor, error) {
 	ord := Ordering{Kind: c.Order, Seed: seed}
 	if c.Method == MethodEP {
-		e, err := newEP(box, jitter, EPTol, tr)
+		e, err := newEP(box, jitter, EPTol, tr, lazyEP(box.N))
 		if err != nil {
 			return nil, err
 		}
@@ -86,11 +86,15 @@ type Pilot struct {
 // is ignored: each candidate brings its own.
 //
 // From EPLargeN variables on, where each candidate's preparation costs
-// O(N^3) (as much as a large part of the main run), Choose stops at the
-// first candidate whose pilot is trusted (Result.Trust) and whose standard
-// error, scaled to the main run's particles, is at most PilotEnoughSE
-// nats: a later candidate could then gain at most that much precision, at
-// the price of its whole preparation. The pilots returned are those run.
+// O(N^3), Choose stops at the first candidate whose pilot is trusted
+// (Result.Trust): the later candidates are the fallback where it is not.
+// A later candidate wins only with half the standard error (betterPilot),
+// which none did where the first was trusted (AutoCandidates' table), and
+// its preparation costs a large share of the run: on the large-N issue's
+// problem (RBF, alpha 1, beta 10) met/sharp's (the leave-one-out
+// variances, n^3/2 multiply-adds, a pivoted factorisation, n^3/6, the
+// tilting solve) and pilot took a sixth of the CPU time at N = 5000 and a
+// quarter at N = 2000, M = 10^3. The pilots returned are those run.
 func Choose(ctx context.Context, box Box, cands []Candidate, jitter float64, cfg Config) (*Factor, Candidate, []Pilot, error) {
 	if len(cands) == 0 {
 		panic("core: Choose needs a candidate")
@@ -110,7 +114,7 @@ func Choose(ctx context.Context, box Box, cands []Candidate, jitter float64, cfg
 		}
 		if ep == nil && epErr == nil {
 			// One EP solve serves every order.
-			ep, epErr = newEP(box, jitter, EPTol, cfg.Trace)
+			ep, epErr = newEP(box, jitter, EPTol, cfg.Trace, lazyEP(box.N))
 		}
 		if epErr != nil {
 			return nil, epErr
@@ -141,9 +145,11 @@ func Choose(ctx context.Context, box Box, cands []Candidate, jitter float64, cfg
 		if best < 0 || betterPilot(&p.Result, &pilots[best].Result) {
 			best = k
 		}
-		if box.N >= EPLargeN && k+1 < len(cands) && pilotEnough(&pilots[best].Result, cfg.Samples) {
-			pilots = pilots[:k+1]
-			break
+		if box.N >= EPLargeN && k+1 < len(cands) {
+			if ok, _ := pilots[best].Result.Trust(); ok {
+				pilots = pilots[:k+1]
+				break
+			}
 		}
 	}
 	if best < 0 {
@@ -172,8 +178,8 @@ func betterPilot(a, b *Result) bool {
 	return a.SE < PilotMargin*b.SE
 }
 
-// rawSE is r's standard error without StudentScale: the pilots' thresholds
-// (PilotZ, PilotEnoughSE) were set on it.
+// rawSE is r's standard error without StudentScale: the pilots' threshold
+// (PilotZ) was set on it.
 func rawSE(r *Result) float64 { return r.SE / StudentScale(r.Groups) }
 
 // PilotZ is how many combined standard errors apart two pilot estimates
@@ -190,21 +196,6 @@ const PilotZ = 3
 // candidate's look small; where the choice matters the standard errors
 // differ by a factor 3-5.
 const PilotMargin = 0.5
-
-// PilotEnoughSE is the standard error of log P (nats), projected to the
-// main run's particle count, below which a trusted pilot ends Choose's
-// comparison from EPLargeN variables on. On the large-N issue's problem
-// (RBF, alpha 1, beta 10, N = 5000) the second candidate's preparation
-// (met/sharp: the leave-one-out variances, a factorisation, the tilting
-// solve) and pilot took a sixth of the run's CPU time.
-const PilotEnoughSE = 0.05
-
-// pilotEnough reports whether pilot r, projected to m particles, is
-// trusted and precise enough to stop the comparison (PilotEnoughSE).
-func pilotEnough(r *Result, m int) bool {
-	ok, _ := r.Trust()
-	return ok && rawSE(r)*math.Sqrt(float64(r.Samples)/float64(m)) <= PilotEnoughSE
-}
 
 // PilotSamples is the particle count of each pilot run of Choose for a
 // main run of m particles: m/16, at least 1000 (or m if smaller) and at
@@ -225,7 +216,7 @@ func (s TiltStats) String() string {
 func PrepareOrdered(box Box, method Method, perm []int, jitter float64) (*Factor, error) {
 	ord := Ordering{Kind: OrderGiven, Perm: perm}
 	if method == MethodEP {
-		e, err := NewEP(box, jitter)
+		e, err := newEP(box, jitter, EPTol, nil, lazyEP(box.N))
 		if err != nil {
 			return nil, err
 		}

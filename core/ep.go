@@ -45,7 +45,20 @@ type EP struct {
 	tol       float64 // the sites' relative change at which the sweeps stop
 	maxSweeps int     // the most sweeps
 	trace     Trace   // told of each sweep and the recompute
+	lazy      bool    // see epLazy
 }
+
+// epLazy: the proposal's EP from EPLargeN variables on (lazyEP: Prepare,
+// Choose, PrepareEP, PrepareOrdered) keeps the sweeps' own Sigma, current in its
+// lower triangle only, and M = Sigma Nu from it, rather than rebuilding
+// them from the sites (recompute: a factorisation, a triangular solve and
+// a product, 7 n^3/6 multiply-adds, more than two sweeps). Any Gaussian
+// consistent with its sites serves the proposal, and the sweeps' rounding
+// (relative 1e-13 or so) moves the estimate by far less than its standard
+// error. Z, which needs log det(I + T^1/2 R T^1/2) = log det R - log det
+// Sigma, is formed by Factor from R's factor and Sigma's (both computed
+// anyway); LogZ is NaN until then, and the EP itself never leaves the
+// package (LogEvidence and Score need the recompute).
 
 // EPStats describes an EP solve.
 type EPStats struct {
@@ -100,11 +113,16 @@ func NewEP(box Box, jitter float64) (*EP, error) {
 // for the proposal; the evidence and its gradient, EP.LogEvidence and
 // EP.Score, want tighter).
 func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
-	return newEP(box, jitter, tol, nil)
+	return newEP(box, jitter, tol, nil, false)
 }
 
-// newEP is NewEPTol telling tr of its phases.
-func newEP(box Box, jitter, tol float64, tr Trace) (*EP, error) {
+// lazyEP reports whether the proposal's EP on n variables leaves out the
+// recompute (see epLazy): from EPLargeN variables on.
+func lazyEP(n int) bool { return n >= EPLargeN }
+
+// newEP is NewEPTol telling tr of its phases; with lazy set it leaves out
+// the recompute (see epLazy).
+func newEP(box Box, jitter, tol float64, tr Trace, lazy bool) (*EP, error) {
 	n := box.N
 	tr.printf("EP: factorising R (%d variables)", n)
 	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, jitter)
@@ -123,6 +141,12 @@ func newEP(box Box, jitter, tol float64, tr Trace) (*EP, error) {
 	if err := e.sweep(); err != nil {
 		return nil, err
 	}
+	if lazy {
+		e.lazy = true
+		e.M = symLowerMulVec(e.M, e.Sigma, n, e.Nu)
+		e.LogZ = math.NaN()
+		return e, nil
+	}
 	// The rank-one updates accumulate rounding: rebuild Sigma, M and Z from
 	// the sites and R, in place of R's copy (the sweeps' Sigma is scratch).
 	swept := e.Sigma
@@ -133,6 +157,18 @@ func newEP(box Box, jitter, tol float64, tr Trace) (*EP, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// symLowerMulVec returns dst = S x for the symmetric n x n matrix S whose
+// lower triangle s holds (the upper triangle is not read).
+func symLowerMulVec(dst, s []float64, n int, x []float64) []float64 {
+	clear(dst)
+	for r := range n {
+		row := s[r*n : r*n+r]
+		dst[r] += floats.Dot(row, x[:r]) + s[r*n+r]*x[r]
+		floats.AddScaled(dst[:r], x[r], row)
+	}
+	return dst
 }
 
 // epDelay is the number of sites whose rank-one updates of Sigma a sweep
@@ -184,11 +220,15 @@ func (e *EP) sweep() error {
 		}
 		q = 0
 	}
-	// The columns of a block of epSites sites, with the pending updates
-	// as of the block's start (row j: site i0+j's), and the coefficients
-	// -c col of the updates made within the block (row k: the block's
-	// k-th update).
-	panel := make([]float64, epSites*n)
+	// The columns of a block of epSites sites with the pending updates as
+	// of the block's start (row r: the sites' entries r, n x epSites), one
+	// site's column with the block's earlier updates (col), and the
+	// updates made within the block (row k: the block's k-th update's
+	// column, and the same scaled by -c), copied into U's rows at the
+	// block's end, epSites entries of a row at a time.
+	panel := make([]float64, n*epSites)
+	col := make([]float64, n)
+	ub := make([]float64, epSites*n)
 	blk := make([]float64, epSites*n)
 	for e.Stats.Sweeps = 1; e.Stats.Sweeps <= e.maxSweeps; e.Stats.Sweeps++ {
 		if k := e.Stats.Sweeps; k == 1 {
@@ -199,7 +239,8 @@ func (e *EP) sweep() error {
 		e.Stats.Change = 0
 		for i0 := 0; i0 < n; i0 += epSites {
 			i1 := min(n, i0+epSites)
-			if q+i1-i0 > epDelay {
+			nb := i1 - i0
+			if q+nb > epDelay {
 				flush()
 			}
 			// The block's columns of S: along their rows up to the end of
@@ -207,24 +248,26 @@ func (e *EP) sweep() error {
 			// the columns, a row's epSites entries at a time.
 			r1 := min(n, (i0/epRows+1)*epRows)
 			for i := i0; i < i1; i++ {
-				copy(panel[(i-i0)*n:(i-i0)*n+r1], sg[i*n:i*n+r1])
-			}
-			for r := r1; r < n; r++ {
-				for i, v := range sg[r*n+i0 : r*n+i1] {
-					panel[i*n+r] = v
+				for r, v := range sg[i*n : i*n+r1] {
+					panel[r*epSites+i-i0] = v
 				}
 			}
-			// Less the pending updates, in one product: the n x q block of
-			// U read once for the block rather than once per site.
+			for r := r1; r < n; r++ {
+				copy(panel[r*epSites:r*epSites+nb], sg[r*n+i0:r*n+i1])
+			}
+			// Less the pending updates, in one product whose n x q block
+			// of U is streamed, not packed.
 			q0 := q
 			if q0 > 0 {
-				ws.NT(i1-i0, n, q0, u[i0*epDelay:], epDelay, cu, epDelay, panel, n, true, workers)
+				ws.NT(n, nb, q0, cu, epDelay, u[i0*epDelay:], epDelay, panel, epSites, true, workers)
 			}
 			for i := i0; i < i1; i++ {
-				// col = Sigma_i: the panel's row less the block's own updates.
-				col := panel[(i-i0)*n : (i-i0+1)*n]
+				// col = Sigma_i: the panel's column less the block's own updates.
+				for r := range col {
+					col[r] = panel[r*epSites+i-i0]
+				}
 				for k := q0; k < q; k++ {
-					floats.AddScaled(col, u[i*epDelay+k], blk[(k-q0)*n:(k-q0+1)*n])
+					floats.AddScaled(col, ub[(k-q0)*n+i], blk[(k-q0)*n:(k-q0+1)*n])
 				}
 				sii := col[i]
 				tc := 1/sii - e.Tau[i]
@@ -261,13 +304,20 @@ func (e *EP) sweep() error {
 				if c == 0 {
 					continue
 				}
+				copy(ub[(q-q0)*n:(q-q0+1)*n], col)
 				b := blk[(q-q0)*n : (q-q0+1)*n]
 				for r, v := range col {
-					u[r*epDelay+q] = v
-					cu[r*epDelay+q] = -c * v
 					b[r] = -c * v
 				}
 				q++
+			}
+			if q > q0 {
+				for r := range n {
+					ur, cr := u[r*epDelay+q0:r*epDelay+q], cu[r*epDelay+q0:r*epDelay+q]
+					for k := range ur {
+						ur[k], cr[k] = ub[k*n+r], blk[k*n+r]
+					}
+				}
 			}
 		}
 		flush()
@@ -345,15 +395,35 @@ func (e *EP) recompute(cov, scratch []float64) error {
 // (see epSteps).
 func (e *EP) Factor(ord Ordering) (*Factor, error) {
 	n := e.N
-	f, err := NewFactor(Box{N: n, Cov: e.Sigma, Lower: e.a, Upper: e.b, Mean: e.M}, ord, 0)
+	box := Box{N: n, Cov: e.Sigma, Lower: e.a, Upper: e.b, Mean: e.M}
+	var f *Factor
+	var err error
+	if e.lazy {
+		// Sigma's lower triangle, as the sweeps left it.
+		var a, b []float64
+		if a, b, err = shiftedBounds(box); err == nil {
+			f, err = newFactor(symSource{cov: e.Sigma, n: n, lower: true}, a, b, ord)
+		}
+	} else {
+		f, err = NewFactor(box, ord, 0)
+	}
 	if err != nil {
 		// Not an InputError: R itself was fine.
 		return nil, fmt.Errorf("core: EP's covariance: %v", err)
 	}
 	f.Jitter = e.rchol.Jitter
 	f.EPStats = e.Stats
+	logZ := e.LogZ
+	if e.lazy {
+		// log Z = M'Nu/2 - log det(I + T^1/2 R T^1/2)/2, the determinant
+		// det R / det Sigma from the two factors' diagonals.
+		logZ = 0.5 * floats.Dot(e.M, e.Nu)
+		for i := range n {
+			logZ += math.Log(f.L[i*n+i]) - math.Log(e.rchol.L[i*n+i])
+		}
+	}
 	st := &epSteps{tau: make([]float64, n), kappa: make([]float64, n), m: make([]float64, n),
-		logZ: e.LogZ, rchol: e.rchol.L}
+		logZ: logZ, rchol: e.rchol.L}
 	for k, v := range f.Perm {
 		t, nu, m := e.Tau[v], e.Nu[v], e.M[v]
 		st.tau[k], st.kappa[k], st.m[k] = t, nu-t*m, m
@@ -377,9 +447,11 @@ func (e *EP) factorTrace(ord Ordering, labels []float64, tr Trace) (*Factor, err
 	return e.Factor(ord)
 }
 
-// PrepareEP is NewEP followed by EP.Factor.
+// PrepareEP is NewEP followed by EP.Factor, as Prepare does it (from
+// EPLargeN variables on without NewEP's recompute, see epLazy), so that
+// it rebuilds a prepared factor from its order.
 func PrepareEP(box Box, ord Ordering, jitter float64) (*Factor, error) {
-	e, err := NewEP(box, jitter)
+	e, err := newEP(box, jitter, EPTol, nil, lazyEP(box.N))
 	if err != nil {
 		return nil, err
 	}

@@ -177,15 +177,75 @@ func NewFactor(box Box, ord Ordering, jitter float64) (*Factor, error) {
 	if !(jitter >= 0) || math.IsInf(jitter, 1) {
 		return nil, inputErrorf(-1, "jitter %v is not a finite nonnegative number", jitter)
 	}
-	cov, err := symmetrize(box.Cov, n, jitter)
-	if err != nil {
+	if err := checkSymmetric(box.Cov, n); err != nil {
 		return nil, err
 	}
 	a, b, err := shiftedBounds(box)
 	if err != nil {
 		return nil, err
 	}
+	if ord.Labels == nil {
+		ord.Labels = box.Labels
+	}
+	return newFactor(symSource{cov: box.Cov, n: n, jitter: jitter}, a, b, ord)
+}
 
+// symSource is a symmetric n x n matrix as the factorisation reads it,
+// without a copy: entry (i, j) is (cov[i][j] + cov[j][i])/2 (bit for bit
+// what symmetrize stores), or, if lower, cov[max(i,j)][min(i,j)] (the upper
+// triangle is not read), and jitter is added to the diagonal.
+type symSource struct {
+	cov    []float64
+	n      int
+	lower  bool
+	jitter float64
+}
+
+// at returns entry (i, j).
+func (s symSource) at(i, j int) float64 {
+	n := s.n
+	switch {
+	case i == j:
+		return s.cov[i*n+i] + s.jitter
+	case s.lower:
+		if i < j {
+			i, j = j, i
+		}
+		return s.cov[i*n+j]
+	default:
+		return 0.5 * (s.cov[i*n+j] + s.cov[j*n+i])
+	}
+}
+
+// lowerTo writes the source's lower triangle into w (row-major n x n; the
+// upper triangle is left as it was), by 64 x 64 tiles.
+func (s symSource) lowerTo(w []float64) {
+	const tile = 64
+	n, cov := s.n, s.cov
+	for i0 := 0; i0 < n; i0 += tile {
+		i1 := min(n, i0+tile)
+		for j0 := 0; j0 <= i0; j0 += tile {
+			for i := i0; i < i1; i++ {
+				j1 := min(i, j0+tile)
+				if s.lower {
+					copy(w[i*n+j0:i*n+j1], cov[i*n+j0:i*n+j1])
+					continue
+				}
+				for j := j0; j < j1; j++ {
+					w[i*n+j] = 0.5 * (cov[i*n+j] + cov[j*n+i])
+				}
+			}
+		}
+	}
+	for i := range n {
+		w[i*n+i] = cov[i*n+i] + s.jitter
+	}
+}
+
+// newFactor is NewFactor after its checks: cov the symmetric covariance,
+// a and b the shifted bounds.
+func newFactor(cov symSource, a, b []float64, ord Ordering) (*Factor, error) {
+	n := cov.n
 	perm := make([]int, n)
 	for i := range perm {
 		perm[i] = i
@@ -201,14 +261,11 @@ func NewFactor(box Box, ord Ordering, jitter float64) (*Factor, error) {
 		}
 	case OrderGreedy, OrderVariance:
 	case OrderSharp:
-		perm, fixed = sharpFirst(cov, n)
+		perm, fixed = sharpFirst(cov)
 	case OrderShuffle:
 		shuffle(perm, NewStream(ord.Seed, domainShuffle, 0))
 	case OrderInterleave:
 		labels := ord.Labels
-		if labels == nil {
-			labels = box.Labels
-		}
 		if len(labels) != n {
 			return nil, inputErrorf(-1, "the interleave order needs one class label per variable (have %d for %d variables)", len(labels), n)
 		}
@@ -217,7 +274,7 @@ func NewFactor(box Box, ord Ordering, jitter float64) (*Factor, error) {
 		panic("core: unknown order")
 	}
 
-	f := &Factor{N: n, Jitter: jitter, Order: ord.Kind}
+	f := &Factor{N: n, Jitter: cov.jitter, Order: ord.Kind}
 	if err := f.cholesky(cov, a, b, perm, fixed, ord.Kind); err != nil {
 		return nil, err
 	}
@@ -239,48 +296,44 @@ func checkPerm(p []int, n int) error {
 	return nil
 }
 
-// symmetrize checks that cov is finite and symmetric with a positive
-// diagonal and returns (cov + cov')/2 + jitter I.
-func symmetrize(cov []float64, n int, jitter float64) ([]float64, error) {
-	out := make([]float64, n*n)
+// checkSymmetric checks that cov is finite and symmetric (SymmetryTol)
+// with a positive diagonal.
+func checkSymmetric(cov []float64, n int) error {
 	for i := range n {
 		d := cov[i*n+i]
 		if math.IsNaN(d) || math.IsInf(d, 0) {
-			return nil, inputErrorf(i, "covariance entry (%d, %d) is %v", i, i, d)
+			return inputErrorf(i, "covariance entry (%d, %d) is %v", i, i, d)
 		}
 		if d <= 0 {
-			return nil, inputErrorf(i, "variance of variable %d is %v, not positive: the covariance is not positive definite", i, d)
+			return inputErrorf(i, "variance of variable %d is %v, not positive: the covariance is not positive definite", i, d)
 		}
 	}
-	if out, ok := symmetrizeTiled(cov, n, jitter, out); ok {
-		return out, nil
+	if symmetricTiled(cov, n) {
+		return nil
 	}
 	for i := range n {
-		out[i*n+i] = cov[i*n+i] + jitter
 		for j := range i {
 			x, y := cov[i*n+j], cov[j*n+i]
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, inputErrorf(i, "covariance entry (%d, %d) is %v", i, j, x)
+				return inputErrorf(i, "covariance entry (%d, %d) is %v", i, j, x)
 			}
 			if math.IsNaN(y) || math.IsInf(y, 0) {
-				return nil, inputErrorf(j, "covariance entry (%d, %d) is %v", j, i, y)
+				return inputErrorf(j, "covariance entry (%d, %d) is %v", j, i, y)
 			}
 			scale := math.Sqrt(cov[i*n+i] * cov[j*n+j])
 			if math.Abs(x-y) > SymmetryTol*scale {
-				return nil, inputErrorf(i, "covariance is not symmetric: entry (%d, %d) = %v but (%d, %d) = %v", i, j, x, j, i, y)
+				return inputErrorf(i, "covariance is not symmetric: entry (%d, %d) = %v but (%d, %d) = %v", i, j, x, j, i, y)
 			}
-			m := 0.5 * (x + y)
-			out[i*n+j], out[j*n+i] = m, m
 		}
 	}
-	return out, nil
+	return nil
 }
 
-// symmetrizeTiled is symmetrize's pass by 64 x 64 tiles (each tile's
+// symmetricTiled is checkSymmetric's pass by 64 x 64 tiles (each tile's
 // transpose read from the cache rather than a cache line per entry); it
-// returns ok = false, leaving the messages to symmetrize's row-major scan,
+// returns false, leaving the messages to checkSymmetric's row-major scan,
 // if any entry is not finite or asymmetric.
-func symmetrizeTiled(cov []float64, n int, jitter float64, out []float64) ([]float64, bool) {
+func symmetricTiled(cov []float64, n int) bool {
 	const tile = 64
 	for i0 := 0; i0 < n; i0 += tile {
 		i1 := min(n, i0+tile)
@@ -290,18 +343,41 @@ func symmetrizeTiled(cov []float64, n int, jitter float64, out []float64) ([]flo
 					x, y := cov[i*n+j], cov[j*n+i]
 					if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) ||
 						math.Abs(x-y) > SymmetryTol*math.Sqrt(cov[i*n+i]*cov[j*n+j]) {
-						return nil, false
+						return false
 					}
-					m := 0.5 * (x + y)
-					out[i*n+j], out[j*n+i] = m, m
 				}
 			}
 		}
 	}
-	for i := range n {
-		out[i*n+i] = cov[i*n+i] + jitter
+	return true
+}
+
+// symmetrize checks cov as checkSymmetric and returns (cov + cov')/2 +
+// jitter I.
+func symmetrize(cov []float64, n int, jitter float64) ([]float64, error) {
+	if err := checkSymmetric(cov, n); err != nil {
+		return nil, err
 	}
-	return out, true
+	out := make([]float64, n*n)
+	symSource{cov: cov, n: n, jitter: jitter}.lowerTo(out)
+	mirror(out, n)
+	return out, nil
+}
+
+// mirror copies the lower triangle of the n x n matrix w onto its upper
+// triangle, by 64 x 64 tiles.
+func mirror(w []float64, n int) {
+	const tile = 64
+	for i0 := 0; i0 < n; i0 += tile {
+		i1 := min(n, i0+tile)
+		for j0 := 0; j0 <= i0; j0 += tile {
+			for i := i0; i < i1; i++ {
+				for j := j0; j < min(i, j0+tile); j++ {
+					w[j*n+i] = w[i*n+j]
+				}
+			}
+		}
+	}
 }
 
 // shiftedBounds returns Lower - Mean and Upper - Mean with the defaults
@@ -339,29 +415,40 @@ func shiftedBounds(box Box) (a, b []float64, err error) {
 // OrderSharp: the largest remaining variance ratio), after position fixed.
 // The factorisation is the blocked one of cholesky (chol.go), its pivots
 // chosen column by column; cov is not modified.
-func (f *Factor) cholesky(cov, a, b []float64, perm []int, fixed int, kind OrderKind) error {
+func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, kind OrderKind) error {
 	greedy := kind == OrderGreedy
 	pivot := greedy || kind == OrderVariance || kind == OrderSharp
 	n := f.N
 	w := make([]float64, n*n) // row p, columns <= p: the variables at positions p and c
-	for p := range n {
-		cp := cov[perm[p]*n:]
-		row := w[p*n : p*n+p+1]
-		for c, v := range perm[:p+1] {
-			row[c] = cp[v]
+	identity := true
+	for p, v := range perm {
+		identity = identity && p == v
+	}
+	if identity {
+		cov.lowerTo(w)
+	} else {
+		for p, i := range perm {
+			row := w[p*n : p*n+p+1]
+			for c, j := range perm[:p+1] {
+				row[c] = cov.at(i, j)
+			}
 		}
+	}
+	diag := make([]float64, n) // the variances in the input order
+	for v := range diag {
+		diag[v] = cov.at(v, v)
 	}
 	mu := make([]float64, n) // greedy: conditional mean at position p given the truncated means so far
 	vr := make([]float64, n) // pivoting: remaining conditional variance at position p
 	for p := range n {
-		vr[p] = cov[perm[p]*n+perm[p]]
+		vr[p] = diag[perm[p]]
 	}
 	// score returns the pivoting criterion of the variable at position p:
 	// lower is placed first.
 	score := func(p int) float64 {
 		v := perm[p]
 		if !greedy {
-			return -vr[p] / cov[v*n+v]
+			return -vr[p] / diag[v]
 		}
 		s := math.Sqrt(math.Max(vr[p], 0))
 		return LogPhiDiff((a[v]-mu[p])/s, (b[v]-mu[p])/s)
@@ -389,7 +476,7 @@ func (f *Factor) cholesky(cov, a, b []float64, perm []int, fixed int, kind Order
 		},
 		check: func(i int, d float64) bool {
 			vi := perm[i]
-			ratio := d / cov[vi*n+vi]
+			ratio := d / diag[vi]
 			if !(ratio > PivotTol) {
 				if d <= 0 {
 					bad = inputErrorf(vi, "covariance is not positive definite (variable %d has conditional variance %.3g given the %d variables before it); --jitter adds to the diagonal", vi, d, i)
@@ -436,19 +523,20 @@ func (f *Factor) cholesky(cov, a, b []float64, perm []int, fixed int, kind Order
 // is below SharpRatio, in increasing ratio, then the others in input order.
 // If cov is not positive definite it returns the identity (the
 // factorisation that follows reports the error).
-func sharpFirst(cov []float64, n int) ([]int, int) {
+func sharpFirst(cov symSource) ([]int, int) {
+	n := cov.n
 	perm := make([]int, n)
 	for i := range perm {
 		perm[i] = i
 	}
-	inv, ok := invDiag(cov, n)
+	inv, ok := invDiag(cov)
 	if !ok {
 		return perm, 0
 	}
 	ratio := make([]float64, n)
 	var sharp []int
 	for i := range n {
-		ratio[i] = 1 / (cov[i*n+i] * inv[i])
+		ratio[i] = 1 / (cov.at(i, i) * inv[i])
 		if ratio[i] < SharpRatio {
 			sharp = append(sharp, i)
 		}

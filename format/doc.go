@@ -119,12 +119,13 @@
 // gpc-fit's output, one row per hyperparameter (HyperTable): kernel, name
 // (alpha, beta, bias), feature (the ard kernel's feature of an alpha),
 // value, log_ml and se_log_ml (the fit's, on every row), grad and se_grad
-// (d log_ml / d log value there), mc_se_log (the optimum's Monte Carlo
-// error, NaN unless --hessian), ep_value and ep_log_z (EP's optimum),
-// standardize (1 or 0). gpc-kernel --hyper reads it (ReadHyper) as Arrow or
+// (d log_ml / d log value there, plus the prior's for a MAP fit),
+// mc_se_log (the optimum's Monte Carlo error, NaN unless --hessian),
+// ep_value and ep_log_z (EP's optimum), standardize (1 or 0), log_prior
+// (the prior's log density at the fit, 0 without one). gpc-kernel --hyper reads it (ReadHyper) as Arrow or
 // as CSV: only kernel, name and value are required, so a table written by
 // hand serves. Metadata: gpc:seed, gpc:method, gpc:order, gpc:samples,
-// gpc:final_samples, gpc:start, gpc:grad_norm, gpc:noise_norm,
+// gpc:final_samples, gpc:start, gpc:prior_sd, gpc:exact_gain, gpc:grad_norm, gpc:noise_norm,
 // gpc:estimates, gpc:iterations, the features and their standardization.
 //
 // # MCMC samples (gpc.mcmc/1)

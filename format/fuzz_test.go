@@ -500,3 +500,75 @@ func FuzzReadPlan(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadTable: any bytes read as a result table (gpc-merge's reader of
+// gpc-orthant's and gpc-predict's shards) either fail with an error or give
+// a table whose columns all have its row count, whose metadata StreamMeta
+// reads the same, and which writes and reads back bit for bit.
+func FuzzReadTable(f *testing.F) {
+	mem := memory.NewGoAllocator()
+	tab := &Table{Meta: map[string]string{KeySchema: "gpc.orthant/1", KeyTool: "fuzz"}, Cols: []Column{
+		{Name: "id", Str: []string{"a", "", "c"}},
+		{Name: "log_p", Float: []float64{-1.5, math.Inf(-1), math.NaN()}},
+		{Name: "n", Int: []int64{3, 0, -7}},
+	}}
+	for _, batch := range []int{1, 0} {
+		var buf bytes.Buffer
+		if err := WriteTable(&buf, tab, Arrow, batch, mem); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	var buf bytes.Buffer
+	if err := WriteCovariance(&buf, sampleCov(), nil, 2, mem); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > fuzzMax {
+			return
+		}
+		defer watchdog()()
+		got, err := ReadTable(bytes.NewReader(data), "fuzz", mem)
+		if err != nil {
+			return
+		}
+		for _, c := range got.Cols {
+			if kinds := btoi(c.Float != nil) + btoi(c.Int != nil) + btoi(c.Str != nil); kinds != 1 || c.len() != got.Rows() {
+				t.Fatalf("column %q: %d kinds of values, %d rows in a table of %d", c.Name, kinds, c.len(), got.Rows())
+			}
+		}
+		meta, err := StreamMeta(bytes.NewReader(data), "fuzz", mem)
+		if err != nil || !reflect.DeepEqual(meta, got.Meta) {
+			t.Fatalf("StreamMeta: %v, %v; ReadTable's metadata %v", meta, err, got.Meta)
+		}
+		var out bytes.Buffer
+		if err := WriteTable(&out, got, Arrow, 2, mem); err != nil {
+			return // names or metadata the writer refuses
+		}
+		back, err := ReadTable(&out, "round trip", mem)
+		if err != nil {
+			t.Fatalf("round trip: %v", err)
+		}
+		if len(back.Cols) != len(got.Cols) {
+			t.Fatalf("round trip: %d columns, wrote %d", len(back.Cols), len(got.Cols))
+		}
+		for i, c := range got.Cols {
+			b := back.Cols[i]
+			same := b.Name == c.Name && reflect.DeepEqual(b.Int, c.Int) && reflect.DeepEqual(b.Str, c.Str) && len(b.Float) == len(c.Float)
+			for j := range c.Float {
+				same = same && math.Float64bits(b.Float[j]) == math.Float64bits(c.Float[j])
+			}
+			if !same {
+				t.Fatalf("round trip: column %d reads back as %+v, wrote %+v", i, b, c)
+			}
+		}
+	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

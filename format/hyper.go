@@ -31,6 +31,11 @@ type HyperFit struct {
 	// LogML and SELogML are the log marginal likelihood at the optimum and
 	// its standard error; EPLogZ EP's log evidence at EP's optimum.
 	LogML, SELogML, EPLogZ float64
+	// LogPrior is the log density of the fit's prior on the
+	// log-hyperparameters at the optimum (0 without a prior): LogML +
+	// LogPrior is the log posterior that a MAP fit maximizes, up to the
+	// evidence.
+	LogPrior float64
 }
 
 // HyperTable builds gpc-fit's output (schema gpc.hyper/1), one row per
@@ -48,6 +53,7 @@ type HyperFit struct {
 //	ep_value     float64: the value at the maximum of EP's evidence (NaN: not computed)
 //	ep_log_z     float64: EP's log evidence there (every row)
 //	standardize  int64: 1 if the features were standardized (gpc-kernel --standardize), else 0
+//	log_prior    float64: the prior's log density at the fit, 0 without a prior (every row)
 //
 // gpc-kernel --hyper reads it back (ReadHyper), as Arrow or CSV. meta is
 // the schema metadata; gpc:schema and gpc:tool are set here.
@@ -64,15 +70,16 @@ func HyperTable(fit HyperFit, rows []HyperRow, meta map[string]string) *Table {
 	kernel, name, feature := str("kernel"), str("name"), str("feature")
 	value, lml, se, grad, seg, mcse, epv, epz := num("value"), num("log_ml"), num("se_log_ml"), num("grad"), num("se_grad"), num("mc_se_log"), num("ep_value"), num("ep_log_z")
 	std := Column{Name: "standardize", Int: make([]int64, n)}
+	lpr := num("log_prior")
 	for i, r := range rows {
 		kernel.Str[i], name.Str[i], feature.Str[i] = fit.Kernel, r.Name, r.Feature
 		value.Float[i], grad.Float[i], seg.Float[i], mcse.Float[i], epv.Float[i] = r.Value, r.Grad, r.SEGrad, r.MCSELog, r.EPValue
-		lml.Float[i], se.Float[i], epz.Float[i] = fit.LogML, fit.SELogML, fit.EPLogZ
+		lml.Float[i], se.Float[i], epz.Float[i], lpr.Float[i] = fit.LogML, fit.SELogML, fit.EPLogZ, fit.LogPrior
 		if fit.Standardize {
 			std.Int[i] = 1
 		}
 	}
-	t.Cols = []Column{kernel, name, feature, value, lml, se, grad, seg, mcse, epv, epz, std}
+	t.Cols = []Column{kernel, name, feature, value, lml, se, grad, seg, mcse, epv, epz, std, lpr}
 	return t
 }
 
@@ -104,7 +111,7 @@ func ReadHyper(f *Frame) (HyperFit, []HyperRow, error) {
 	for _, c := range []struct {
 		name string
 		dst  *float64
-	}{{"log_ml", &fit.LogML}, {"se_log_ml", &fit.SELogML}, {"ep_log_z", &fit.EPLogZ}} {
+	}{{"log_ml", &fit.LogML}, {"se_log_ml", &fit.SELogML}, {"ep_log_z", &fit.EPLogZ}, {"log_prior", &fit.LogPrior}} {
 		*c.dst = math.NaN()
 		if i := col(c.name); i >= 0 && f.Cols[i].Num != nil {
 			*c.dst = f.Cols[i].Num[0]

@@ -2,7 +2,7 @@
 # Multi-class benchmark: gpc's exact multinomial probit posteriors against
 # scikit-learn's one-vs-rest and one-vs-one Laplace GP classifiers, on
 # iris, wine and a digits subset (Debian's python3-sklearn data, offline),
-# on the fixed splits of split.py. docs/multiclass.md has the results.
+# on the fixed splits of split.py, shipped in examples/. docs/multiclass.md has the results.
 #
 #   bench/multiclass/run.sh [iris|wine|digits ...]     (default: all three)
 #
@@ -31,9 +31,7 @@ for name in "${sets[@]}"; do
 	iris) data=examples/iris label=species alphas="1 2 4 8" betas="16 64 256 1024" samples=${SAMPLES:-100000} grid=${GRID_SAMPLES:-2000} ;;
 	wine) data=examples/wine label=class alphas="2 4 8 16" betas="16 64 256 1024" samples=${SAMPLES:-100000} grid=${GRID_SAMPLES:-2000} ;;
 	digits)
-		data=$dir/digits label=digit alphas="8 16" betas="4 16" samples=${SAMPLES:-4000} grid=${GRID_SAMPLES:-500}
-		$PY "$here/split.py" digits "$data" 500
-		;;
+		data=examples/digits label=digit alphas="8 16" betas="4 16" samples=${SAMPLES:-4000} grid=${GRID_SAMPLES:-500} ;;
 	*) echo "run.sh: unknown data set $name" >&2; exit 80 ;;
 	esac
 	kern=(gpc-kernel --standardize --label "$label" --id id --train "$data/train.csv")

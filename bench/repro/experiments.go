@@ -26,6 +26,8 @@ type Report struct {
 	Figure      []T2Row
 	Table3      []T3Row
 	Real        []RealRow
+	// Surfaces are the file names of the posterior surfaces drawn.
+	Surfaces []string
 }
 
 // T1Row is one cell of Table 1 for one method.

@@ -36,10 +36,9 @@ var nan = math.NaN()
 func Run(ctx context.Context, p Plan, dir string, log io.Writer) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Plan: p}
-	var surf []string
 	write := func() error {
 		rep.Seconds = time.Since(start).Seconds()
-		return os.WriteFile(filepath.Join(dir, "tables.md"), []byte(rep.Markdown(surf)), 0o644)
+		return os.WriteFile(filepath.Join(dir, "tables.md"), []byte(rep.Markdown("")), 0o644)
 	}
 	steps := []func() error{
 		func() error { return table1(ctx, p, rep, log) },
@@ -51,7 +50,7 @@ func Run(ctx context.Context, p Plan, dir string, log io.Writer) (*Report, error
 				return fmt.Errorf("figures: %w", err)
 			}
 			var err error
-			surf, err = surfaces(ctx, p, dir)
+			rep.Surfaces, err = surfaces(ctx, p, dir)
 			return err
 		},
 		func() error { return table3(ctx, p, rep, log) },

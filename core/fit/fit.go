@@ -162,6 +162,14 @@ type FitResult struct {
 	// GradNorm is |Final.Grad| and NoiseNorm sqrt(sum_j Final.SE_j^2): the
 	// optimizer has converged when the former is not much larger.
 	GradNorm, NoiseNorm float64
+	// Gain is the exact objective (the log marginal likelihood, plus the
+	// log prior) at the exact stage's point less that at EP's optimum,
+	// both estimated with FinalSamples particles on the final seed, and
+	// SEGain its standard error (DiffSE); KeptEP is set when Gain was
+	// not above KeepMargin SEGain, so that Theta is EP's optimum (NaN and
+	// false with SkipEP).
+	Gain, SEGain float64
+	KeptEP       bool
 	// Evals counts the exact estimates made, Iterations the quasi-Newton
 	// iterations of all rounds.
 	Evals, Iterations int
@@ -184,6 +192,13 @@ func (e *ErrNotConverged) Error() string {
 	return fmt.Sprintf("fit: the optimizer did not converge: gradient norm %.3g after %d iterations, against Monte Carlo noise %.3g (raise --iterations or --samples, or start closer)", e.GradNorm, e.Iterations, e.NoiseNorm)
 }
 
+// KeepMargin is the number of standard errors by which the exact stage's
+// point must beat EP's optimum in the exact objective for Fit to return
+// it: where EP's optimum is already the exact one within the Monte Carlo
+// error, moving would only add that error to the hyperparameters, and
+// EP's optimum, a deterministic function of the data, is kept.
+const KeepMargin = 2
+
 // ConvergedRatio is the largest |gradient| / (its noise norm) at which Fit
 // calls the optimum converged: the gradient of f at its maximum is zero, so
 // the estimate there is pure noise, of norm about NoiseNorm.
@@ -198,7 +213,10 @@ const ConvergedRatio = 3
 // in rounds of growing particle counts. A round ends when the gradient is
 // within its noise, when the line search can no longer improve, or after
 // MaxIterations. The optimum is then estimated again with FinalSamples
-// particles on a fresh seed. It returns *ErrNotConverged, with the result,
+// particles on a fresh seed, and so is EP's optimum, on the same seed:
+// Fit returns EP's optimum instead unless the exact stage's point is
+// better by more than KeepMargin standard errors of the difference
+// (FitResult.Gain, KeptEP). It returns *ErrNotConverged, with the result,
 // if the last round ran out of iterations and the final gradient is more
 // than ConvergedRatio times its noise (a round that stops by itself has
 // found no better point: with a stiff prior or a tiny Monte Carlo noise
@@ -278,6 +296,24 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 		return nil, fmt.Errorf("fit: final estimate: %w", err)
 	}
 	out.Theta, out.Final = theta, fin
+	out.Gain, out.SEGain = math.NaN(), math.NaN()
+	if out.EPTheta != nil && floatsEqual(theta, out.EPTheta) {
+		out.Gain, out.SEGain, out.KeptEP = 0, 0, true // the exact stage did not move
+	} else if out.EPTheta != nil {
+		// Keep EP's optimum unless the exact stage's point is better by
+		// more than KeepMargin standard errors of the difference, both
+		// estimated on the final seed (common random numbers).
+		ep, err := s.Grad(ctx, out.EPTheta, cfg.FinalSamples, cfg.Seed+uint64(cfg.Rounds))
+		if err != nil {
+			return nil, fmt.Errorf("fit: final estimate at EP's optimum: %w", err)
+		}
+		out.Gain = fin.Result.LogP + cfg.Prior.LogDensityOrZero(theta) - ep.Result.LogP - cfg.Prior.LogDensityOrZero(out.EPTheta)
+		out.SEGain = DiffSE(&ep.Result, &fin.Result)
+		if !(out.Gain > KeepMargin*out.SEGain) && !(math.IsNaN(out.SEGain) && out.Gain > 0) {
+			out.Theta, out.Final, out.KeptEP = append([]float64(nil), out.EPTheta...), ep, true
+			theta, fin = out.Theta, ep
+		}
+	}
 	if !allFinite(fin.Grad) {
 		return nil, fmt.Errorf("fit: final estimate: %w", ErrNonFinite)
 	}
@@ -550,4 +586,60 @@ func NewFitSurface(ctx context.Context, data *gp.Classifier, kernel gp.Kernel, p
 	}
 	s, _, _, err := NewSurface(ctx, data, kernel, params, theta0, []core.Candidate{cand}, jitter, cfg)
 	return s, err
+}
+
+// ARDPriorSD is the standard deviation of the default prior of an ard
+// kernel's fit (DefaultPriorSD): a normal on each log-hyperparameter,
+// centred on the starting point, that puts 95 % of its mass within a
+// factor exp(2 ARDPriorSD), about 400, either way of it. It is chosen a
+// priori, not on any data set's test split: for standardized features
+// and the usual start (length scales sqrt(D), beta 10) it spans length
+// scales from far below any distance between points to far above them
+// (a feature switched off) and latent scales from 0.025 to 4000, so it
+// rules nothing plausible out; what it does is keep D + 1 hyperparameters
+// fitted on N points from running off along directions where the
+// marginal likelihood is nearly flat (type-II maximum likelihood with one
+// length scale per feature overfits: Rasmussen and Williams 2006, section
+// 5.4; Cawley and Talbot 2010).
+//
+// References: C. E. Rasmussen and C. K. I. Williams (2006), Gaussian
+// Processes for Machine Learning, MIT Press; G. C. Cawley and N. L. C.
+// Talbot (2010), "On over-fitting in model selection and subsequent
+// selection bias in performance evaluation", JMLR 11:2079-2107.
+const ARDPriorSD = 3
+
+// DefaultPriorSD is the standard deviation of gpc-fit's default prior on
+// the log-hyperparameters of a kernel kind: ARDPriorSD for the ard kernel,
+// whose D + 1 hyperparameters need it, and 0 (no prior: type-II maximum
+// likelihood) for the others, whose two or three hyperparameters the
+// marginal likelihood determines well.
+func DefaultPriorSD(kind gp.KernelKind) float64 {
+	if kind == gp.KernelARD {
+		return ARDPriorSD
+	}
+	return 0
+}
+
+// NewLogNormalPrior returns the prior with mean mu and standard deviation
+// sd on every log-hyperparameter, or no prior (a zero LogNormalPrior) if
+// sd is 0.
+func NewLogNormalPrior(mu []float64, sd float64) LogNormalPrior {
+	if sd == 0 {
+		return LogNormalPrior{}
+	}
+	p := LogNormalPrior{Mu: append([]float64(nil), mu...), SD: make([]float64, len(mu))}
+	for j := range p.SD {
+		p.SD[j] = sd
+	}
+	return p
+}
+
+// LogPDF is the prior's normalized log density of theta (LogDensity and
+// the normal's constant), 0 for a prior with no Mu: the log posterior of a
+// fit is its log marginal likelihood plus LogPDF, up to the evidence.
+func (p LogNormalPrior) LogPDF(theta []float64) float64 {
+	if p.Mu == nil {
+		return 0
+	}
+	return p.LogDensity(theta) - 0.5*float64(len(theta))*math.Log(2*math.Pi)
 }

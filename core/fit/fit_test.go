@@ -158,6 +158,12 @@ func TestFitLinearExact(t *testing.T) {
 	if math.IsNaN(res.EPLogZ) || len(res.EPTheta) != 1 {
 		t.Errorf("no EP stage: %v %v", res.EPTheta, res.EPLogZ)
 	}
+	// The exact stage's point is returned only where it beats EP's
+	// optimum by more than KeepMargin standard errors of the difference.
+	t.Logf("EP's optimum %.5g, the exact stage's gain %.3g (se %.2g): kept EP's %v", res.EPTheta[0], res.Gain, res.SEGain, res.KeptEP)
+	if res.KeptEP == (res.Gain > fit.KeepMargin*res.SEGain) || res.KeptEP != (res.Theta[0] == res.EPTheta[0]) || !(res.SEGain > 0) {
+		t.Errorf("gain %v (se %v), kept EP's optimum %v, theta %v, EP's %v", res.Gain, res.SEGain, res.KeptEP, res.Theta, res.EPTheta)
+	}
 }
 
 // TestFitPrior checks that a tight prior on the log-hyperparameters holds

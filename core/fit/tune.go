@@ -234,9 +234,10 @@ type OptimizeConfig struct {
 	// Step is the initial simplex's edge in each coordinate (log units;
 	// default 0.5), and the fit's half-width is Step/4 (FitFraction).
 	Step []float64
-	// XTol ends the simplex search when every vertex is within XTol of the
-	// best in every coordinate (default 0.01: 1 % in each hyperparameter);
-	// MaxEvals bounds its estimates (default 200 per coordinate).
+	// XTol ends the simplex search when its best vertex has stayed within
+	// XTol of where it was, in every coordinate, over the last iterations
+	// (NelderMead; default 0.01: 1 % in each hyperparameter); MaxEvals
+	// bounds its estimates (default 200 per coordinate).
 	XTol     float64
 	MaxEvals int
 	// Lower and Upper, if not nil, bound the simplex search: a point

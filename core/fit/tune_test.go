@@ -126,17 +126,52 @@ func TestSurfaceLinearExact(t *testing.T) {
 	}
 }
 
-// TestNelderMead checks the simplex search on Rosenbrock's function, whose
-// minimum (1, 1) lies at the end of a curved valley.
+// TestNelderMead checks the simplex search (gonum's, with NelderMead's
+// stopping rule) on Rosenbrock's function, whose minimum (1, 1) lies at
+// the end of a curved valley, on a badly scaled quadratic in 6 dimensions,
+// where gonum's coefficients differ from Nelder and Mead's, and with
+// infeasible points.
 func TestNelderMead(t *testing.T) {
 	t.Parallel()
 	rosen := func(x []float64) float64 {
 		a, b := 1-x[0], x[1]-x[0]*x[0]
 		return a*a + 100*b*b
 	}
-	x, f := fit.NelderMead(rosen, []float64{-1.2, 1}, []float64{0.5, 0.5}, 1e-7, 5000)
+	evals := 0
+	x, f := fit.NelderMead(func(x []float64) float64 { evals++; return rosen(x) }, []float64{-1.2, 1}, []float64{0.5, 0.5}, 1e-7, 5000)
 	if math.Abs(x[0]-1) > 1e-5 || math.Abs(x[1]-1) > 1e-5 || f > 1e-9 {
 		t.Errorf("minimum at %v (f = %v), want (1, 1)", x, f)
+	}
+	if evals >= 5000 {
+		t.Errorf("Rosenbrock: stopped by the evaluation limit (%d), not by the step rule", evals)
+	}
+	// The evaluation limit is obeyed (gonum counts x0 among them).
+	evals = 0
+	fit.NelderMead(func(x []float64) float64 { evals++; return rosen(x) }, []float64{-1.2, 1}, []float64{0.5, 0.5}, 1e-7, 40)
+	if evals > 40 {
+		t.Errorf("%d evaluations, limit 40", evals)
+	}
+	// A quadratic with scales 1 to 100 (the steps are per coordinate).
+	scale := []float64{1, 3, 10, 30, 100, 1}
+	quad := func(x []float64) float64 {
+		s := 0.0
+		for j, v := range x {
+			z := (v - float64(j)) / scale[j]
+			s += z * z
+		}
+		return s
+	}
+	x0, step := make([]float64, 6), make([]float64, 6)
+	for j := range step {
+		step[j] = scale[j]
+	}
+	x, _ = fit.NelderMead(quad, x0, step, 1e-6, 20000)
+	for j, v := range x {
+		// The minimum is at x_j = j; xtol is relative to no scale, so
+		// allow 1e-3 of each coordinate's scale.
+		if math.Abs(v-float64(j)) > 1e-3*scale[j] {
+			t.Errorf("quadratic: x[%d] = %v, want %d", j, v, j)
+		}
 	}
 	// An infeasible region (+Inf) is avoided.
 	x, _ = fit.NelderMead(func(x []float64) float64 {
@@ -147,6 +182,11 @@ func TestNelderMead(t *testing.T) {
 	}, []float64{-1.2, 1}, []float64{0.5, 0.5}, 1e-7, 5000)
 	if x[0] > 0.5 {
 		t.Errorf("the search left the feasible region: %v", x)
+	}
+	// An infeasible start gives the start back.
+	x, f = fit.NelderMead(func([]float64) float64 { return math.Inf(1) }, []float64{-1.2, 1}, []float64{0.5, 0.5}, 1e-7, 5000)
+	if x[0] != -1.2 || x[1] != 1 || !math.IsInf(f, 1) {
+		t.Errorf("infeasible start: %v, %v", x, f)
 	}
 }
 

@@ -24,6 +24,8 @@ Two stages, each by L-BFGS (gonum's optimize) on the log-hyperparameters:
   exact  the Monte Carlo estimate of the exact log marginal likelihood, from EP's optimum, with the gradient of Fisher's identity on the particle cloud, on common random numbers, in --rounds rounds of growing particle counts up to --samples.
 The optimum is estimated again with --final-samples particles on a fresh seed: log_ml and se_log_ml, and per hyperparameter the gradient grad (d log_ml / d log value, zero at the maximum up to its standard error se_grad), ep_value (EP's optimum), and with --hessian mc_se_log, the Monte Carlo error of the fitted value in log units.
 
+The ard kernel is fitted under a weakly informative prior by default (--prior-sd 3: a normal of sd 3 on each log-hyperparameter, centred on the starting point), both stages maximizing the log marginal likelihood plus the log prior (a maximum a posteriori fit; grad includes the prior's): with one length scale per feature the likelihood alone overfits. log_prior is the prior's log density at the fit, so log_ml + log_prior is the log posterior. The other kernels are fitted by the likelihood alone (--prior-sd 0), unless --prior-sd says otherwise.
+
 ` + examplesHelp + `
   gpc-fit --standardize --alpha 30 --beta 1e4 --train examples/crabs/train.csv | gpc-kernel --hyper - --standardize --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
   gpc-fit --standardize --alpha 30 --beta 1e4 --train examples/crabs/train.csv --format csv > hyper.csv
@@ -37,12 +39,12 @@ type fitCmd struct {
 	kernelFlags    `embed:""`
 	hyperFlags     `embed:""`
 	estimatorFlags `embed:"" set:"samples=2000"`
-	FinalSamples   int     `default:"0" help:"Particles of the final estimate at the optimum (0: 4 x --samples)."`
-	Rounds         int     `default:"2" help:"Rounds of the exact stage, each with 4 times the particles of the one before, up to --samples."`
-	Iterations     int     `default:"0" help:"Most L-BFGS iterations per stage and round (0: 50 + 5 per hyperparameter)."`
-	PriorSD        float64 `name:"prior-sd" default:"0" help:"A normal prior of this standard deviation on each log-hyperparameter, centred on the starting point (a maximum a posteriori fit; 0: none)."`
-	EP             bool    `default:"true" negatable:"" help:"Start the exact stage at the maximum of EP's evidence (--no-ep: at the starting point)."`
-	Hessian        bool    `help:"Estimate the curvature at the optimum (2 gradients per hyperparameter at --final-samples) for the optimum's Monte Carlo error, mc_se_log."`
+	FinalSamples   int      `default:"0" help:"Particles of the final estimate at the optimum (0: 4 x --samples)."`
+	Rounds         int      `default:"2" help:"Rounds of the exact stage, each with 4 times the particles of the one before, up to --samples."`
+	Iterations     int      `default:"0" help:"Most L-BFGS iterations per stage and round (0: 50 + 5 per hyperparameter)."`
+	PriorSD        *float64 `name:"prior-sd" help:"A normal prior of this standard deviation on each log-hyperparameter, centred on the starting point (a maximum a posteriori fit; 0: none). Default: 3 for the ard kernel, whose D + 1 hyperparameters the likelihood alone overfits (95% of the prior within a factor 400 of the start), 0 for the others."`
+	EP             bool     `default:"true" negatable:"" help:"Start the exact stage at the maximum of EP's evidence (--no-ep: at the starting point)."`
+	Hessian        bool     `help:"Estimate the curvature at the optimum (2 gradients per hyperparameter at --final-samples) for the optimum's Monte Carlo error, mc_se_log."`
 	commonFlags    `embed:""`
 }
 
@@ -67,8 +69,8 @@ func (c *fitCmd) Validate() error {
 		return usagef("--rounds %d: must be at least 1", c.Rounds)
 	case c.Iterations < 0:
 		return usagef("--iterations %d: must be 0 (default) or more", c.Iterations)
-	case !(c.PriorSD >= 0) || math.IsInf(c.PriorSD, 1):
-		return usagef("--prior-sd %v: must be a finite number >= 0", c.PriorSD)
+	case c.PriorSD != nil && (!(*c.PriorSD >= 0) || math.IsInf(*c.PriorSD, 1)):
+		return usagef("--prior-sd %v: must be a finite number >= 0", *c.PriorSD)
 	}
 	if c.kind() == gp.KernelARD && len(c.Alpha) == 1 {
 		return nil // one alpha for every feature
@@ -141,12 +143,11 @@ func (c *fitCmd) run(e *env) error {
 	}
 	fcfg := fit.FitConfig{Samples: c.Samples, Rounds: c.Rounds, FinalSamples: final, Seed: uint64(c.Seed),
 		MaxIterations: c.Iterations, SkipEP: !c.EP, Hessian: c.Hessian}
-	if c.PriorSD > 0 {
-		fcfg.Prior = fit.LogNormalPrior{Mu: theta0, SD: make([]float64, len(theta0))}
-		for j := range fcfg.Prior.SD {
-			fcfg.Prior.SD[j] = c.PriorSD
-		}
+	priorSD := fit.DefaultPriorSD(k.Kind)
+	if c.PriorSD != nil {
+		priorSD = *c.PriorSD
 	}
+	fcfg.Prior = fit.NewLogNormalPrior(theta0, priorSD)
 	names := make([]string, len(params))
 	for j, h := range params {
 		names[j] = hyperName(h, k.Kind, train.names)
@@ -189,7 +190,8 @@ func (c *fitCmd) run(e *env) error {
 		}
 		rows[j] = r
 	}
-	hf := format.HyperFit{Kernel: c.Kernel, Standardize: c.Standardize, LogML: res.Final.Result.LogP, SELogML: res.Final.Result.SE, EPLogZ: res.EPLogZ}
+	hf := format.HyperFit{Kernel: c.Kernel, Standardize: c.Standardize, LogML: res.Final.Result.LogP, SELogML: res.Final.Result.SE, EPLogZ: res.EPLogZ,
+		LogPrior: fcfg.Prior.LogPDF(res.Theta)}
 	meta := map[string]string{}
 	for key, v := range dataMeta {
 		meta[key] = v
@@ -203,16 +205,26 @@ func (c *fitCmd) run(e *env) error {
 	meta[format.KeySamples] = strconv.Itoa(c.Samples)
 	meta["gpc:final_samples"] = strconv.Itoa(final)
 	meta["gpc:start"] = describeTheta(names, theta0)
+	meta["gpc:prior_sd"] = strconv.FormatFloat(priorSD, 'g', -1, 64)
 	meta["gpc:grad_norm"] = fmtFloat(res.GradNorm)
 	meta["gpc:noise_norm"] = fmtFloat(res.NoiseNorm)
 	meta["gpc:estimates"] = strconv.Itoa(res.Evals)
+	if res.EPTheta != nil {
+		// The exact stage's gain over EP's optimum and whether EP's was
+		// kept (fit.KeepMargin).
+		meta["gpc:exact_gain"] = fmt.Sprintf("%s (se %s); kept EP's optimum: %t", fmtFloat(res.Gain), fmtFloat(res.SEGain), res.KeptEP)
+	}
 	meta["gpc:iterations"] = strconv.Itoa(res.Iterations)
 	if ok, why := res.Final.Result.Trust(); !ok {
 		e.rep.warnf("the final estimate's standard error is not reliable: %s", why)
 	}
 	if c.Progress || e.rep.tty && !c.Quiet {
-		e.rep.note("log ML %.6g (se %.2g) at %s; gradient norm %.3g against noise %.3g; %d estimates, %s",
-			hf.LogML, hf.SELogML, describeTheta(names, res.Theta), res.GradNorm, res.NoiseNorm, res.Evals, fmtDuration(time.Since(start).Seconds()))
+		post := ""
+		if priorSD > 0 {
+			post = fmt.Sprintf(", log prior %.6g (sd %g), log posterior %.6g", hf.LogPrior, priorSD, hf.LogML+hf.LogPrior)
+		}
+		e.rep.note("log ML %.6g (se %.2g)%s at %s; gradient norm %.3g against noise %.3g; %d estimates, %s",
+			hf.LogML, hf.SELogML, post, describeTheta(names, res.Theta), res.GradNorm, res.NoiseNorm, res.Evals, fmtDuration(time.Since(start).Seconds()))
 	}
 	return format.WriteTable(e.stdout, format.HyperTable(hf, rows, meta), c.outputFormat(e.stdout), 0, format.NewAllocator())
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,5 +68,75 @@ func TestFitARDFeatures(t *testing.T) {
 	}
 	if !strings.Contains(c.Meta["gpc:features"], "a") {
 		t.Errorf("features %q", c.Meta["gpc:features"])
+	}
+}
+
+// TestFitDefaultPrior checks gpc-fit's default prior: none for rbf (the
+// log_prior column 0, gpc:prior_sd 0), a normal of sd 3 on each
+// log-hyperparameter around the start for ard, whose log density at the
+// fitted values is the log_prior column, and none for ard with
+// --prior-sd 0 (type-II maximum likelihood, a higher log ML).
+func TestFitDefaultPrior(t *testing.T) {
+	t.Parallel()
+	read := func(args ...string) (format.HyperFit, []format.HyperRow, map[string]string) {
+		out := runCLI(t, Fit, cliCase{args: append(append([]string{}, fitArgs...), args...)})
+		f, err := format.ReadFrame(bytes.NewReader(out), "fit.arrows", format.NewAllocator())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hf, rows, err := format.ReadHyper(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta, err := format.StreamMeta(bytes.NewReader(out), "fit.arrows", format.NewAllocator())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hf, rows, meta
+	}
+	if hf, _, meta := read(); hf.LogPrior != 0 || meta["gpc:prior_sd"] != "0" {
+		t.Errorf("rbf: log_prior %v, gpc:prior_sd %q, want no prior", hf.LogPrior, meta["gpc:prior_sd"])
+	}
+	const alpha, beta, sd = 3.0, 10.0, 3.0
+	ard := []string{"--kernel", "ard", "--alpha", "3", "--beta", "10"}
+	hf, rows, meta := read(ard...)
+	if meta["gpc:prior_sd"] != "3" {
+		t.Errorf("ard: gpc:prior_sd %q, want 3", meta["gpc:prior_sd"])
+	}
+	want := 0.0
+	for _, r := range rows {
+		mu := math.Log(alpha)
+		if r.Name == "beta" {
+			mu = math.Log(beta)
+		}
+		z := (math.Log(r.Value) - mu) / sd
+		want -= 0.5*z*z + math.Log(sd) + 0.5*math.Log(2*math.Pi)
+	}
+	// The column is written in full precision: only rounding differs.
+	if math.Abs(hf.LogPrior-want) > 1e-9*math.Abs(want) {
+		t.Errorf("ard: log_prior %v, want %v from the fitted values", hf.LogPrior, want)
+	}
+	ml, mlRows, meta0 := read(append(ard, "--prior-sd", "0")...)
+	if ml.LogPrior != 0 || meta0["gpc:prior_sd"] != "0" {
+		t.Errorf("ard --prior-sd 0: log_prior %v, gpc:prior_sd %q, want no prior", ml.LogPrior, meta0["gpc:prior_sd"])
+	}
+	// The maximum likelihood fit has the higher log ML, the MAP fit the
+	// higher log posterior (within 3 combined standard errors).
+	tol := 3 * math.Hypot(hf.SELogML, ml.SELogML)
+	if !(ml.LogML > hf.LogML-tol) {
+		t.Errorf("ard: log ML %v without the prior, %v with it", ml.LogML, hf.LogML)
+	}
+	// The prior's log density at the ML fit.
+	var mlPrior float64
+	for _, r := range mlRows {
+		mu := math.Log(alpha)
+		if r.Name == "beta" {
+			mu = math.Log(beta)
+		}
+		z := (math.Log(r.Value) - mu) / sd
+		mlPrior -= 0.5*z*z + math.Log(sd) + 0.5*math.Log(2*math.Pi)
+	}
+	if !(hf.LogML+hf.LogPrior > ml.LogML+mlPrior-tol) {
+		t.Errorf("ard: log posterior %v with the prior, %v at the ML fit", hf.LogML+hf.LogPrior, ml.LogML+mlPrior)
 	}
 }

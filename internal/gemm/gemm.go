@@ -56,6 +56,9 @@ const KC = 512
 type Workspace struct {
 	bp []float64
 	ab []float64 // scratch of the openblas path
+	// ap are the workers' own buffers (the packed rows of A of the
+	// kernels that pack them), one per worker.
+	ap [][]float64
 }
 
 // minParallel is the fewest multiply-adds per worker worth a goroutine.
@@ -109,6 +112,10 @@ func (w *Workspace) ntGrouped(kern *kernel, m, n, k int, a []float64, lda, ag in
 		return
 	}
 	workers = max(1, min(workers, m/(3*8), m*n*k/minParallel))
+	per := (m/workers + 2) / 3 * 3 // rows per worker
+	for len(w.ap) < (m+per-1)/per {
+		w.ap = append(w.ap, nil)
+	}
 	ncMax := kern.nc((min(k, KC) + 7) &^ 7)
 	for j0 := 0; j0 < n; j0 += ncMax {
 		nc := min(ncMax, n-j0)
@@ -121,17 +128,16 @@ func (w *Workspace) ntGrouped(kern *kernel, m, n, k int, a []float64, lda, ag in
 			addC := add || k0 > 0
 			ak := a[k0/8*ag:]
 			if workers == 1 {
-				kern.rows(bp, 0, m, nc, kc, kcPad, ak, lda, ag, cj, ldc, cg, addC)
+				kern.rows(bp, &w.ap[0], 0, m, nc, kc, kcPad, ak, lda, ag, cj, ldc, cg, addC)
 				continue
 			}
 			var wg sync.WaitGroup
-			per := (m/workers + 2) / 3 * 3
-			for i0 := 0; i0 < m; i0 += per {
+			for i0, wk := 0, 0; i0 < m; i0, wk = i0+per, wk+1 {
 				i1 := min(m, i0+per)
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					kern.rows(bp, i0, i1, nc, kc, kcPad, ak, lda, ag, cj, ldc, cg, addC)
+					kern.rows(bp, &w.ap[wk], i0, i1, nc, kc, kcPad, ak, lda, ag, cj, ldc, cg, addC)
 				}()
 			}
 			wg.Wait()

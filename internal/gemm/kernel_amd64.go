@@ -7,7 +7,7 @@ import "golang.org/x/sys/cpu"
 // The assembly paths of amd64 (kernel_amd64.s: AVX-512; kernel_avx2_amd64.s:
 // AVX2 + FMA).
 var (
-	avx512 = &kernel{name: "avx512", nc: nc64, packSize: groupSize, pack: packGroups, rows: rowsAVX512}
+	avx512 = &kernel{name: "avx512", nc: nc4MiB, packSize: groupSize, pack: packGroups, rows: rowsAVX512}
 	avx2   = &kernel{name: "avx2", nc: nc1MiB, packSize: quadSize, pack: packQuads, rows: rowsAVX2}
 )
 
@@ -24,16 +24,25 @@ func archKernels() []*kernel {
 	return ks
 }
 
+// nc4MiB is the columns of C per pass over A of a packed chunk of B of
+// 4 MiB (1024 columns for full chunks of KC, more for short ones): the
+// AVX-512 kernel packs each block of rows of A once per pass, and the
+// chunk streams from L3 by groups of 8 columns.
+func nc4MiB(kcPad int) int { return max(64, (1<<19)/kcPad/8*8) }
+
 // mcAVX512 is the number of rows of A (a multiple of 3) whose chunk the
-// AVX-512 kernel keeps in the L2 cache (mcAVX512 x KC x 8 bytes) while it
-// runs through the groups of B.
+// AVX-512 kernel packs and keeps in the L2 cache (mcAVX512 x KC x 8 bytes)
+// while it runs through the groups of B.
 const mcAVX512 = 96
 
 // rowsAVX512 computes rows [i0, i1) of C for one chunk packed by
 // packGroups: blocks of mcAVX512 rows of A stay in the L2 cache while each
 // group of 8 packed rows of B, in L1, meets all of the block's strips of 3
-// rows.
-func rowsAVX512(bp []float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
+// rows. The first group reads the block in place and packs it into the
+// worker's scratch, the others read the packed copy: with T = kcPad/8, the
+// values A[ib+3s+r][8t : 8t+8] lie at ((s*T + t)*3 + r)*8, zero-padded
+// beyond kc, so that the kernel reads each strip front to back.
+func rowsAVX512(bp []float64, scratch *[]float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
 	groups := (n + 7) / 8
 	mask := 0xff
 	if r := n % 8; r != 0 {
@@ -44,14 +53,22 @@ func rowsAVX512(bp []float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int
 		addI = 1
 	}
 	full := i0 + (i1-i0)/3*3
+	if full > i0 && cap(*scratch) < mcAVX512*kcPad {
+		*scratch = make([]float64, mcAVX512*kcPad)
+	}
+	ap := (*scratch)[:cap(*scratch)]
 	for ib := i0; ib < full; ib += mcAVX512 {
-		strips := (min(full, ib+mcAVX512) - ib) / 3
+		rows := min(full, ib+mcAVX512) - ib
 		for g := range groups {
 			gm := 0xff
 			if g == groups-1 {
 				gm = mask
 			}
-			kern3AVX512(&a[ib*lda], lda, &bp[g*kcPad*8], kcPad, kc, &c[ib*ldc+g*cg], ldc, strips, gm, addI, ag*8)
+			if g == 0 {
+				kern3PackAVX512(&a[ib*lda], lda, ag*8, kc, &ap[0], &bp[0], &c[ib*ldc], ldc, rows/3, gm, addI)
+				continue
+			}
+			kern3AVX512(&ap[0], &bp[g*kcPad*8], kcPad/8, &c[ib*ldc+g*cg], ldc, rows/3, gm, addI)
 		}
 	}
 	for i := full; i < i1; i++ {
@@ -100,7 +117,7 @@ const mcAVX2 = 96
 // rowsAVX2 computes rows [i0, i1) of C for one chunk packed by packQuads:
 // blocks of mcAVX2 rows of A stay in the L2 cache while each quad of packed
 // rows of B, in L1, meets all of the block's strips of 3 rows.
-func rowsAVX2(bp []float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
+func rowsAVX2(bp []float64, _ *[]float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
 	quads := (n + 3) / 4
 	addI := 0
 	if add {
@@ -123,7 +140,7 @@ func rowsAVX2(bp []float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, 
 }
 
 //go:noescape
-func kern3AVX512(a *float64, lda int, bp *float64, kcPad, kc int, c *float64, ldc, strips, mask, add, aks int)
+func kern3AVX512(ap *float64, bp *float64, steps int, c *float64, ldc, strips, mask, add int)
 
 //go:noescape
 func kern1AVX512(a *float64, bp *float64, kcPad, kc int, c *float64, groups, mask, add, aks, cgs int)
@@ -139,3 +156,6 @@ func fmaPeakAVX512(n int)
 
 //go:noescape
 func fmaPeakAVX2(n int)
+
+//go:noescape
+func kern3PackAVX512(a *float64, lda, aks, kc int, ap, bp *float64, c *float64, ldc, strips, mask, add int)

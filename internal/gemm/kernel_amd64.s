@@ -38,6 +38,16 @@
 	FMA1x3(384, Z29, Z6, Z14, Z22); \
 	FMA1x3(448, Z30, Z7, Z15, Z23)
 
+#define FMA8x3o(o) \
+	FMA1x3(o+0, Z27, Z0, Z8, Z16); \
+	FMA1x3(o+64, Z28, Z1, Z9, Z17); \
+	FMA1x3(o+128, Z29, Z2, Z10, Z18); \
+	FMA1x3(o+192, Z30, Z3, Z11, Z19); \
+	FMA1x3(o+256, Z27, Z4, Z12, Z20); \
+	FMA1x3(o+320, Z28, Z5, Z13, Z21); \
+	FMA1x3(o+384, Z29, Z6, Z14, Z22); \
+	FMA1x3(o+448, Z30, Z7, Z15, Z23)
+
 // REDUCE8 reduces accumulators z0..z7 (columns 0..7) into z0, lane j
 // holding ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)) of column j. Clobbers Z24,
 // Z25.
@@ -70,22 +80,97 @@
 	VPXORQ z0, z0, z0; VPXORQ z1, z1, z1; VPXORQ z2, z2, z2; VPXORQ z3, z3, z3; \
 	VPXORQ z4, z4, z4; VPXORQ z5, z5, z5; VPXORQ z6, z6, z6; VPXORQ z7, z7, z7
 
-// func kern3AVX512(a *float64, lda int, bp *float64, kcPad, kc int, c *float64, ldc, strips, mask, add, aks int)
+// func kern3AVX512(ap *float64, bp *float64, steps int, c *float64, ldc, strips, mask, add int)
 // computes strips consecutive strips of 3 rows of C against one packed
-// group of 8 rows of B (columns under mask); A's vectors of 8 follow each
-// other aks bytes apart.
-TEXT ·kern3AVX512(SB), NOSPLIT, $0-88
+// group of 8 rows of B (columns under mask), for A packed by packA3: each
+// strip's steps vectors of 8 per row, the 3 rows' vectors of a step next
+// to each other, the strips one after another. The chunk's padding is
+// zero in both A and B.
+TEXT ·kern3AVX512(SB), NOSPLIT, $0-64
+	MOVQ ap+0(FP), SI
+	MOVQ bp+8(FP), DX
+	MOVQ steps+16(FP), R10
+	MOVQ c+24(FP), DI
+	MOVQ ldc+32(FP), R11
+	SHLQ $3, R11
+	MOVQ strips+40(FP), R12
+	MOVQ mask+48(FP), AX
+	KMOVW AX, K2
+	LEAQ (R11)(R11*2), R14 // 3 rows of C
+
+strip3:
+	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	MOVQ DX, AX
+	MOVQ R10, CX
+	SHRQ $1, CX
+	JZ odd3
+
+loop3:
+	VMOVUPD 0(SI), Z24
+	VMOVUPD 64(SI), Z25
+	VMOVUPD 128(SI), Z26
+	FMA8x3
+	VMOVUPD 192(SI), Z24
+	VMOVUPD 256(SI), Z25
+	VMOVUPD 320(SI), Z26
+	FMA8x3o(512)
+	ADDQ $384, SI
+	ADDQ $1024, AX
+	DECQ CX
+	JNZ loop3
+
+odd3:
+	MOVQ R10, CX
+	ANDQ $1, CX
+	JZ red3
+one3:
+	VMOVUPD 0(SI), Z24
+	VMOVUPD 64(SI), Z25
+	VMOVUPD 128(SI), Z26
+	FMA8x3
+	ADDQ $192, SI
+	ADDQ $512, AX
+	DECQ CX
+	JNZ one3
+
+red3:
+	REDUCE8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	REDUCE8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	REDUCE8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	MOVQ add+56(FP), BX
+	STORE(Z0, (DI))
+	LEAQ (DI)(R11*1), AX
+	STORE(Z8, (AX))
+	ADDQ R11, AX
+	STORE(Z16, (AX))
+	ADDQ R14, DI
+	DECQ R12
+	JNZ strip3
+	CLEANHI
+	VZEROUPPER
+	RET
+
+// func kern3PackAVX512(a *float64, lda, aks, kc int, ap, bp *float64, c *float64, ldc, strips, mask, add int)
+// is kern3AVX512 for A read in place (rows lda values apart, their
+// vectors of 8 aks bytes apart) that also writes A's vectors, zero-padded,
+// to ap as packA3 does: the first group of B packs the block of A while
+// it computes.
+TEXT ·kern3PackAVX512(SB), NOSPLIT, $0-88
 	MOVQ a+0(FP), SI
 	MOVQ lda+8(FP), R9
 	SHLQ $3, R9          // lda bytes
 	LEAQ (SI)(R9*1), R8  // row 1
 	LEAQ (R8)(R9*1), R13 // row 2
-	MOVQ bp+16(FP), DX
-	MOVQ kc+32(FP), R10
-	MOVQ c+40(FP), DI
-	MOVQ ldc+48(FP), R11
+	LEAQ (R9)(R9*2), R9  // 3 rows of A, in bytes
+	MOVQ kc+24(FP), R10
+	MOVQ ap+32(FP), R14
+	MOVQ bp+40(FP), DX
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R11
 	SHLQ $3, R11
-	MOVQ strips+56(FP), R12
+	MOVQ strips+64(FP), R12
 	// K1: the lanes of the last, partial vector of the chunk; K2 the
 	// columns.
 	MOVQ R10, CX
@@ -94,12 +179,10 @@ TEXT ·kern3AVX512(SB), NOSPLIT, $0-88
 	SHLQ CX, AX
 	DECQ AX
 	KMOVW AX, K1
-	MOVQ mask+64(FP), AX
+	MOVQ mask+72(FP), AX
 	KMOVW AX, K2
-	LEAQ (R9)(R9*2), R9  // 3 rows of A, in bytes
-	LEAQ (R11)(R11*2), R14 // 3 rows of C
 
-strip3:
+stripP:
 	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
@@ -107,42 +190,51 @@ strip3:
 	XORQ BX, BX
 	MOVQ R10, CX
 	SHRQ $3, CX
-	JZ tail3
+	JZ tailP
 
-loop3:
+loopP:
 	VMOVUPD (SI)(BX*1), Z24
 	VMOVUPD (R8)(BX*1), Z25
 	VMOVUPD (R13)(BX*1), Z26
+	VMOVUPD Z24, 0(R14)
+	VMOVUPD Z25, 64(R14)
+	VMOVUPD Z26, 128(R14)
 	FMA8x3
-	ADDQ aks+80(FP), BX
+	ADDQ aks+16(FP), BX
 	ADDQ $512, AX
+	ADDQ $192, R14
 	DECQ CX
-	JNZ loop3
+	JNZ loopP
 
-tail3:
+tailP:
 	TESTQ $7, R10
-	JZ reduce3
+	JZ reduceP
 	VMOVUPD.Z (SI)(BX*1), K1, Z24
 	VMOVUPD.Z (R8)(BX*1), K1, Z25
 	VMOVUPD.Z (R13)(BX*1), K1, Z26
+	VMOVUPD Z24, 0(R14)
+	VMOVUPD Z25, 64(R14)
+	VMOVUPD Z26, 128(R14)
 	FMA8x3
+	ADDQ $192, R14
 
-reduce3:
+reduceP:
 	REDUCE8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	REDUCE8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	REDUCE8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
-	MOVQ add+72(FP), BX
+	MOVQ add+80(FP), BX
 	STORE(Z0, (DI))
 	LEAQ (DI)(R11*1), AX
 	STORE(Z8, (AX))
 	ADDQ R11, AX
 	STORE(Z16, (AX))
+	ADDQ R11, AX
+	MOVQ AX, DI
 	ADDQ R9, SI
 	ADDQ R9, R8
 	ADDQ R9, R13
-	ADDQ R14, DI
 	DECQ R12
-	JNZ strip3
+	JNZ stripP
 	CLEANHI
 	VZEROUPPER
 	RET

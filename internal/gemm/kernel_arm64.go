@@ -43,7 +43,7 @@ const mcNEON = 96
 // strips of 3 rows against each pair of columns. The kernel runs the
 // chunk's whole vectors of A; the last, partial vector (zeros past kc, as
 // B's packing) and the reduction of the lane sums are done here.
-func rowsNEON(bp []float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
+func rowsNEON(bp []float64, _ *[]float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
 	nt := kcPad / 8
 	full := kc / 8
 	pairs := (n + 1) / 2

@@ -43,7 +43,7 @@ func packPairs(bp []float64, b []float64, ldb, n, k0, kc, kcPad int) {
 // each pair of columns one lane at a time, 8 independent multiply-add
 // chains in registers; then each element's eight lane sums are reduced in
 // the package's order.
-func rowsGo(bp []float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
+func rowsGo(bp []float64, _ *[]float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
 	nt := kcPad / 8
 	pairs := (n + 1) / 2
 	var strip [4 * KC]float64

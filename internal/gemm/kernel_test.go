@@ -11,7 +11,7 @@ import (
 // reference is the path that runs kernGo, the specification: every path
 // but openblas must give its bits.
 var reference = &kernel{name: "reference", nc: nc64, packSize: groupSize, pack: packGroups,
-	rows: func(bp []float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
+	rows: func(bp []float64, _ *[]float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool) {
 		for i := i0; i < i1; i++ {
 			kernGo(a[i*lda:], ag, kc, bp, kcPad, c[i*ldc:], cg, n, add)
 		}

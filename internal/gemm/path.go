@@ -23,8 +23,10 @@ type kernel struct {
 	// pack copies B[0:n][k0:k0+kc] into bp, zero-padded to kcPad columns.
 	pack func(bp, b []float64, ldb, n, k0, kc, kcPad int)
 	// rows computes rows [i0, i1) of C for one chunk of kc columns of A
-	// (a holds the chunk's first group of 8, c the first column of C).
-	rows func(bp []float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool)
+	// (a holds the chunk's first group of 8, c the first column of C);
+	// scratch is the calling worker's own buffer, for a kernel that packs
+	// A.
+	rows func(bp []float64, scratch *[]float64, i0, i1, n, kc, kcPad int, a []float64, lda, ag int, c []float64, ldc, cg int, add bool)
 	// product, if set, replaces the blocking.
 	product func(w *Workspace, m, n, k int, a []float64, lda, ag int, b []float64, ldb int, c []float64, ldc, cg int, add bool, workers int)
 }
