@@ -308,6 +308,27 @@ func TestOrdersArePermutations(t *testing.T) {
 	}
 }
 
+// TestChooseLargeNStops: from EPLargeN variables on, a trusted first pilot
+// ends the comparison (met/sharp is only the fallback).
+func TestChooseLargeNStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("EP and a pilot on 1000 variables")
+	}
+	t.Parallel()
+	n := core.EPLargeN
+	box := orthant(n, oracle.OneFactor(uniformLoadings(n, 8)))
+	_, c, pilots, err := core.Choose(context.Background(), box, core.AutoCandidates, 0, core.Config{Samples: 2000, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := pilots[0].Result.Trust(); !ok {
+		t.Fatalf("the first pilot is not trusted: %s", why)
+	}
+	if len(pilots) != 1 || c != core.AutoCandidates[0] {
+		t.Fatalf("%d pilots, chose %v: want the first candidate's pilot only", len(pilots), c)
+	}
+}
+
 // TestChoose: the choice is one of the pilots, follows the documented rule,
 // and is reproducible.
 func TestChoose(t *testing.T) {
@@ -499,4 +520,22 @@ func linearClassifierBox(n int, seed uint64) exactBox {
 	k := &gp.Kernel{Kind: gp.KernelLinear, Beta: 1}
 	logML, _ := oracle.LinearClassifier(x, y, 1, nil)
 	return exactBox{core.Box{N: n, Cov: gp.ClassifierCov(k, x, 1, y)}, logML}
+}
+
+// TestStudentScale checks the standard errors' Student t scaling against
+// quantiles t_{G-1}(0.975) (R's qt, to the digits written) over
+// z(0.975) = 1.959964, and that it tends to 1.
+func TestStudentScale(t *testing.T) {
+	const tol = 1e-5 // the quantiles are given to six digits or more
+	for _, c := range []struct {
+		g int
+		t float64
+	}{{2, 12.7062}, {3, 4.30265}, {8, 2.36462}, {32, 2.03951}, {257, 1.969274}, {1001, 1.962339}} {
+		if got, want := core.StudentScale(c.g), c.t/1.959964; math.Abs(got-want) > tol*want {
+			t.Errorf("StudentScale(%d) = %.7f, want %.7f", c.g, got, want)
+		}
+	}
+	if !math.IsNaN(core.StudentScale(1)) || !math.IsNaN(core.StudentScale(0)) {
+		t.Error("StudentScale of fewer than 2 groups is not NaN")
+	}
 }

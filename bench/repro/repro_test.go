@@ -177,6 +177,18 @@ func TestCalibrationQuick(t *testing.T) {
 			t.Errorf("calibration.md lacks %q", s)
 		}
 	}
+	// --merge of the run's own tables gives the same tables.
+	mdir := t.TempDir()
+	if _, err := MergeCalibration(plan, []string{filepath.Join(dir, "calibration.md")}, mdir); err != nil {
+		t.Fatal(err)
+	}
+	merged, err := os.ReadFile(filepath.Join(mdir, "calibration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, a, _ := bytes.Cut(md, []byte("\n")); !bytes.Equal(a, func() []byte { _, b, _ := bytes.Cut(merged, []byte("\n")); return b }()) {
+		t.Errorf("merged tables differ:\n%s\nfrom\n%s", merged, md)
+	}
 	for _, f := range []string{"calibration-logp.png", "calibration-post.png"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
