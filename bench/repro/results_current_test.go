@@ -26,6 +26,6 @@ func TestResultsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if named != tree {
-		t.Fatalf("docs/results.md was generated from another core/ (its hash %s; the tree's %s, %d files): regenerate it with `%s` (about 15 minutes on 2 cores)", named, tree, files, regenerate)
+		t.Fatalf("docs/results.md was generated from another core/ (its hash %s; the tree's %s, %d files): regenerate it with `%s` (about 10 CPU minutes: under 10 minutes on 2 idle cores), then re-read its summary", named, tree, files, regenerate)
 	}
 }
