@@ -127,8 +127,9 @@ func provenance(root string) (*Provenance, error) {
 		AVX512: cpu.X86.HasAVX512F, Vec: core.VecPath(), Gemm: gemm.Path(), Go: runtime.Version(), Commit: "unknown (no git)"}
 	if out, err := gitOut(root, "rev-parse", "--short=12", "HEAD"); err == nil {
 		p.Commit = out
-		// Only code counts as a change: the run rewrites docs/ itself.
-		if st, err := gitOut(root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs"); err == nil && st != "" {
+		// Only the code the run compiles counts as a change (the run
+		// rewrites docs/ itself; tests and documents do not run).
+		if st, err := gitOut(root, "status", "--porcelain", "--untracked-files=no", "--", "*.go", "*.s", ":!*_test.go", "go.mod", "go.sum"); err == nil && st != "" {
 			p.Commit += " + uncommitted changes"
 		}
 	}
