@@ -178,11 +178,15 @@ func betterPilot(a, b *Result) bool {
 	if an || bn {
 		return !an && bn || an && bn && a.LogP > b.LogP
 	}
-	if d := a.LogP - b.LogP; math.Abs(d) > PilotZ*math.Hypot(a.SE, b.SE) {
+	if d := a.LogP - b.LogP; math.Abs(d) > PilotZ*math.Hypot(rawSE(a), rawSE(b)) {
 		return d > 0
 	}
 	return a.SE < PilotMargin*b.SE
 }
+
+// rawSE is r's standard error without StudentScale: the pilots' threshold
+// (PilotZ) was set on it.
+func rawSE(r *Result) float64 { return r.SE / StudentScale(r.Groups) }
 
 // PilotZ is how many combined standard errors apart two pilot estimates
 // must be for the higher to win. The pilots' standard errors come from 8

@@ -41,8 +41,8 @@ const classTile = 256
 // class c is the largest: unbiased, its error part of the standard error.
 // Per particle the probabilities sum to one (to rounding for C = 3), so
 // the class probabilities do too. Groups combine as in Predict, and the
-// standard error comes from the independent groups (NaN for one group).
-// The draws come from a stream per (opt.Seed, group, opt.First + t), so
+// standard error comes from the independent groups (NaN for one group),
+// scaled by StudentScale(G). The draws come from a stream per (opt.Seed, group, opt.First + t), so
 // the result does not depend on the thread count.
 //
 // dst has length T C. It returns an *InputError if a utility's conditional
@@ -172,7 +172,7 @@ func combineClassGroups(dst []Posterior, pg []float64, sizes []int, logZ []float
 		}
 		se := math.NaN()
 		if g > 1 {
-			se = math.Sqrt(float64(g)/float64(g-1)*sa2d) / sa
+			se = StudentScale(g) * math.Sqrt(float64(g)/float64(g-1)*sa2d) / sa
 		}
 		dst[j] = Posterior{P: pj, SE: se}
 	}

@@ -521,3 +521,21 @@ func linearClassifierBox(n int, seed uint64) exactBox {
 	logML, _ := oracle.LinearClassifier(x, y, 1, nil)
 	return exactBox{core.Box{N: n, Cov: gp.ClassifierCov(k, x, 1, y)}, logML}
 }
+
+// TestStudentScale checks the standard errors' Student t scaling against
+// quantiles t_{G-1}(0.975) (R's qt, to the digits written) over
+// z(0.975) = 1.959964, and that it tends to 1.
+func TestStudentScale(t *testing.T) {
+	const tol = 1e-5 // the quantiles are given to six digits or more
+	for _, c := range []struct {
+		g int
+		t float64
+	}{{2, 12.7062}, {3, 4.30265}, {8, 2.36462}, {32, 2.03951}, {257, 1.969274}, {1001, 1.962339}} {
+		if got, want := core.StudentScale(c.g), c.t/1.959964; math.Abs(got-want) > tol*want {
+			t.Errorf("StudentScale(%d) = %.7f, want %.7f", c.g, got, want)
+		}
+	}
+	if !math.IsNaN(core.StudentScale(1)) || !math.IsNaN(core.StudentScale(0)) {
+		t.Error("StudentScale of fewer than 2 groups is not NaN")
+	}
+}

@@ -406,7 +406,7 @@ func (p *Predictor) Finish(dst []Posterior, logZ []float64) error {
 		}
 		se := math.NaN()
 		if g > 1 {
-			se = math.Sqrt(float64(g)/float64(g-1)*sa2d) / sa
+			se = StudentScale(g) * math.Sqrt(float64(g)/float64(g-1)*sa2d) / sa
 		}
 		dst[j] = Posterior{P: pj, SE: se}
 	}

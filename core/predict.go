@@ -30,7 +30,8 @@ type Posterior struct {
 //	SE^2 = G/(G-1) sum_g a_g^2 (p_g - p)^2 / (sum_g a_g)^2,
 //
 // so that particle groups of any size and weight combine exactly, and the
-// standard error comes from independent groups (NaN for one group).
+// standard error comes from independent groups (NaN for one group), scaled
+// by StudentScale(G) as Estimate's.
 //
 // dst must have length T. Predict returns an *InputError if a test
 // variable's conditional variance sigma*^2 is not positive (its row does not

@@ -18,6 +18,9 @@
 //	go run ./bench/repro --calibration --quick --out /tmp/calib   # seconds: the CI smoke run
 //	go run ./bench/repro --calibration --full --out /tmp/calib    # the published study
 //
+// A study split by --families across processes or machines is put back
+// together with --merge a/calibration.md,b/calibration.md.
+//
 // R's mvtnorm (pmvnorm, GenzBretz) is the external peer for the orthant
 // probabilities of Table 1 when Rscript and the package are installed;
 // otherwise its column is skipped with a note.
@@ -52,12 +55,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	methods := fs.String("methods", "", "with --calibration: only these estimators (comma-separated, as the tables name them)")
 	seeds := fs.Int("seeds", 0, "with --calibration: seeds per estimator and family (0: the plan's)")
 	groups := fs.Int("groups", 0, "with --calibration: particle groups per run (0: the plan's)")
+	merge := fs.String("merge", "", "with --calibration: rebuild the study from these calibration.md files of runs over disjoint --families (comma-separated) instead of running it")
 	doc := fs.String("doc", "", "rewrite the generated part of this markdown file (docs/results.md) and copy the figures beside it")
 	if err := fs.Parse(args); err != nil {
 		return 80
 	}
 	if *quick == *full || *out == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "repro: give exactly one of --quick and --full, and --out DIR")
+		return 80
+	}
+	if *calib && *doc != "" {
+		fmt.Fprintln(stderr, "repro: --doc rewrites docs/results.md from the tables' run, not from --calibration")
 		return 80
 	}
 	// The code's provenance is taken before the run: what was compiled.
@@ -101,7 +109,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		cp.Seeds = cmp.Or(*seeds, cp.Seeds)
 		cp.Groups = cmp.Or(*groups, cp.Groups)
-		rep, err := RunCalibration(ctx, cp, *out, io.MultiWriter(stderr, logf))
+		var rep *CalibReport
+		if *merge != "" {
+			rep, err = MergeCalibration(cp, strings.Split(*merge, ","), *out)
+		} else {
+			rep, err = RunCalibration(ctx, cp, *out, io.MultiWriter(stderr, logf))
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, "repro:", err)
 			return 1

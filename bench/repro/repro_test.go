@@ -118,7 +118,7 @@ func TestQuick(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{nil, {"--quick"}, {"--quick", "--full", "--out", "x"}, {"--bogus"}} {
+	for _, args := range [][]string{nil, {"--quick"}, {"--quick", "--full", "--out", "x"}, {"--bogus"}, {"--calibration", "--quick", "--out", "x", "--doc", "docs/results.md"}} {
 		var out, errb bytes.Buffer
 		if rc := run(args, &out, &errb); rc != 80 || out.Len() != 0 || errb.Len() == 0 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, rc, out.String(), errb.String())
@@ -176,6 +176,18 @@ func TestCalibrationQuick(t *testing.T) {
 		if !bytes.Contains(md, []byte(s)) {
 			t.Errorf("calibration.md lacks %q", s)
 		}
+	}
+	// --merge of the run's own tables gives the same tables.
+	mdir := t.TempDir()
+	if _, err := MergeCalibration(plan, []string{filepath.Join(dir, "calibration.md")}, mdir); err != nil {
+		t.Fatal(err)
+	}
+	merged, err := os.ReadFile(filepath.Join(mdir, "calibration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, a, _ := bytes.Cut(md, []byte("\n")); !bytes.Equal(a, func() []byte { _, b, _ := bytes.Cut(merged, []byte("\n")); return b }()) {
+		t.Errorf("merged tables differ:\n%s\nfrom\n%s", merged, md)
 	}
 	for _, f := range []string{"calibration-logp.png", "calibration-post.png"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
