@@ -565,14 +565,16 @@ func (b *covBuilder) matrixRow(dst *[]float64, rec arrow.Record, l *covLayout, i
 	if s < 0 || int(e) > vals.Len() {
 		return dataErrorf(where, "malformed Arrow data: column %q row points past its values", ColCov)
 	}
-	if f, ok := vals.(*array.Float64); ok && f.NullN() == 0 {
-		// The usual row: float64 entries without nulls, checked and
-		// appended as one slice (a row with a bad entry is left to the
-		// loop below, for its message).
+	if f, ok := vals.(*array.Float64); ok {
+		// The usual row: float64 entries, checked and appended as one
+		// slice (a row with a null or a bad entry is left to the loop
+		// below, for its message). The validity bitmap is read as IsNull
+		// reads it, whatever the stream claims its null count is.
 		xs := f.Float64Values()[s:e]
+		bitmap := len(f.NullBitmapBytes()) != 0
 		good := true
-		for _, v := range xs {
-			good = good && !math.IsNaN(v) && !math.IsInf(v, 0)
+		for k, v := range xs {
+			good = good && !math.IsNaN(v) && !math.IsInf(v, 0) && !(bitmap && f.IsNull(int(s)+k))
 		}
 		if good {
 			*dst = append(*dst, xs...)
