@@ -247,8 +247,10 @@ func BenchmarkPropagation(b *testing.B) {
 // avx512, avx2, generic; with -tags openblas also its openblas path),
 // gonum's pure-Go Dgemm, and, built with -tags openblas, OpenBLAS's dgemm
 // and sgemm called directly with OpenBLAS's own threads; on a square
-// product and on the shape of the filter's block products for N = 2000
-// (M = 10^5). GFLOP/cpu-s divides by the CPU time of all threads instead
+// product, on the shape of the filter's block products for N = 2000
+// (M = 10^5) and on two of the large-N preparation's block updates (a
+// rank-128 update of 4000 x 4000, a block column of the blocked
+// Cholesky's trailing update). GFLOP/cpu-s divides by the CPU time of all threads instead
 // of the wall time: one core's rate, robust to other processes on the
 // machine (OpenBLAS's threads spin while they wait, which counts).
 //
@@ -280,7 +282,7 @@ func BenchmarkGEMM(b *testing.B) {
 		}, ""})
 	}
 	defer gemm.SetPath(gemm.Path())
-	for _, s := range [][3]int{{2048, 2048, 2048}, {3125, 64, 1984}} {
+	for _, s := range [][3]int{{2048, 2048, 2048}, {3125, 64, 1984}, {4000, 4000, 128}, {4000, 384, 96}} {
 		m, n, k := s[0], s[1], s[2]
 		r := rand.New(rand.NewPCG(1, 2))
 		a, bm, c := randMatrix(r, m*k), randMatrix(r, n*k), make([]float64, m*n)

@@ -46,7 +46,7 @@ func PrepareTrace(box Box, c Candidate, seed uint64, jitter float64, tr Trace) (
 		if err != nil {
 			return nil, err
 		}
-		return e.factorTrace(ord, box.Labels, tr)
+		return e.factorTrace(ord, box.Labels, tr, true)
 	}
 	tr.printf("%s: ordering and factorising", c)
 	f, err := NewFactor(box, ord, jitter)
@@ -108,7 +108,13 @@ func Choose(ctx context.Context, box Box, cands []Candidate, jitter float64, cfg
 	pilots := make([]Pilot, len(cands))
 	var ep *EP
 	var epErr error
-	prepare := func(c Candidate) (*Factor, error) {
+	lastEP := -1 // the last EP candidate, whose factor may take EP's storage
+	for k, c := range cands {
+		if c.Method == MethodEP {
+			lastEP = k
+		}
+	}
+	prepare := func(k int, c Candidate) (*Factor, error) {
 		if c.Method != MethodEP {
 			return PrepareTrace(box, c, cfg.Seed, jitter, cfg.Trace)
 		}
@@ -119,14 +125,14 @@ func Choose(ctx context.Context, box Box, cands []Candidate, jitter float64, cfg
 		if epErr != nil {
 			return nil, epErr
 		}
-		return ep.factorTrace(Ordering{Kind: c.Order, Seed: cfg.Seed}, box.Labels, cfg.Trace)
+		return ep.factorTrace(Ordering{Kind: c.Order, Seed: cfg.Seed}, box.Labels, cfg.Trace, k == lastEP)
 	}
 	best := -1
 	for k, c := range cands {
 		p := &pilots[k]
 		p.Candidate = c
 		var err error
-		if p.Factor, err = prepare(c); err != nil {
+		if p.Factor, err = prepare(k, c); err != nil {
 			// Every candidate sees the same matrix: a data error is final.
 			// A candidate that cannot be prepared leaves the others.
 			var ie *InputError
@@ -220,7 +226,7 @@ func PrepareOrdered(box Box, method Method, perm []int, jitter float64) (*Factor
 		if err != nil {
 			return nil, err
 		}
-		return e.Factor(ord)
+		return e.factor(ord, true)
 	}
 	f, err := NewFactor(box, ord, jitter)
 	if err != nil {

@@ -394,15 +394,31 @@ func (e *EP) recompute(cov, scratch []float64) error {
 // returns an error if the twisted steps would be numerically degenerate
 // (see epSteps).
 func (e *EP) Factor(ord Ordering) (*Factor, error) {
+	return e.factor(ord, false)
+}
+
+// factor is Factor; with last set (the EP's last factor) a lazy EP whose
+// order starts from the input order (greedy, variance, given without a
+// permutation) factorises Sigma in its own storage, which it leaves
+// overwritten (and e.Sigma nil): one N x N matrix fewer at the peak.
+func (e *EP) factor(ord Ordering, last bool) (*Factor, error) {
 	n := e.N
+	if e.Sigma == nil {
+		panic("core: EP.Factor after the EP's last factor")
+	}
 	box := Box{N: n, Cov: e.Sigma, Lower: e.a, Upper: e.b, Mean: e.M}
 	var f *Factor
 	var err error
 	if e.lazy {
 		// Sigma's lower triangle, as the sweeps left it.
 		var a, b []float64
+		var w []float64
+		if last && (ord.Kind == OrderGreedy || ord.Kind == OrderVariance || ord.Kind == OrderGiven && ord.Perm == nil) {
+			w = e.Sigma
+			e.Sigma = nil
+		}
 		if a, b, err = shiftedBounds(box); err == nil {
-			f, err = newFactor(symSource{cov: e.Sigma, n: n, lower: true}, a, b, ord)
+			f, err = newFactor(symSource{cov: box.Cov, n: n, lower: true}, a, b, ord, w)
 		}
 	} else {
 		f, err = NewFactor(box, ord, 0)
@@ -439,12 +455,12 @@ func (e *EP) Factor(ord Ordering) (*Factor, error) {
 
 // factorTrace is Factor (with labels for OrderInterleave when ord has
 // none) telling tr of it.
-func (e *EP) factorTrace(ord Ordering, labels []float64, tr Trace) (*Factor, error) {
+func (e *EP) factorTrace(ord Ordering, labels []float64, tr Trace, last bool) (*Factor, error) {
 	if ord.Labels == nil {
 		ord.Labels = labels
 	}
 	tr.printf("ep/%s: ordering and factorising Sigma", ord.Kind)
-	return e.Factor(ord)
+	return e.factor(ord, last)
 }
 
 // PrepareEP is NewEP followed by EP.Factor, as Prepare does it (from
@@ -458,7 +474,7 @@ func PrepareEP(box Box, ord Ordering, jitter float64) (*Factor, error) {
 	if ord.Labels == nil {
 		ord.Labels = box.Labels
 	}
-	return e.Factor(ord)
+	return e.factor(ord, true)
 }
 
 // epSteps holds what MethodEP's steps need, in the Factor's order: the

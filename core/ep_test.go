@@ -143,7 +143,8 @@ func TestEPThreadsIdentical(t *testing.T) {
 // TestEPLazyMatchesRecompute checks the proposal's EP without the
 // recompute (epLazy) against NewEP's: the same sites, and a factor whose
 // order, L, bounds and log Z agree to rounding (the sweeps' Sigma against
-// the one rebuilt from the sites), the same bits whatever the thread count.
+// the one rebuilt from the sites), the same bits whatever the thread count
+// and whether or not the factor takes Sigma's storage.
 func TestEPLazyMatchesRecompute(t *testing.T) {
 	n := epRows + epDelay + 37
 	box := Box{N: n, Cov: randSPD(n, 13)}
@@ -163,13 +164,20 @@ func TestEPLazyMatchesRecompute(t *testing.T) {
 	for _, procs := range []int{1, 2, 3} {
 		old := runtime.GOMAXPROCS(procs)
 		e, err := newEP(box, 0, EPTol, nil, true)
-		var f *Factor
+		var f, g *Factor
 		if err == nil {
 			f, err = e.Factor(ord)
+		}
+		if err == nil {
+			// The last factor, in Sigma's storage: the same bits.
+			g, err = e.factor(ord, true)
 		}
 		runtime.GOMAXPROCS(old)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if e.Sigma != nil || !slices.Equal(g.L, f.L) || !slices.Equal(g.Perm, f.Perm) || !slices.Equal(g.A, f.A) || g.ep.logZ != f.ep.logZ {
+			t.Fatal("the factor in place of Sigma differs from the copy's")
 		}
 		if ref == nil {
 			ref = f

@@ -308,6 +308,27 @@ func TestOrdersArePermutations(t *testing.T) {
 	}
 }
 
+// TestChooseLargeNStops: from EPLargeN variables on, a trusted first pilot
+// ends the comparison (met/sharp is only the fallback).
+func TestChooseLargeNStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("EP and a pilot on 1000 variables")
+	}
+	t.Parallel()
+	n := core.EPLargeN
+	box := orthant(n, oracle.OneFactor(uniformLoadings(n, 8)))
+	_, c, pilots, err := core.Choose(context.Background(), box, core.AutoCandidates, 0, core.Config{Samples: 2000, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := pilots[0].Result.Trust(); !ok {
+		t.Fatalf("the first pilot is not trusted: %s", why)
+	}
+	if len(pilots) != 1 || c != core.AutoCandidates[0] {
+		t.Fatalf("%d pilots, chose %v: want the first candidate's pilot only", len(pilots), c)
+	}
+}
+
 // TestChoose: the choice is one of the pilots, follows the documented rule,
 // and is reproducible.
 func TestChoose(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 )
 
 // Box is the integration problem
@@ -187,7 +189,7 @@ func NewFactor(box Box, ord Ordering, jitter float64) (*Factor, error) {
 	if ord.Labels == nil {
 		ord.Labels = box.Labels
 	}
-	return newFactor(symSource{cov: box.Cov, n: n, jitter: jitter}, a, b, ord)
+	return newFactor(symSource{cov: box.Cov, n: n, jitter: jitter}, a, b, ord, nil)
 }
 
 // symSource is a symmetric n x n matrix as the factorisation reads it,
@@ -243,8 +245,10 @@ func (s symSource) lowerTo(w []float64) {
 }
 
 // newFactor is NewFactor after its checks: cov the symmetric covariance,
-// a and b the shifted bounds.
-func newFactor(cov symSource, a, b []float64, ord Ordering) (*Factor, error) {
+// a and b the shifted bounds. A non-nil w is cov's own storage (lower,
+// no jitter), factorised in place, for an order whose permutation starts
+// as the identity.
+func newFactor(cov symSource, a, b []float64, ord Ordering, w []float64) (*Factor, error) {
 	n := cov.n
 	perm := make([]int, n)
 	for i := range perm {
@@ -275,7 +279,7 @@ func newFactor(cov symSource, a, b []float64, ord Ordering) (*Factor, error) {
 	}
 
 	f := &Factor{N: n, Jitter: cov.jitter, Order: ord.Kind}
-	if err := f.cholesky(cov, a, b, perm, fixed, ord.Kind); err != nil {
+	if err := f.cholesky(cov, a, b, perm, fixed, ord.Kind, w); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -415,28 +419,35 @@ func shiftedBounds(box Box) (a, b []float64, err error) {
 // OrderSharp: the largest remaining variance ratio), after position fixed.
 // The factorisation is the blocked one of cholesky (chol.go), its pivots
 // chosen column by column; cov is not modified.
-func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, kind OrderKind) error {
+func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, kind OrderKind, w []float64) error {
 	greedy := kind == OrderGreedy
 	pivot := greedy || kind == OrderVariance || kind == OrderSharp
 	n := f.N
-	w := make([]float64, n*n) // row p, columns <= p: the variables at positions p and c
 	identity := true
 	for p, v := range perm {
 		identity = identity && p == v
 	}
-	if identity {
+	diag := make([]float64, n) // the variances in the input order
+	for v := range diag {
+		diag[v] = cov.at(v, v)
+	}
+	switch {
+	case w != nil:
+		// In place: w is cov's storage, its lower triangle the matrix.
+		if !identity || !cov.lower || cov.jitter != 0 || &w[0] != &cov.cov[0] {
+			panic("core: factorisation in place of a matrix it would reorder")
+		}
+	case identity:
+		w = make([]float64, n*n) // row p, columns <= p: the variables at positions p and c
 		cov.lowerTo(w)
-	} else {
+	default:
+		w = make([]float64, n*n)
 		for p, i := range perm {
 			row := w[p*n : p*n+p+1]
 			for c, j := range perm[:p+1] {
 				row[c] = cov.at(i, j)
 			}
 		}
-	}
-	diag := make([]float64, n) // the variances in the input order
-	for v := range diag {
-		diag[v] = cov.at(v, v)
 	}
 	mu := make([]float64, n) // greedy: conditional mean at position p given the truncated means so far
 	vr := make([]float64, n) // pivoting: remaining conditional variance at position p
@@ -454,6 +465,7 @@ func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, 
 		return LogPhiDiff((a[v]-mu[p])/s, (b[v]-mu[p])/s)
 	}
 	f.MinPivot = 1
+	workers := cholWorkers()
 	var yi float64 // greedy: the truncated mean of z at the last position placed
 	var bad error
 	pv := &cholPivot{
@@ -461,10 +473,32 @@ func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, 
 			if !pivot || i < fixed {
 				return i
 			}
+			if !greedy || n-i < 2*pickChunk || workers == 1 {
+				best, _ := pickScan(score, perm, i, n, i, math.Inf(1))
+				return best
+			}
+			// Greedy's scores (a log Phi each) in fixed chunks over the
+			// workers: the least (score, input index) is the same
+			// whichever chunks find it.
+			nc := (n - i + pickChunk - 1) / pickChunk
+			bests, scores := make([]int, nc), make([]float64, nc)
+			var wg sync.WaitGroup
+			var next atomic.Int64
+			for range min(workers, nc) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for c := int(next.Add(1)) - 1; c < nc; c = int(next.Add(1)) - 1 {
+						p0 := i + c*pickChunk
+						bests[c], scores[c] = pickScan(score, perm, p0, min(n, p0+pickChunk), -1, 0)
+					}
+				}()
+			}
+			wg.Wait()
 			best, bestScore := i, math.Inf(1)
-			for p := i; p < n; p++ {
-				if sc := score(p); sc < bestScore || (sc == bestScore && perm[p] < perm[best]) {
-					best, bestScore = p, sc
+			for c, b := range bests {
+				if b >= 0 && (scores[c] < bestScore || scores[c] == bestScore && perm[b] < perm[best]) {
+					best, bestScore = b, scores[c]
 				}
 			}
 			return best
@@ -503,7 +537,7 @@ func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, 
 			}
 		},
 	}
-	if cholesky(w, n, pv, cholWorkers()) >= 0 {
+	if cholesky(w, n, pv, workers) >= 0 {
 		return bad
 	}
 	f.L = w
@@ -513,6 +547,28 @@ func (f *Factor) cholesky(cov symSource, a, b []float64, perm []int, fixed int, 
 		f.A[k], f.B[k] = a[v], b[v]
 	}
 	return nil
+}
+
+// pickChunk is the number of positions whose greedy scores one goroutine
+// computes at a time when a pivot is picked.
+const pickChunk = 1024
+
+// pickScan returns, of best (bestScore) and the positions p in [p0, p1)
+// whose score is not NaN, the one with the least (score(p), perm[p]), and
+// its score; best < 0 stands for none. The least of a set is the least of
+// its parts' least, so the result does not depend on how the positions
+// are split.
+func pickScan(score func(int) float64, perm []int, p0, p1, best int, bestScore float64) (int, float64) {
+	for p := p0; p < p1; p++ {
+		sc := score(p)
+		if math.IsNaN(sc) {
+			continue
+		}
+		if best < 0 || sc < bestScore || (sc == bestScore && perm[p] < perm[best]) {
+			best, bestScore = p, sc
+		}
+	}
+	return best, bestScore
 }
 
 // sharpFirst returns OrderSharp's initial permutation and the length of its

@@ -64,6 +64,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "repro: give exactly one of --quick and --full, and --out DIR")
 		return 80
 	}
+	if *calib && *doc != "" {
+		fmt.Fprintln(stderr, "repro: --doc rewrites docs/results.md from the tables' run, not from --calibration")
+		return 80
+	}
 	// The code's provenance is taken before the run: what was compiled.
 	var prov *Provenance
 	if *doc != "" {

@@ -118,7 +118,7 @@ func TestQuick(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{nil, {"--quick"}, {"--quick", "--full", "--out", "x"}, {"--bogus"}} {
+	for _, args := range [][]string{nil, {"--quick"}, {"--quick", "--full", "--out", "x"}, {"--bogus"}, {"--calibration", "--quick", "--out", "x", "--doc", "docs/results.md"}} {
 		var out, errb bytes.Buffer
 		if rc := run(args, &out, &errb); rc != 80 || out.Len() != 0 || errb.Len() == 0 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, rc, out.String(), errb.String())

@@ -10,6 +10,8 @@ import (
 	"gpc/core"
 	"gpc/core/fit"
 	"gpc/core/gp"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // clusters is a two-class data set of n points in d dimensions: class +1
@@ -190,5 +192,30 @@ func TestFitPrior(t *testing.T) {
 	}
 	if math.Abs(free.Theta[0]-3) < 0.5 {
 		t.Errorf("without the prior: log beta %v, still at the start", free.Theta[0])
+	}
+}
+
+// TestDefaultPrior checks gpc-fit's default priors (sd 3 for ard, none for
+// the others) and that LogPDF is the normal's log density, summed over
+// the log-hyperparameters.
+func TestDefaultPrior(t *testing.T) {
+	t.Parallel()
+	for kind, want := range map[gp.KernelKind]float64{gp.KernelARD: 3, gp.KernelRBF: 0, gp.KernelLinear: 0} {
+		if got := fit.DefaultPriorSD(kind); got != want {
+			t.Errorf("%v: default prior sd %v, want %v", kind, got, want)
+		}
+	}
+	mu, theta := []float64{1, -2, 0.5}, []float64{1.5, 3, -4}
+	p := fit.NewLogNormalPrior(mu, 3)
+	want := 0.0
+	for j := range mu {
+		want += distuv.Normal{Mu: mu[j], Sigma: 3}.LogProb(theta[j])
+	}
+	// Both are sums of three terms of order 1: equal to rounding.
+	if got := p.LogPDF(theta); math.Abs(got-want) > 1e-12 {
+		t.Errorf("LogPDF %v, want %v", got, want)
+	}
+	if none := fit.NewLogNormalPrior(mu, 0); none.Mu != nil || none.LogPDF(theta) != 0 {
+		t.Errorf("sd 0: %+v, log density %v, want no prior", none, none.LogPDF(theta))
 	}
 }

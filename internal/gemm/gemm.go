@@ -51,8 +51,10 @@ import (
 // rows of A stream past it. It is part of the arithmetic.
 const KC = 512
 
-// Workspace holds the packed chunk of B. The zero value is ready to use;
-// a Workspace may not be used by two calls at once.
+// Workspace holds the packed chunk of B and, for the kernels that pack
+// them, each worker's packed block of rows of A (the AVX-512 kernel's: 96
+// rows of a chunk, 384 KiB). The zero value is ready to use; a Workspace
+// may not be used by two calls at once.
 type Workspace struct {
 	bp []float64
 	ab []float64 // scratch of the openblas path

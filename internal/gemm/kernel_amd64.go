@@ -7,7 +7,7 @@ import "golang.org/x/sys/cpu"
 // The assembly paths of amd64 (kernel_amd64.s: AVX-512; kernel_avx2_amd64.s:
 // AVX2 + FMA).
 var (
-	avx512 = &kernel{name: "avx512", nc: nc4MiB, packSize: groupSize, pack: packGroups, rows: rowsAVX512}
+	avx512 = &kernel{name: "avx512", nc: nc1MiB, packSize: groupSize, pack: packGroups, rows: rowsAVX512}
 	avx2   = &kernel{name: "avx2", nc: nc1MiB, packSize: quadSize, pack: packQuads, rows: rowsAVX2}
 )
 
@@ -23,12 +23,6 @@ func archKernels() []*kernel {
 	}
 	return ks
 }
-
-// nc4MiB is the columns of C per pass over A of a packed chunk of B of
-// 4 MiB (1024 columns for full chunks of KC, more for short ones): the
-// AVX-512 kernel packs each block of rows of A once per pass, and the
-// chunk streams from L3 by groups of 8 columns.
-func nc4MiB(kcPad int) int { return max(64, (1<<19)/kcPad/8*8) }
 
 // mcAVX512 is the number of rows of A (a multiple of 3) whose chunk the
 // AVX-512 kernel packs and keeps in the L2 cache (mcAVX512 x KC x 8 bytes)
@@ -65,7 +59,11 @@ func rowsAVX512(bp []float64, scratch *[]float64, i0, i1, n, kc, kcPad int, a []
 				gm = mask
 			}
 			if g == 0 {
-				kern3PackAVX512(&a[ib*lda], lda, ag*8, kc, &ap[0], &bp[0], &c[ib*ldc], ldc, rows/3, gm, addI)
+				var pack *float64 // a single group reads A in place only
+				if groups > 1 {
+					pack = &ap[0]
+				}
+				kern3PackAVX512(&a[ib*lda], lda, ag*8, kc, pack, &bp[0], &c[ib*ldc], ldc, rows/3, gm, addI)
 				continue
 			}
 			kern3AVX512(&ap[0], &bp[g*kcPad*8], kcPad/8, &c[ib*ldc+g*cg], ldc, rows/3, gm, addI)

@@ -99,6 +99,11 @@ TEXT ·kern3AVX512(SB), NOSPLIT, $0-64
 	LEAQ (R11)(R11*2), R14 // 3 rows of C
 
 strip3:
+	// The next strip's rows of C, to the cache while this one runs.
+	LEAQ (DI)(R14*1), BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 (BX)(R11*1)
+	PREFETCHT0 (BX)(R11*2)
 	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
@@ -155,8 +160,8 @@ red3:
 // func kern3PackAVX512(a *float64, lda, aks, kc int, ap, bp *float64, c *float64, ldc, strips, mask, add int)
 // is kern3AVX512 for A read in place (rows lda values apart, their
 // vectors of 8 aks bytes apart) that also writes A's vectors, zero-padded,
-// to ap as packA3 does: the first group of B packs the block of A while
-// it computes.
+// to ap in the packed layout unless ap is nil: the first group of B packs
+// the block of A while it computes.
 TEXT ·kern3PackAVX512(SB), NOSPLIT, $0-88
 	MOVQ a+0(FP), SI
 	MOVQ lda+8(FP), R9
@@ -183,6 +188,12 @@ TEXT ·kern3PackAVX512(SB), NOSPLIT, $0-88
 	KMOVW AX, K2
 
 stripP:
+	// The next strip's rows of C, to the cache while this one runs.
+	LEAQ (DI)(R11*2), BX
+	ADDQ R11, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 (BX)(R11*1)
+	PREFETCHT0 (BX)(R11*2)
 	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
@@ -196,12 +207,16 @@ loopP:
 	VMOVUPD (SI)(BX*1), Z24
 	VMOVUPD (R8)(BX*1), Z25
 	VMOVUPD (R13)(BX*1), Z26
+	TESTQ R14, R14
+	JZ 4(PC)
 	VMOVUPD Z24, 0(R14)
 	VMOVUPD Z25, 64(R14)
 	VMOVUPD Z26, 128(R14)
 	FMA8x3
 	ADDQ aks+16(FP), BX
 	ADDQ $512, AX
+	TESTQ R14, R14
+	JZ 2(PC)
 	ADDQ $192, R14
 	DECQ CX
 	JNZ loopP
@@ -212,10 +227,14 @@ tailP:
 	VMOVUPD.Z (SI)(BX*1), K1, Z24
 	VMOVUPD.Z (R8)(BX*1), K1, Z25
 	VMOVUPD.Z (R13)(BX*1), K1, Z26
+	TESTQ R14, R14
+	JZ 4(PC)
 	VMOVUPD Z24, 0(R14)
 	VMOVUPD Z25, 64(R14)
 	VMOVUPD Z26, 128(R14)
 	FMA8x3
+	TESTQ R14, R14
+	JZ 2(PC)
 	ADDQ $192, R14
 
 reduceP:

@@ -182,13 +182,17 @@ func TestSetPath(t *testing.T) {
 // BenchmarkPaths times every path of this CPU and build on one thread:
 // the filter's block products (m x 64 x k) and sub-block products
 // (m x 8 x k), the large-N preparation's block updates (C -= A B' with
-// k = 64-256), a square product. GFLOP/cpu-s divides by the process's CPU
-// time (robust to other processes on the machine).
+// k = 64-256; m x 384 x 96 is a block column of the blocked Cholesky's
+// trailing update, m x 384 x 256 the same with wider panels), a square
+// product. GFLOP/cpu-s divides by the
+// process's CPU time (robust to other processes on the machine). Built
+// with -tags openblas, the row path=openblas-dgemm is OpenBLAS's
+// cblas_dgemm on the whole product, on one thread: the reference rate.
 //
 //	go test ./internal/gemm -run '^$' -bench Paths -count 3
 func BenchmarkPaths(b *testing.B) {
 	shapes := [][3]int{{3125, 64, 1984}, {31250, 64, 128}, {3125, 8, 56}, {2048, 2048, 2048},
-		{4000, 4000, 128}, {4000, 1000, 64}, {6000, 1000, 256}}
+		{4000, 4000, 128}, {4000, 1000, 64}, {6000, 1000, 256}, {4000, 384, 96}, {4000, 384, 256}}
 	smoke := false
 	if bt := flag.Lookup("test.benchtime"); testing.Short() || bt != nil && bt.Value.String() == "1x" {
 		smoke = true
@@ -198,15 +202,23 @@ func BenchmarkPaths(b *testing.B) {
 		flops := 2 * float64(m) * float64(n) * float64(k)
 		r := rand.New(rand.NewPCG(1, 2))
 		x, y, c := randSlice(r, m*k), randSlice(r, n*k), make([]float64, m*n)
-		for _, kern := range kernels {
-			b.Run(fmt.Sprintf("path=%s/m=%d/n=%d/k=%d", kern.name, m, n, k), func(b *testing.B) {
+		names := Paths()
+		if dgemmDirect != nil {
+			names = append(names, "openblas-dgemm")
+		}
+		for p, name := range names {
+			b.Run(fmt.Sprintf("path=%s/m=%d/n=%d/k=%d", name, m, n, k), func(b *testing.B) {
 				if smoke && flops > 1e9 {
 					b.Skip("large: skipped in the smoke run (-benchtime 1x) and under -short")
 				}
 				var w Workspace
 				cpu0 := processCPU()
 				for b.Loop() {
-					w.ntGrouped(kern, m, n, k, x, k, 8, y, k, c, n, 8, false, 1)
+					if p == len(kernels) {
+						dgemmDirect(m, n, k, x, k, y, k, c, n)
+						continue
+					}
+					w.ntGrouped(kernels[p], m, n, k, x, k, 8, y, k, c, n, 8, false, 1)
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 				if cpu := processCPU() - cpu0; cpu > 0 {
