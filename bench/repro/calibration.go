@@ -438,6 +438,9 @@ func pm(v, se float64, pct bool) string {
 	if pct {
 		return fmt.Sprintf("%.1f ± %.1f", 100*v, 100*se)
 	}
+	if math.Abs(v) >= 100 { // a degenerate estimator's z scores
+		return fmt.Sprintf("%.2g ± %.2g", v, se)
+	}
 	return fmt.Sprintf("%.2f ± %.2f", v, se)
 }
 
@@ -588,6 +591,7 @@ func calibFigure(rep *CalibReport, dir string) error {
 // shown, so the merged tables are those of one run.
 func MergeCalibration(p CalibPlan, files []string, dir string) (*CalibReport, error) {
 	rep := &CalibReport{Plan: p}
+	rep.Plan.Name = fmt.Sprintf("%s --merge (%d runs, wall times summed)", p.Name, len(files))
 	fams := map[string]*calibFamily{}
 	rows := map[string][]CalibRow{}
 	for _, file := range files {
