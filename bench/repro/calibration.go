@@ -266,6 +266,9 @@ type CalibStats struct {
 	// SDRatio is the spread of the estimates over the mean reported SE
 	// (log P only; NaN for posteriors).
 	SDRatio float64
+	// ok is the acceptance as a merged table gave it ("" when computed
+	// here: a verdict recomputed from rounded values could differ).
+	ok string
 }
 
 // calibLevels are the nominal coverages and their normal quantiles.
@@ -488,6 +491,9 @@ func (r *CalibReport) Markdown() string {
 			if calibOK(s) {
 				ok = "yes"
 			}
+			if s.ok != "" {
+				ok = s.ok
+			}
 			cells := []string{row.Family, row.Method, fmt.Sprint(s.Runs), fmt.Sprint(s.Failed), fmt.Sprint(row.Warned),
 				pm(s.Cover[0], s.CoverSE[0], true), pm(s.Cover[1], s.CoverSE[1], true), pm(s.Cover[2], s.CoverSE[2], true),
 				pm(s.RMSZ, s.RMSZSE, false), pm(s.Bias, s.BiasSE, false)}
@@ -690,6 +696,7 @@ func parseCalibRow(c []string) (s CalibStats, warned int, cpu float64, err error
 	if len(c) == 11 { // log P's table has the sd / mean SE column
 		s.SDRatio = num(c[8])
 	}
+	s.ok = c[len(c)-2]
 	cpu = num(c[len(c)-1])
 	return s, warned, cpu, err
 }
