@@ -14,7 +14,7 @@
 # whole pipeline), accuracy, mean log predictive probability of the true
 # class, the largest standard error of any class probability, log_ml and
 # its standard error. Environment: SAMPLES (final particles; default 100000,
-# digits 4000), GRID_SAMPLES (default 2000, digits 500), THREADS (default 0:
+# digits 6000), GRID_SAMPLES (default 2000, digits 500), THREADS (default 0:
 # all cores).
 set -euo pipefail
 PY=/usr/bin/python3
@@ -31,7 +31,7 @@ for name in "${sets[@]}"; do
 	iris) data=examples/iris label=species alphas="1 2 4 8" betas="16 64 256 1024" samples=${SAMPLES:-100000} grid=${GRID_SAMPLES:-2000} ;;
 	wine) data=examples/wine label=class alphas="2 4 8 16" betas="16 64 256 1024" samples=${SAMPLES:-100000} grid=${GRID_SAMPLES:-2000} ;;
 	digits)
-		data=examples/digits label=digit alphas="8 16" betas="4 16" samples=${SAMPLES:-4000} grid=${GRID_SAMPLES:-500} ;;
+		data=examples/digits label=digit alphas="8 16" betas="4 16" samples=${SAMPLES:-6000} grid=${GRID_SAMPLES:-500} ;;
 	*) echo "run.sh: unknown data set $name" >&2; exit 80 ;;
 	esac
 	kern=(gpc-kernel --standardize --label "$label" --id id --train "$data/train.csv")
