@@ -109,7 +109,7 @@ func memoryBudget() int64 {
 // (smallFactorCopies), a few MB at most.
 const (
 	factorCopies      = 2
-	factorScratch     = 1024
+	factorScratch     = 2048
 	smallFactorCopies = 4
 )
 
