@@ -173,7 +173,7 @@ func symLowerMulVec(dst, s []float64, n int, x []float64) []float64 {
 
 // epDelay is the number of sites whose rank-one updates of Sigma a sweep
 // delays and then applies at once, as one matrix product.
-const epDelay = 128
+const epDelay = 256
 
 // epRows is the height of the row blocks in which a sweep updates the
 // lower triangle of Sigma (see sweep).

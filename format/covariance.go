@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -514,6 +515,11 @@ func (b *covBuilder) addRow(rec arrow.Record, l *covLayout, i, batch int) error 
 	dst := &b.c.Cov
 	if !train {
 		dst = &b.test.Cov
+	} else if row == max(1, n/4) {
+		// A quarter of the train block has arrived: trust its claimed
+		// size, rather than let append's growth leave several times the
+		// block as garbage.
+		*dst = slices.Grow(*dst, n*n-len(*dst))
 	}
 	if err := b.matrixRow(dst, rec, l, i, where); err != nil {
 		return err
@@ -559,15 +565,30 @@ func (b *covBuilder) matrixRow(dst *[]float64, rec arrow.Record, l *covLayout, i
 	if s < 0 || int(e) > vals.Len() {
 		return dataErrorf(where, "malformed Arrow data: column %q row points past its values", ColCov)
 	}
-	for k := range n {
-		j := int(s) + k
-		v, ok := numAt(vals, j)
-		cw := fmt.Sprintf("%s, %s[%d]", where, ColCov, k)
-		if !ok {
-			return dataErrorf(cw, "null: covariance entries must be finite numbers")
+	if f, ok := vals.(*array.Float64); ok {
+		// The usual row: float64 entries, checked and appended as one
+		// slice (a row with a null or a bad entry is left to the loop
+		// below, for its message). The validity bitmap is read as IsNull
+		// reads it, whatever the stream claims its null count is.
+		xs := f.Float64Values()[s:e]
+		bitmap := len(f.NullBitmapBytes()) != 0
+		good := true
+		for k, v := range xs {
+			good = good && !math.IsNaN(v) && !math.IsInf(v, 0) && !(bitmap && f.IsNull(int(s)+k))
 		}
-		if err := finite(v, cw); err != nil {
-			return err
+		if good {
+			*dst = append(*dst, xs...)
+			return nil
+		}
+	}
+	for k := range n {
+		v, ok := numAt(vals, int(s)+k)
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			cw := fmt.Sprintf("%s, %s[%d]", where, ColCov, k)
+			if !ok {
+				return dataErrorf(cw, "null: covariance entries must be finite numbers")
+			}
+			return finite(v, cw)
 		}
 		*dst = append(*dst, v)
 	}

@@ -266,6 +266,9 @@ type CalibStats struct {
 	// SDRatio is the spread of the estimates over the mean reported SE
 	// (log P only; NaN for posteriors).
 	SDRatio float64
+	// ok is the acceptance as a merged table gave it ("" when computed
+	// here: a verdict recomputed from rounded values could differ).
+	ok string
 }
 
 // calibLevels are the nominal coverages and their normal quantiles.
@@ -438,6 +441,9 @@ func pm(v, se float64, pct bool) string {
 	if pct {
 		return fmt.Sprintf("%.1f ± %.1f", 100*v, 100*se)
 	}
+	if math.Abs(v) >= 100 { // a degenerate estimator's z scores
+		return fmt.Sprintf("%.2g ± %.2g", v, se)
+	}
 	return fmt.Sprintf("%.2f ± %.2f", v, se)
 }
 
@@ -484,6 +490,9 @@ func (r *CalibReport) Markdown() string {
 			ok := "no"
 			if calibOK(s) {
 				ok = "yes"
+			}
+			if s.ok != "" {
+				ok = s.ok
 			}
 			cells := []string{row.Family, row.Method, fmt.Sprint(s.Runs), fmt.Sprint(s.Failed), fmt.Sprint(row.Warned),
 				pm(s.Cover[0], s.CoverSE[0], true), pm(s.Cover[1], s.CoverSE[1], true), pm(s.Cover[2], s.CoverSE[2], true),
@@ -588,6 +597,7 @@ func calibFigure(rep *CalibReport, dir string) error {
 // shown, so the merged tables are those of one run.
 func MergeCalibration(p CalibPlan, files []string, dir string) (*CalibReport, error) {
 	rep := &CalibReport{Plan: p}
+	rep.Plan.Name = fmt.Sprintf("%s --merge (%d runs, wall times summed)", p.Name, len(files))
 	fams := map[string]*calibFamily{}
 	rows := map[string][]CalibRow{}
 	for _, file := range files {
@@ -686,6 +696,7 @@ func parseCalibRow(c []string) (s CalibStats, warned int, cpu float64, err error
 	if len(c) == 11 { // log P's table has the sd / mean SE column
 		s.SDRatio = num(c[8])
 	}
+	s.ok = c[len(c)-2]
 	cpu = num(c[len(c)-1])
 	return s, warned, cpu, err
 }

@@ -126,7 +126,7 @@ func (s *seedFlags) validateSeed() error {
 // memoryFlags is --max-memory, the memory the particles may take.
 type memoryFlags struct {
 	// MaxMemory bounds the particles' memory (core.Config.MaxMemory).
-	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the particles may take, e.g. 8GB or 512MiB (0: half the available memory; never more than what is left after factorising). Groups that do not fit run fewer at a time, or are split into more, smaller groups (independent, combined exactly: the estimate agrees within its standard error). Neither gpc-train nor gpc-predict holds a cloud, unless gpc-predict's test rows come after the particles: it then holds the cloud within this limit. A run that does not fit is refused (exit 80)."`
+	MaxMemory byteSize `name:"max-memory" default:"0" help:"Most memory the particles may take, e.g. 8GB or 512MiB (0: half the available memory; never more than what is left after factorising). Besides the particles, N variables hold about 3 N x N float64 matrices (24 N^2 bytes: the covariance, R's factor and EP's). Groups that do not fit run fewer at a time, or are split into more, smaller groups (independent, combined exactly: the estimate agrees within its standard error). Neither gpc-train nor gpc-predict holds a cloud, unless gpc-predict's test rows come after the particles: it then holds the cloud within this limit. A run that does not fit is refused (exit 80)."`
 }
 
 // shardFlags is --shard, the part of a run a tool computes: gpc-orthant,

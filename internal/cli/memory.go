@@ -96,10 +96,34 @@ func memoryBudget() int64 {
 	return max(n, 1)
 }
 
-// factorCopies is about how many N x N matrices a factored covariance
-// takes (core/factor.go, core/tilt.go, core/ep.go): the ordered copy and
-// its Cholesky factor, the tilt's or EP's matrix, the ordering's scratch.
-const factorCopies = 4
+// factorCopies is how many N x N float64 matrices the preparation of
+// one candidate allocates, the covariance as read being in memory already
+// (it is not available when the plan is made): from core.EPLargeN
+// variables on, EP's route holds R's factor and Sigma, which becomes its
+// own factor (core/ep.go, epLazy), and met's the ordered factor and the
+// tilting solve's matrix (core/factor.go, core/tilt.go); with the
+// covariance, the 3 N x N of --max-memory's help. factorScratch is the
+// float64s per variable of their other arrays (EP's delayed updates, the
+// product's packed blocks, the factor's vectors). Below core.EPLargeN,
+// EP recomputes Sigma from its sites with two more N x N matrices
+// (smallFactorCopies), a few MB at most.
+const (
+	factorCopies      = 2
+	factorScratch     = 2048
+	smallFactorCopies = 4
+)
+
+// factorBytes is the memory the preparations of cands take for n
+// variables, each candidate's counted as every candidate's factor is held
+// until the pilots have chosen.
+func factorBytes(n int, cands []core.Candidate) float64 {
+	copies := factorCopies
+	if n < core.EPLargeN {
+		copies = smallFactorCopies
+	}
+	nf := float64(n)
+	return 8 * (float64(copies)*nf + factorScratch) * nf * float64(max(1, len(cands)))
+}
 
 // memoryPlan decides, for an estimate of N variables with cfg on a machine
 // with avail bytes free, what cannot fit and the memory limit for the
@@ -117,8 +141,7 @@ const factorCopies = 4
 //     no split fits (--groups fixed their count, or more than
 //     core.MaxSplitGroups would be needed) is refused (exit 80).
 func memoryPlan(avail int64, flag, name string, n int, cfg core.Config, cands []core.Candidate, keep bool) (limit int64, err error) {
-	nf := float64(n)
-	factor := 8 * factorCopies * nf * nf * float64(max(1, len(cands)))
+	factor := factorBytes(n, cands)
 	a := float64(avail)
 	if factor > a {
 		return 0, &dataError{fmt.Sprintf("%s: %d variables: factorising the %d x %d covariance needs about %s, and only %s of memory is available", name, n, n, n, format.Bytes(factor), format.Bytes(a))}

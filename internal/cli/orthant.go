@@ -64,6 +64,7 @@ func (c *orthantCmd) run(e *env) error {
 		return err
 	}
 	defer closeIn()
+	defer lowerGC()()
 	mem := format.NewAllocator()
 	cov, err := format.ReadCovariance(r, name, mem)
 	if err != nil {

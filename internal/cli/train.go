@@ -67,6 +67,7 @@ func (c *trainCmd) run(e *env) error {
 		return err
 	}
 	defer closeIn()
+	defer lowerGC()()
 	mem := format.NewAllocator()
 	cr, err := format.NewCovReader(r, name, mem)
 	if err != nil {
