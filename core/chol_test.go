@@ -73,21 +73,28 @@ func TestCholeskyWorkersIdentical(t *testing.T) {
 	a := randSPD(n, 5)
 	box := Box{N: n, Cov: a}
 	for _, kind := range []OrderKind{OrderGiven, OrderGreedy, OrderVariance} {
-		var ref *Factor
-		for _, procs := range []int{1, 2, 3} {
-			old := runtime.GOMAXPROCS(procs)
-			f, err := NewFactor(box, Ordering{Kind: kind}, 0)
-			runtime.GOMAXPROCS(old)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ref == nil {
-				ref = f
-				continue
-			}
-			if !slices.Equal(f.Perm, ref.Perm) || !slices.Equal(f.L, ref.L) {
-				t.Fatalf("%v: the factor with %d threads differs from 1 thread's", kind, procs)
-			}
+		factorThreadsIdentical(t, box, kind, 1, 2, 3)
+	}
+}
+
+// factorThreadsIdentical fails t unless NewFactor gives box's order and
+// factor bit for bit alike with each of the GOMAXPROCS values procs.
+func factorThreadsIdentical(t *testing.T, box Box, kind OrderKind, procs ...int) {
+	t.Helper()
+	var ref *Factor
+	for _, p := range procs {
+		old := runtime.GOMAXPROCS(p)
+		f, err := NewFactor(box, Ordering{Kind: kind}, 0)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref == nil {
+			ref = f
+			continue
+		}
+		if !slices.Equal(f.Perm, ref.Perm) || !slices.Equal(f.L, ref.L) {
+			t.Fatalf("%v: the factor with %d threads differs from %d thread's", kind, p, procs[0])
 		}
 	}
 }
@@ -185,21 +192,5 @@ func TestGreedyPickThreads(t *testing.T) {
 		}
 		cov[i*n+i]++
 	}
-	box := Box{N: n, Cov: cov}
-	var ref *Factor
-	for _, procs := range []int{1, 3} {
-		old := runtime.GOMAXPROCS(procs)
-		f, err := NewFactor(box, Ordering{Kind: OrderGreedy}, 0)
-		runtime.GOMAXPROCS(old)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ref == nil {
-			ref = f
-			continue
-		}
-		if !slices.Equal(f.Perm, ref.Perm) || !slices.Equal(f.L, ref.L) {
-			t.Fatalf("greedy order with %d threads differs from 1 thread's", procs)
-		}
-	}
+	factorThreadsIdentical(t, Box{N: n, Cov: cov}, OrderGreedy, 1, 3)
 }
