@@ -127,6 +127,7 @@ func (c *trainCmd) run(e *env) error {
 	}
 	if v, ok := train.Meta[format.KeyRows]; ok {
 		if rows, err := strconv.Atoi(v); err == nil {
+			rows += f.N // the factor rows
 			meta[format.KeyRows] = strconv.Itoa(rows + shardSamples + hi - lo)
 			if sk > 0 {
 				meta[format.KeyShardRowsOf] = strconv.Itoa(rows + plan.Samples + plan.Groups)
@@ -142,7 +143,10 @@ func (c *trainCmd) run(e *env) error {
 		lead = ahead
 	}
 	enlargePipe(e.stdout)
-	if cw, err = format.NewCloudWriter(e.stdout, train, lead, meta, c.BatchSize, mem); err != nil {
+	// The factor goes with the particles, so that gpc-predict never
+	// prepares it again.
+	parts := f.Parts()
+	if cw, err = format.NewCloudWriter(e.stdout, train, &parts, lead, meta, c.BatchSize, mem); err != nil {
 		return err
 	}
 	if sk > 0 {
