@@ -149,6 +149,12 @@ func (c *trainCmd) run(e *env) error {
 	if cw, err = format.NewCloudWriter(e.stdout, train, &parts, lead, meta, c.BatchSize, mem); err != nil {
 		return err
 	}
+	// Written: the train block and R's factor (two N x N matrices) are not
+	// needed by the estimate, and their memory goes while gpc-predict,
+	// down the pipe, holds its own copies.
+	train.Cov = nil
+	f.ReleasePredictionParts()
+	parts = core.FactorParts{}
 	if sk > 0 {
 		e.rep.startProgress(c.Progress, estimateProgress(shardSamples, f.N))
 		cfg.Progress = e.rep.add
