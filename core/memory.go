@@ -51,7 +51,7 @@ func CloudBytes(m, n int) int64 { return int64(m) * int64(n+1) * 8 }
 // once.
 func (c Config) plan(n int) (Config, int, error) {
 	userGroups := c.Groups
-	c = c.withDefaults()
+	c = c.withDefaultsFor(n)
 	bs := min(c.BlockSize, n)
 	workers := min(c.Threads, c.Groups)
 	if c.MaxMemory <= 0 {
