@@ -539,3 +539,30 @@ func TestStudentScale(t *testing.T) {
 		t.Error("StudentScale of fewer than 2 groups is not NaN")
 	}
 }
+
+// TestESSThresholdDefaults checks the resampling thresholds that Plan
+// resolves: MethodEP's is 0.5 below core.EPLargeN variables and
+// core.EPLargeESSThreshold from there on, the other methods' do not depend
+// on the dimension, and a threshold the caller sets is kept.
+func TestESSThresholdDefaults(t *testing.T) {
+	for _, c := range []struct {
+		method core.Method
+		n      int
+		ess    float64
+		want   float64
+	}{
+		{core.MethodEP, core.EPLargeN - 1, 0, core.DefaultESSThreshold},
+		{core.MethodEP, core.EPLargeN, 0, core.EPLargeESSThreshold},
+		{core.MethodEP, 5000, 0.3, 0.3},
+		{core.MethodSMC, 5000, 0, core.DefaultESSThreshold},
+		{core.MethodMET, 5000, 0, core.METESSThreshold},
+	} {
+		got, err := core.Plan(core.Config{Method: c.method, Samples: 1000, ESSThreshold: c.ess}, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ESSThreshold != c.want {
+			t.Errorf("%s, n = %d, ESSThreshold %v: planned %v, want %v", c.method, c.n, c.ess, got.ESSThreshold, c.want)
+		}
+	}
+}
