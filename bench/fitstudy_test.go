@@ -139,7 +139,7 @@ func TestFitStudy(t *testing.T) {
 		variants = append(variants, variant{startBias, judgeBias})
 		var rows []FitStudyRow
 		for _, v := range variants {
-			exact, ep, epSecs, fitSecs, epCPU, fitCPU, res, err := FitGPC(ctx, train, v.start, v.prior, 2000, 1, processCPU)
+			exact, ep, epSecs, fitSecs, epCPU, fitCPU, res, err := FitGPC(ctx, train, v.start, v.prior, 2000, 1, false, processCPU)
 			if err != nil {
 				t.Fatalf("%s: %v", ds.name, err)
 			}
@@ -154,6 +154,15 @@ func TestFitStudy(t *testing.T) {
 			rows = append(rows,
 				FitStudyRow{Data: ds.name, Method: "EP evidence" + tag, Kernel: ep, Seconds: epSecs, CPUSeconds: epCPU, Prior: v.prior},
 				FitStudyRow{Data: ds.name, Method: "gpc exact" + tag, Kernel: exact, Seconds: fitSecs, CPUSeconds: fitCPU, Prior: v.prior})
+			if v.prior.Mu != nil {
+				// The same fit again (the same seeds: the same optimum),
+				// untimed, with the curvature for the Laplace evidence.
+				again, _, _, _, _, _, res, err := FitGPC(ctx, train, v.start, v.prior, 2000, 1, true, nil)
+				if err != nil || !floatsEq(theta(&again), theta(&exact)) {
+					t.Fatalf("%s%s: the fit again with its Hessian: %v (optimum %v, first %v)", ds.name, tag, err, theta(&again), theta(&exact))
+				}
+				rows[len(rows)-1].Hessian = res.Hessian
+			}
 		}
 		sk, skP, err := runSklearn(python, dir+"/"+ds.name, ds.kernel)
 		if err != nil {
@@ -233,6 +242,13 @@ func TestFitStudy(t *testing.T) {
 				continue
 			}
 			nb := rows[2*len(priors)-1]
+			if r.Hessian != nil && nb.Hessian != nil {
+				// Models of different dimension compare by their evidence:
+				// its Laplace approximation at each MAP fit.
+				zb := LaplaceLogEvidence(r.LogML+judgeBias.LogPDF(theta(&r.Kernel)), r.Hessian)
+				z := LaplaceLogEvidence(nb.LogML+judge.LogPDF(theta(&nb.Kernel)), nb.Hessian)
+				t.Logf("%s: Laplace log evidence with the bias %.3f, without %.3f: difference %.3f", ds.name, zb, z, zb-z)
+			}
 			t.Logf("%s: bias %.3g: exact log ML with it minus without (%s): %.3f (se %.3f); held out, mean log predictive probability %.5f (paired se %.4f), accuracy %.3f against %.3f; EP's optimum with it: bias %.3g", ds.name, r.Kernel.Bias, nb.Method,
 				r.LogML-nb.LogML, math.Hypot(r.SE, nb.SE), r.MLPP-nb.MLPP, PairedSE(r.LogPred, nb.LogPred), r.Accuracy, nb.Accuracy, rows[i-1].Kernel.Bias)
 		}
@@ -263,6 +279,18 @@ func describeKernel(k *gp.Kernel) string {
 		return fmt.Sprintf("alpha %.3g, beta %.3g%s", k.Alpha[0], k.Beta, bias)
 	}
 	return fmt.Sprintf("beta %.3g%s", k.Beta, bias)
+}
+
+func floatsEq(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // heldOutMLPP is the held-out mean log predictive probability of gpc's
@@ -302,4 +330,18 @@ func runSklearn(python, dir string, kind gp.KernelKind) (FitStudyRow, []float64,
 	k := gp.Kernel{Kind: kind, Alpha: v.Alpha, Beta: v.Beta}
 	parts := strings.Split(dir, "/")
 	return FitStudyRow{Data: parts[len(parts)-1], Method: "scikit-learn", Kernel: k, Seconds: v.Seconds, CPUSeconds: v.CPU}, v.P, nil
+}
+
+// TestLaplaceLogEvidence checks the Laplace approximation where it is
+// exact: a Gaussian log joint c - 1/2 theta' A theta integrates to
+// c + k/2 log(2 pi) - 1/2 log det A.
+func TestLaplaceLogEvidence(t *testing.T) {
+	h := []float64{-2, -0.5, -0.5, -1}
+	want := 0.3 + math.Log(2*math.Pi) - 0.5*math.Log(1.75)
+	if got := LaplaceLogEvidence(0.3, h); math.Abs(got-want) > 1e-12 {
+		t.Errorf("LaplaceLogEvidence = %v, want %v", got, want)
+	}
+	if got := LaplaceLogEvidence(0.3, []float64{1, 0, 0, -1}); !math.IsNaN(got) {
+		t.Errorf("LaplaceLogEvidence at a saddle = %v, want NaN", got)
+	}
 }
