@@ -224,6 +224,39 @@ func TestUnevenGroups(t *testing.T) {
 	checkEstimate(t, res, -math.Log(21))
 }
 
+// TestDefaultGroups pins the default group counts: EP's 64 from
+// LargeRunSamples on (docs/calibration.md, finding 2), 32 for the other
+// methods and for EP below, 8 small groups for small runs, one for the
+// paper's methods; and that Estimate uses them.
+func TestDefaultGroups(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		method  core.Method
+		samples int
+		want    int
+	}{
+		{core.MethodEP, 8000, 64}, {core.MethodEP, 10000, 64}, {core.MethodEP, 1 << 20, 64},
+		{core.MethodEP, 7999, 31}, {core.MethodEP, 4000, 16}, {core.MethodEP, 1000, 8}, {core.MethodEP, 40, 2},
+		{core.MethodMET, 8000, 32}, {core.MethodMET, 10000, 32}, {core.MethodSMC, 1 << 20, 32}, {core.MethodSMC, 2000, 8},
+		{core.MethodPaperHard, 10000, 1}, {core.MethodPaperSoft, 10000, 1},
+	} {
+		if got := core.DefaultGroups(c.method, c.samples); got != c.want {
+			t.Errorf("DefaultGroups(%v, %d) = %d, want %d", c.method, c.samples, got, c.want)
+		}
+	}
+	f, err := core.Prepare(orthant(3, []float64{1, 0.9, 0.8, 0.9, 1, 0.85, 0.8, 0.85, 1}), core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := core.Estimate(context.Background(), f, core.Config{Method: core.MethodEP, Samples: 8000, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Groups != 64 || len(res.GroupLogP) != 64 {
+		t.Errorf("EP at M = 8000: %d groups, want 64", res.Groups)
+	}
+}
+
 func TestNewFactorErrors(t *testing.T) {
 	t.Parallel()
 	inf := math.Inf(1)
