@@ -224,10 +224,10 @@ func TestUnevenGroups(t *testing.T) {
 	checkEstimate(t, res, -math.Log(21))
 }
 
-// TestDefaultGroups pins the default group counts: EP's 64 from
-// LargeRunSamples on (docs/calibration.md, finding 2), 32 for the other
-// methods and for EP below, 8 small groups for small runs, one for the
-// paper's methods; and that Estimate uses them.
+// TestDefaultGroups pins the default group counts: EP's groups of 125, 64
+// from M = 8000 on (docs/calibration.md, finding 2), the other methods' 32
+// of 250, 8 small groups for small runs, one for the paper's methods; and
+// that Estimate uses them.
 func TestDefaultGroups(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -236,7 +236,7 @@ func TestDefaultGroups(t *testing.T) {
 		want    int
 	}{
 		{core.MethodEP, 8000, 64}, {core.MethodEP, 10000, 64}, {core.MethodEP, 1 << 20, 64},
-		{core.MethodEP, 7999, 31}, {core.MethodEP, 4000, 16}, {core.MethodEP, 1000, 8}, {core.MethodEP, 40, 2},
+		{core.MethodEP, 7999, 63}, {core.MethodEP, 4000, 32}, {core.MethodEP, 2000, 16}, {core.MethodEP, 1000, 8}, {core.MethodEP, 40, 2},
 		{core.MethodMET, 8000, 32}, {core.MethodMET, 10000, 32}, {core.MethodSMC, 1 << 20, 32}, {core.MethodSMC, 2000, 8},
 		{core.MethodPaperHard, 10000, 1}, {core.MethodPaperSoft, 10000, 1},
 	} {
