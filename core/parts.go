@@ -105,3 +105,14 @@ func NewFactorFromParts(p FactorParts) (*Factor, error) {
 	}
 	return f, nil
 }
+
+// ReleasePredictionParts lets go of what only prediction and the score
+// need, R's Cholesky factor of an EP factor (N x N), once it was written
+// out (gpc-train sends it with the cloud): the estimate needs only L, the
+// bounds and the sites. After it, Parts has no RChol, and prediction from
+// f panics.
+func (f *Factor) ReleasePredictionParts() {
+	if f.ep != nil {
+		f.ep.rchol = nil
+	}
+}

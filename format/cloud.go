@@ -24,7 +24,8 @@ import (
 
 // Cloud stream metadata keys (besides the common ones).
 const (
-	SchemaCloud      = "gpc.cloud/2"
+	SchemaCloud      = "gpc.cloud/3"
+	schemaCloudV2    = "gpc.cloud/2"        // no factor rows; still read
 	schemaCloudV1    = "gpc.cloud/1"        // test rows after the particles; still read
 	KeyFingerprint   = "gpc:fingerprint"    // Fingerprint of the train block
 	KeySamples       = "gpc:samples"        // particles, all groups
@@ -38,6 +39,17 @@ const (
 	KeyLabelPositive = "gpc:label_positive" // the label value mapped to +1
 	KeyLabelNegative = "gpc:label_negative" // the label value mapped to -1
 	KeyTestsFirst    = "gpc:tests_first"    // test rows before the particles (all of them)
+	// The factor the particles were drawn with (gpc.cloud/3, factor rows):
+	// its scalars as key=value pairs (as a plan's gpc:plan_factor), and
+	// its per-variable values in its order, comma-separated (mu for a
+	// tilted factor, tau, kappa and m for EP's).
+	KeyFactor      = "gpc:factor"
+	KeyFactorA     = "gpc:factor_a"
+	KeyFactorB     = "gpc:factor_b"
+	KeyFactorMu    = "gpc:factor_mu"
+	KeyFactorTau   = "gpc:factor_tau"
+	KeyFactorKappa = "gpc:factor_kappa"
+	KeyFactorM     = "gpc:factor_m"
 	// The train block's box and mean, when they are not the orthant's
 	// defaults (comma-separated, input order).
 	KeyLower = "gpc:lower"
@@ -51,6 +63,7 @@ const (
 	KindParticle = "particle"
 	KindGroup    = "group" // after a group's particles: its estimate of log P
 	KindTest     = "test"
+	KindFactor   = "factor" // after the train rows: a row of the factor
 )
 
 // Fingerprint identifies a train block: the first 128 bits of the SHA-256
@@ -106,12 +119,15 @@ type CloudWriter struct {
 }
 
 // NewCloudWriter starts a cloud stream on w with metadata meta (to which it
-// adds gpc:schema and gpc:n) and writes the train block of train. If tests
-// is not nil, its rows follow the train block (gpc:tests_first says how
-// many), so that a reader can predict them as the particles stream past;
-// they are then all the test rows of the stream. Otherwise WriteTest writes
-// test rows after the particles.
-func NewCloudWriter(w io.Writer, train *Covariance, tests *TestRows, meta map[string]string, batchRows int, mem memory.Allocator) (*CloudWriter, error) {
+// adds gpc:schema and gpc:n) and writes the train block of train. If
+// factor is not nil (the factor the particles are drawn with, in the
+// order gpc:order), its rows follow the train block, so that a reader
+// predicts from it without preparing it again. If tests is not nil, its
+// rows follow (gpc:tests_first says how many), so that a reader can
+// predict them as the particles stream past; they are then all the test
+// rows of the stream. Otherwise WriteTest writes test rows after the
+// particles.
+func NewCloudWriter(w io.Writer, train *Covariance, factor *core.FactorParts, tests *TestRows, meta map[string]string, batchRows int, mem memory.Allocator) (*CloudWriter, error) {
 	m := maps.Clone(meta)
 	m[KeySchema] = SchemaCloud
 	if _, shard := meta[KeyShard]; shard {
@@ -120,6 +136,18 @@ func NewCloudWriter(w io.Writer, train *Covariance, tests *TestRows, meta map[st
 	m[KeyN] = strconv.Itoa(train.N)
 	if tests != nil {
 		m[KeyTestsFirst] = strconv.Itoa(tests.Len())
+	}
+	if factor != nil {
+		if factor.N != train.N {
+			panic("format: NewCloudWriter: the factor's size is not the train block's")
+		}
+		m[KeyFactor] = factorScalars(factor)
+		for key, v := range map[string][]float64{KeyFactorA: factor.A, KeyFactorB: factor.B, KeyFactorMu: factor.Mu,
+			KeyFactorTau: factor.Tau, KeyFactorKappa: factor.Kappa, KeyFactorM: factor.M} {
+			if v != nil {
+				m[key] = JoinFloats(v)
+			}
+		}
 	}
 	for key, v := range map[string][]float64{KeyLower: train.Lower, KeyUpper: train.Upper, KeyMean: train.Mean} {
 		if v != nil {
@@ -144,6 +172,11 @@ func NewCloudWriter(w io.Writer, train *Covariance, tests *TestRows, meta map[st
 			return nil, err
 		}
 	}
+	if factor != nil {
+		if err := cw.writeFactor(factor); err != nil {
+			return nil, err
+		}
+	}
 	if tests != nil {
 		if err := cw.writeTest(tests); err != nil {
 			return nil, err
@@ -151,6 +184,80 @@ func NewCloudWriter(w io.Writer, train *Covariance, tests *TestRows, meta map[st
 		cw.testsFirst = true
 	}
 	return cw, nil
+}
+
+// factorBatchValues bounds the values of a record batch of factor rows.
+var factorBatchValues = 1 << 22 // a variable for the tests
+
+// writeFactor writes the factor rows: row k holds row k of L in cov and,
+// for an EP factor, row k of R's Cholesky factor in z, their first k + 1
+// entries (the lower triangles, packed). Each record batch packs its rows'
+// values into one buffer that becomes the list columns' values.
+func (cw *CloudWriter) writeFactor(fp *core.FactorParts) error {
+	if err := cw.flush(); err != nil { // the train rows, in order
+		return err
+	}
+	n := fp.N
+	mem := cw.mem
+	f64 := arrow.PrimitiveTypes.Float64
+	listType := cw.schema.Field(1).Type
+	for k0 := 0; k0 < n; {
+		k1, vals := k0, 0
+		for k1 < n && (k1 == k0 || vals+k1+1 <= factorBatchValues) {
+			vals += k1 + 1
+			k1++
+		}
+		k := k1 - k0
+		offsets := make([]int32, k+1)
+		lv := make([]float64, 0, vals)
+		for r := k0; r < k1; r++ {
+			lv = append(lv, fp.L[r*n:r*n+r+1]...)
+			offsets[r-k0+1] = int32(len(lv))
+		}
+		zOff, zv := make([]int32, k+1), []float64(nil)
+		if fp.RChol != nil {
+			zv = make([]float64, 0, vals)
+			for r := k0; r < k1; r++ {
+				zv = append(zv, fp.RChol[r*n:r*n+r+1]...)
+			}
+			copy(zOff, offsets)
+		}
+		listOf := func(off []int32, vals []float64) arrow.Array {
+			child := array.NewData(f64, len(vals), []*memory.Buffer{nil, memory.NewBufferBytes(float64Bytes(vals))}, nil, 0, 0)
+			defer child.Release()
+			d := array.NewData(listType, k, []*memory.Buffer{nil, memory.NewBufferBytes(int32Bytes(off))}, []arrow.ArrayData{child}, 0, 0)
+			defer d.Release()
+			return array.NewListData(d)
+		}
+		kind := array.NewStringBuilder(mem)
+		kind.Reserve(k)
+		for range k {
+			kind.Append(KindFactor)
+		}
+		cols := []arrow.Array{
+			kind.NewArray(),
+			listOf(offsets, lv),
+			listOf(zOff, zv),
+			array.MakeArrayOfNull(mem, f64, k),
+			array.MakeArrayOfNull(mem, arrow.PrimitiveTypes.Int32, k),
+			array.MakeArrayOfNull(mem, f64, k),
+			array.MakeArrayOfNull(mem, f64, k),
+			array.MakeArrayOfNull(mem, arrow.BinaryTypes.String, k),
+			array.MakeArrayOfNull(mem, f64, k),
+		}
+		kind.Release()
+		rec := array.NewRecord(cw.schema, cols, int64(k))
+		for _, c := range cols {
+			c.Release()
+		}
+		err := cw.iw.Write(rec)
+		rec.Release()
+		if err != nil {
+			return &IOError{Op: "write cloud", Err: err}
+		}
+		k0 = k1
+	}
+	return nil
 }
 
 // row appends one row; NaN, -1 and "" stand for null (log_p is set on
@@ -378,6 +485,9 @@ type CloudReader struct {
 	Train *Covariance
 	Perm  []int
 	LogZ  []float64
+	// Factor is the factor the particles were drawn with, when the
+	// stream carries it (gpc.cloud/3 with gpc:factor); nil otherwise.
+	Factor *core.Factor
 }
 
 // OpenCloud opens a cloud stream and reads its train block.
@@ -402,6 +512,24 @@ func OpenCloud(r io.Reader, name string, mem memory.Allocator) (cr *CloudReader,
 	return cr, nil
 }
 
+// TestRowCount returns the number of test rows that gpc:rows implies (the
+// rows less the train, factor, particle and group rows), or -1 when the
+// metadata does not say.
+func (cr *CloudReader) TestRowCount() int {
+	v, err := strconv.Atoi(cr.meta[KeyRows])
+	if err != nil {
+		return -1
+	}
+	t := v - cr.Train.N - cr.total
+	if !cr.v1 {
+		t -= len(cr.sizes) // the group rows
+	}
+	if cr.Factor != nil {
+		t -= cr.Train.N
+	}
+	return t
+}
+
 // Meta returns the cloud's metadata.
 func (cr *CloudReader) Meta() map[string]string { return cr.meta }
 
@@ -420,7 +548,7 @@ func (cr *CloudReader) Particles() int { return cr.total }
 func (cr *CloudReader) start(schema *arrow.Schema) error {
 	name := cr.name
 	s := cr.meta[KeySchema]
-	if s != SchemaCloud && s != schemaCloudV1 {
+	if s != SchemaCloud && s != schemaCloudV2 && s != schemaCloudV1 {
 		if s == "" {
 			s = "none"
 		}
@@ -506,9 +634,12 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 		if kind, _ := strAt(cr.rec.Column(0), cr.row); kind != KindTrain {
 			return dataErrorf(where, "a %q row where a %s row was expected (%d train rows first)", kind, KindTrain, n)
 		}
-		vals, err := listRow(cr.rec.Column(1), cr.row, n, where, ColCov)
+		vals, err := listView(cr.rec.Column(1), cr.row, n, where, ColCov)
 		if err != nil {
 			return err
+		}
+		if i == 0 {
+			cr.Train.Cov = make([]float64, 0, n*n)
 		}
 		cr.Train.Cov = append(cr.Train.Cov, vals...)
 		y, yok := numAt(cr.rec.Column(6), cr.row)
@@ -534,9 +665,89 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 	if fp, ok := cr.meta[KeyFingerprint]; ok && fp != Fingerprint(cr.Train.Cov) {
 		return dataErrorf(name, "the train block does not match the cloud's own fingerprint: the stream is corrupt")
 	}
+	if _, ok := cr.meta[KeyFactor]; ok {
+		if s != SchemaCloud {
+			return dataErrorf(name, "metadata %s in a %s stream (factor rows came with %s)", KeyFactor, s, SchemaCloud)
+		}
+		if err := cr.readFactor(); err != nil {
+			return err
+		}
+	}
 	if cr.testsFirst < 0 {
 		cr.particles = true
 	}
+	return nil
+}
+
+// readFactor reads the factor rows that follow the train rows (see
+// CloudWriter.writeFactor) and the factor's metadata into cr.Factor.
+func (cr *CloudReader) readFactor() error {
+	name, n := cr.name, cr.Train.N
+	fp := core.FactorParts{N: n, Perm: cr.Perm}
+	if err := parsePlanFactor(cr.meta[KeyFactor], &fp); err != nil {
+		return dataErrorf(name, "metadata %s: %v", KeyFactor, err)
+	}
+	parse := func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
+	for _, kv := range []struct {
+		key string
+		dst *[]float64
+	}{{KeyFactorA, &fp.A}, {KeyFactorB, &fp.B}, {KeyFactorMu, &fp.Mu}, {KeyFactorTau, &fp.Tau}, {KeyFactorKappa, &fp.Kappa}, {KeyFactorM, &fp.M}} {
+		if _, ok := cr.meta[kv.key]; !ok {
+			continue
+		}
+		v, err := metaList(cr.meta, kv.key, name, parse)
+		if err != nil {
+			return err
+		}
+		if len(v) != n {
+			return dataErrorf(name, "metadata %s has %d values for %d variables", kv.key, len(v), n)
+		}
+		*kv.dst = v
+	}
+	if fp.A == nil || fp.B == nil {
+		return dataErrorf(name, "metadata %s without %s and %s", KeyFactor, KeyFactorA, KeyFactorB)
+	}
+	ep := fp.Tau != nil
+	fp.L = make([]float64, n*n)
+	if ep {
+		fp.RChol = make([]float64, n*n)
+	}
+	for k := range n {
+		ok, err := cr.load()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return dataErrorf(name, "the stream ended after %d rows, inside the %d factor rows: it was cut short", cr.rows, n)
+		}
+		where := cr.where()
+		if kind, _ := strAt(cr.rec.Column(0), cr.row); kind != KindFactor {
+			return dataErrorf(where, "a %q row where a %s row was expected (%d factor rows after the train rows)", kind, KindFactor, n)
+		}
+		l, err := listView(cr.rec.Column(1), cr.row, k+1, where, ColCov)
+		if err != nil {
+			return err
+		}
+		copy(fp.L[k*n:], l)
+		zl := 0
+		if ep {
+			zl = k + 1
+		}
+		z, err := listView(cr.rec.Column(2), cr.row, zl, where, "z")
+		if err != nil {
+			return err
+		}
+		if ep {
+			copy(fp.RChol[k*n:], z)
+		}
+		cr.row++
+		cr.rows++
+	}
+	f, err := core.NewFactorFromParts(fp)
+	if err != nil {
+		return dataErrorf(name, "the factor: %v", strings.TrimPrefix(err.Error(), "core: "))
+	}
+	cr.Factor = f
 	return nil
 }
 
@@ -852,6 +1063,28 @@ func listRowAppend(dst []float64, col arrow.Array, i, n int, where, name string)
 		return dst, err
 	}
 	return append(dst, vals...), nil
+}
+
+// listView returns row i of a list column, which must hold n finite
+// values: a window on the column's memory when its values are float64
+// without nulls (valid while the record is), else a copy.
+func listView(col arrow.Array, i, n int, where, name string) ([]float64, error) {
+	lst, ok := col.(*array.List)
+	if !ok || col.IsNull(i) {
+		return listRow(col, i, n, where, name)
+	}
+	vals, isF64 := lst.ListValues().(*array.Float64)
+	s, e := lst.ValueOffsets(i)
+	if !isF64 || vals.NullN() > 0 || int(e-s) != n || s < 0 || int(e) > vals.Len() {
+		return listRow(col, i, n, where, name)
+	}
+	v := vals.Float64Values()[s:e]
+	for k, x := range v {
+		if x-x != 0 { // NaN or ±Inf, in one comparison
+			return nil, dataErrorf(fmt.Sprintf("%s, %s[%d]", where, name, k), "%v: values must be finite", x)
+		}
+	}
+	return v, nil
 }
 
 // listRow returns row i of a list column, which must hold n finite values.

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+
 	"gpc/core"
 )
 
@@ -123,7 +127,7 @@ func TestCloudLayoutErrors(t *testing.T) {
 	}
 	write := func(tests *TestRows, m map[string]string, after bool, z00 float64, logZ0 ...float64) []byte {
 		var buf bytes.Buffer
-		cw, err := NewCloudWriter(&buf, c, tests, m, 100, mem)
+		cw, err := NewCloudWriter(&buf, c, nil, tests, m, 100, mem)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,4 +219,132 @@ func TestGuardLargeBody(t *testing.T) {
 	if _, err := ReadCovariance(bytes.NewReader(cut), "cut", checkedMem(t)); err == nil || !strings.Contains(err.Error(), "body") {
 		t.Errorf("a stream cut inside a 72 MB body: %v", err)
 	}
+}
+
+// TestCloudFactor: the factor rows of a gpc.cloud/3 stream give back the
+// factor the particles were drawn with, bit for bit (with EP twisting,
+// with tilting and with neither; factor rows in one record batch and
+// split over several), and the test row count still comes out of gpc:rows.
+func TestCloudFactor(t *testing.T) {
+	defer func(v int) { factorBatchValues = v }(factorBatchValues)
+	c := sampleCov()
+	box := core.Box{N: c.N, Cov: c.Cov, Lower: c.Lower, Upper: c.Upper, Mean: c.Mean}
+	for _, cand := range []core.Candidate{{Method: core.MethodEP, Order: core.OrderGreedy}, {Method: core.MethodMET, Order: core.OrderSharp}, {Method: core.MethodSMC, Order: core.OrderGiven}} {
+		f, err := core.Prepare(box, cand, 1, 1e-12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := f.Parts()
+		for _, values := range []int{1 << 22, 3, 1} {
+			factorBatchValues = values
+			var buf bytes.Buffer
+			meta := map[string]string{KeyGroupSizes: "2,1", KeyOrder: JoinInts(parts.Perm), KeyFingerprint: Fingerprint(c.Cov),
+				KeyRows: "11"} // 3 train, 3 factor, 3 particle and 2 group rows
+			cw, err := NewCloudWriter(&buf, c, &parts, nil, meta, 2, checkedMem(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cloud := sampleParticles()
+			for g := range cloud.Groups {
+				if err := cw.WriteParticles(g, &cloud.Groups[g]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := cw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			cr, _, got, err := readCloud(t, buf.Bytes())
+			if err != nil {
+				t.Fatalf("%v, %d values a batch: %v", cand, values, err)
+			}
+			if cr.Factor == nil || !reflect.DeepEqual(cr.Factor.Parts(), parts) {
+				t.Errorf("%v, %d values a batch: factor read back %+v, written %+v", cand, values, cr.Factor, parts)
+			}
+			if !reflect.DeepEqual(got.Groups[1], cloud.Groups[1]) || cr.TestRowCount() != 0 {
+				t.Errorf("%v, %d values a batch: particles %+v, test rows %d", cand, values, got.Groups, cr.TestRowCount())
+			}
+		}
+	}
+}
+
+// TestCloudFactorErrors: factor rows that do not match their metadata
+// are refused with a DataError naming the place.
+func TestCloudFactorErrors(t *testing.T) {
+	c := sampleCov()
+	box := core.Box{N: c.N, Cov: c.Cov, Lower: c.Lower, Upper: c.Upper, Mean: c.Mean}
+	f, err := core.Prepare(box, core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy}, 1, 1e-12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(edit func(m map[string]string) map[string]string) []byte {
+		parts := f.Parts()
+		var buf bytes.Buffer
+		meta := map[string]string{KeyGroupSizes: "2,1", KeyOrder: JoinInts(parts.Perm), KeyFingerprint: Fingerprint(c.Cov)}
+		cw, err := NewCloudWriter(&buf, c, &parts, nil, meta, 100, checkedMem(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cloud := sampleParticles()
+		for g := range cloud.Groups {
+			if err := cw.WriteParticles(g, &cloud.Groups[g]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// The schema's metadata edited: the stream rewritten with it.
+		return rewriteMeta(t, buf.Bytes(), edit)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(m map[string]string) map[string]string
+		want string
+	}{
+		{"sites dropped", func(m map[string]string) map[string]string {
+			delete(m, KeyFactorTau)
+			delete(m, KeyFactorKappa)
+			delete(m, KeyFactorM)
+			return m
+		}, `batch 1, row 3: column "z" has 1 entries, want 0`},
+		{"sites short", func(m map[string]string) map[string]string { m[KeyFactorTau] = "1,2"; return m }, "metadata gpc:factor_tau has 2 values for 3 variables"},
+		{"bounds missing", func(m map[string]string) map[string]string { delete(m, KeyFactorA); return m }, "metadata gpc:factor without gpc:factor_a"},
+		{"scalars wrong", func(m map[string]string) map[string]string { m[KeyFactor] = "jitter=x"; return m }, "metadata gpc:factor: jitter"},
+		{"NaN site", func(m map[string]string) map[string]string { m[KeyFactorTau] = "NaN,0,0"; return m }, "the factor: factor part Tau[0] is NaN"},
+		{"in a gpc.cloud/2", func(m map[string]string) map[string]string { m[KeySchema] = schemaCloudV2; return m }, "metadata gpc:factor in a gpc.cloud/2 stream"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, _, err := readCloud(t, write(tc.edit))
+			var de *DataError
+			if !errors.As(err, &de) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want a DataError with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// rewriteMeta rewrites an Arrow stream with its schema's metadata edited.
+func rewriteMeta(t *testing.T, data []byte, edit func(m map[string]string) map[string]string) []byte {
+	t.Helper()
+	mem := checkedMem(t)
+	r, err := ipc.NewReader(bytes.NewReader(data), ipc.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	md := arrow.MetadataFrom(edit(r.Schema().Metadata().ToMap()))
+	schema := arrow.NewSchema(r.Schema().Fields(), &md)
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	for r.Next() {
+		rec := array.NewRecord(schema, r.Record().Columns(), r.Record().NumRows())
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -110,8 +110,8 @@ func CheckCloudShard(r io.Reader, name string, lo, hi int, sizes []int, mem memo
 		}
 		if phase != groups {
 			for i := range n {
-				if k := kind.Value(i); k != KindTrain && k != KindTest {
-					return nil, dataErrorf(where, "row %d is a %q row among the train and test rows", i, k)
+				if k := kind.Value(i); k != KindTrain && k != KindFactor && k != KindTest {
+					return nil, dataErrorf(where, "row %d is a %q row among the train, factor and test rows", i, k)
 				}
 			}
 			hashArray(h, rec)
@@ -163,7 +163,7 @@ func hashArray(h hash.Hash, rec arrow.Record) {
 }
 
 // MergeCloudShards writes the cloud stream with metadata meta (which must
-// name gpc.cloud/2) made of the checked shards' messages, in shard order:
+// name gpc.cloud/3) made of the checked shards' messages, in shard order:
 // the first shard's messages before its particles, every shard's
 // particle and group messages, the first shard's messages after the
 // particles, and the end-of-stream marker.

@@ -36,23 +36,26 @@
 // stream or file, and CSV text with or without a header. The form is
 // detected from the content: Arrow's magic bytes, else text.
 //
-// # Cloud stream (gpc.cloud/2)
+// # Cloud stream (gpc.cloud/3)
 //
 // gpc-train's output: what gpc-predict needs, self-contained, written as
 // the estimate runs (never held whole). Columns:
 //
-//	kind   utf8: "train", "test", "particle" or "group"
+//	kind   utf8: "train", "factor", "test", "particle" or "group"
 //	cov    List<float64>: a train or test row's covariance with the N
-//	       train variables (empty on other rows)
-//	z      List<float64>: a particle's N draws, in the order gpc:order
-//	       (empty on other rows)
+//	       train variables; factor row k's k + 1 entries of row k of the
+//	       factor L (empty on other rows)
+//	z      List<float64>: a particle's N draws, in the order gpc:order;
+//	       factor row k's k + 1 entries of row k of R's Cholesky factor
+//	       (input order; EP's factor only) (empty on other rows)
 //	log_w  float64: a particle's log weight, normalized in its group
 //	group  int32: a particle's or group row's group
 //	var    float64: a test row's variance
 //	y, id  the row's label and id, as in the covariance stream
 //	log_p  float64: a group row's estimate of log P from its group
 //
-// Rows: the N train rows; the test rows, when gpc:tests_first is present
+// Rows: the N train rows; the N factor rows, when gpc:factor is present;
+// the test rows, when gpc:tests_first is present
 // (it counts them); then group by group (gpc:group_sizes) the group's
 // particles and its group row; then the test rows, when gpc:tests_first is
 // absent. gpc-train writes each group as soon as it and the groups before
@@ -67,7 +70,15 @@
 // gpc:samples, gpc:groups, gpc:group_sizes, gpc:method, gpc:order,
 // gpc:seed, gpc:fingerprint (of the train block), gpc:lower, gpc:upper and
 // gpc:mean when the box is not the orthant, gpc:rows, and the input's
-// kernel and label keys. gpc.cloud/1 streams (no log_p column nor group
+// kernel and label keys. The factor rows and gpc:factor (its scalars, as
+// a plan's gpc:plan_factor), gpc:factor_a, gpc:factor_b, and
+// gpc:factor_mu (a tilted factor) or gpc:factor_tau, gpc:factor_kappa and
+// gpc:factor_m (EP's; each N values in the factor's order) hold the
+// factor the particles were drawn with (core.FactorParts), so that
+// gpc-predict predicts from it instead of preparing it again (O(N^3):
+// EP's sweeps and the factorisations). gpc.cloud/2 streams (no factor
+// rows: gpc-predict prepares the factor again from the train block and
+// gpc:order) and gpc.cloud/1 streams (no log_p column nor group
 // rows: gpc:group_log_p, gpc:log_ml and gpc:se_log_ml in the metadata; the
 // test rows after the particles) are still read.
 //

@@ -386,7 +386,7 @@ func sampleCloud(tb testing.TB, first bool, batch int, mem memory.Allocator) []b
 	if first {
 		tests = &c.Test
 	}
-	cw, err := NewCloudWriter(&buf, c, tests, map[string]string{KeyGroupSizes: "2,1", KeyGroupLogP: "-2,-2.5", KeyOrder: "2,0,1", KeyFingerprint: Fingerprint(c.Cov)}, batch, mem)
+	cw, err := NewCloudWriter(&buf, c, nil, tests, map[string]string{KeyGroupSizes: "2,1", KeyGroupLogP: "-2,-2.5", KeyOrder: "2,0,1", KeyFingerprint: Fingerprint(c.Cov)}, batch, mem)
 	if err != nil {
 		tb.Fatal(err)
 	}

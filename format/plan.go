@@ -67,9 +67,7 @@ func WritePlan(w io.Writer, p *Plan, mem memory.Allocator) error {
 	meta[KeySchema] = SchemaPlan
 	meta[KeyN] = strconv.Itoa(n)
 	meta[KeyRows] = strconv.Itoa(n)
-	meta[KeyPlanFactor] = fmt.Sprintf("jitter=%s order=%s min_pivot=%s tilt_iterations=%d tilt_krylov=%d tilt_residual=%s tilt_log_bound=%s ep_sweeps=%d ep_change=%s log_z=%s",
-		fstr(fp.Jitter), fp.Order, fstr(fp.MinPivot), fp.TiltStats.Iterations, fp.TiltStats.Krylov, fstr(fp.TiltStats.Residual), fstr(fp.TiltStats.LogBound),
-		fp.EPStats.Sweeps, fstr(fp.EPStats.Change), fstr(fp.LogZ))
+	meta[KeyPlanFactor] = factorScalars(fp)
 	schema := planSchema(n, fp.Mu != nil, fp.Tau != nil, meta)
 	rb := array.NewRecordBuilder(mem, schema)
 	defer rb.Release()
@@ -207,6 +205,15 @@ func ReadPlan(r io.Reader, name string, mem memory.Allocator) (p *Plan, f *core.
 		return nil, nil, dataErrorf(name, "%v", strings.TrimPrefix(err.Error(), "core: "))
 	}
 	return p, f, nil
+}
+
+// factorScalars writes a factor's scalars as key=value pairs, each number
+// in the shortest form that reads back to the same bits (parsePlanFactor
+// reads them).
+func factorScalars(fp *core.FactorParts) string {
+	return fmt.Sprintf("jitter=%s order=%s min_pivot=%s tilt_iterations=%d tilt_krylov=%d tilt_residual=%s tilt_log_bound=%s ep_sweeps=%d ep_change=%s log_z=%s",
+		fstr(fp.Jitter), fp.Order, fstr(fp.MinPivot), fp.TiltStats.Iterations, fp.TiltStats.Krylov, fstr(fp.TiltStats.Residual), fstr(fp.TiltStats.LogBound),
+		fp.EPStats.Sweeps, fstr(fp.EPStats.Change), fstr(fp.LogZ))
 }
 
 // parsePlanFactor reads KeyPlanFactor's key=value pairs into fp.

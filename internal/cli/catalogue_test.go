@@ -219,7 +219,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-orthant", what: "a gpc stream cut at a batch boundary (no end-of-stream marker)", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cov, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
 		{tool: "gpc-orthant", what: "a stream with fewer rows than its gpc:rows (batches dropped, marker kept)", stdin: "short.arrows", input: func() []byte { return cut(t, fx.cov, 6, true) }, code: ExitData, want: "10 rows but the metadata (gpc:rows) announces 12"},
 		{tool: "gpc-orthant", what: "a stream with a schema and no rows", stdin: "schema-only.arrows", input: func() []byte { return cut(t, fx.cov, 1, true) }, code: ExitData, want: "no rows"},
-		{tool: "gpc-orthant", what: "wrong gpc:schema: a cloud where a covariance is expected", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `schema "gpc.cloud/2" where a covariance stream`},
+		{tool: "gpc-orthant", what: "wrong gpc:schema: a cloud where a covariance is expected", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `schema "gpc.cloud/3" where a covariance stream`},
 		{tool: "gpc-orthant", what: "wrong gpc:schema: posteriors where a covariance is expected", stdin: "posteriors.arrows", input: func() []byte { return fx.post }, code: ExitData, want: `schema "gpc.posteriors/1"`},
 		{tool: "gpc-orthant", what: "schema mismatch: a cov column that is not a list", stdin: "cov-float.arrows", input: func() []byte { return table(t, format.Column{Name: "cov", Float: []float64{1}}) }, code: ExitData, want: `column "cov": type float64`},
 		{tool: "gpc-orthant", what: "schema mismatch: a text column among the matrix columns", stdin: "text-column.arrows", input: func() []byte {
@@ -286,7 +286,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-kernel", what: "a --train file that does not exist", args: []string{"--train", "no-such-file.csv"}, code: ExitIO, want: "no such file"},
 
 		// gpc-train: the covariance stream.
-		{tool: "gpc-train", what: "wrong gpc:schema: a cloud where a covariance is expected", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `schema "gpc.cloud/2"`},
+		{tool: "gpc-train", what: "wrong gpc:schema: a cloud where a covariance is expected", stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `schema "gpc.cloud/3"`},
 		{tool: "gpc-train", what: "a covariance that is not positive definite", stdin: "notpd.arrows", input: func() []byte { return fx.notPD }, code: ExitData, want: "not positive definite"},
 		{tool: "gpc-train", what: "a covariance stream cut inside the train block", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cov, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
 		{tool: "gpc-train", what: "a features file where a covariance is expected", stdin: "train.csv", input: text("sp,FL,RW,y\n0,8.8,7.7,1\n1,9.2,7.8,-1\n"), code: ExitData, want: "the matrix is not square: 3 columns but 2 rows"},
@@ -316,6 +316,12 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "a cloud without its gpc:order metadata", stdin: "cloud.arrows", input: func() []byte {
 			return bytes.Replace(fx.cloud, []byte("gpc:order\x00"), []byte("gpc:orde_\x00"), 1)
 		}, code: ExitData, want: "metadata gpc:order is missing"},
+		{tool: "gpc-predict", what: "a cloud whose factor rows do not match its metadata (EP's sites gone)", stdin: "cloud.arrows", input: func() []byte {
+			return bytes.Replace(fx.cloud, []byte(format.KeyFactorTau), []byte("gpc:factor_taX"), 1)
+		}, code: ExitData, want: `column "z" has 1 entries, want 0`},
+		{tool: "gpc-predict", what: "a cloud with factor rows that calls itself gpc.cloud/2", stdin: "cloud.arrows", input: func() []byte {
+			return bytes.Replace(fx.cloud, []byte(format.SchemaCloud), []byte("gpc.cloud/2"), 1)
+		}, code: ExitData, want: "metadata gpc:factor in a gpc.cloud/2 stream"},
 		{tool: "gpc-predict", what: "a cloud and a covariance that do not belong together", args: []string{"--cloud", "@cloud.arrows", "-"}, stdin: "other-cov.arrows",
 			files: map[string][]byte{"cloud.arrows": fx.cloud},
 			input: func() []byte {

@@ -392,8 +392,9 @@ func oneLine(s string) string {
 func passMeta(dst, src map[string]string) {
 	for k, v := range src {
 		switch k {
-		case format.KeySchema, format.KeyTool, format.KeyVersion, format.KeyRows, format.KeyN, format.KeyTestsFirst:
-			continue
+		case format.KeySchema, format.KeyTool, format.KeyVersion, format.KeyRows, format.KeyN, format.KeyTestsFirst,
+			format.KeyFactor, format.KeyFactorA, format.KeyFactorB, format.KeyFactorMu, format.KeyFactorTau, format.KeyFactorKappa, format.KeyFactorM:
+			continue // the stream's own; a cloud's factor (N values each) stays with it
 		}
 		if _, set := dst[k]; !set && strings.HasPrefix(k, "gpc:") {
 			dst[k] = v

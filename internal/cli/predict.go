@@ -21,6 +21,8 @@ For each test row (a test pattern's covariance r with the train variables and va
 
 The cloud is read from the input (gpc-train's output, with the input's test rows), or from --cloud FILE, a saved cloud; the input is then a covariance stream (gpc-kernel's) whose train block must be the cloud's (its fingerprint is checked) and whose test rows are predicted.
 
+The factor the particles were drawn with (the variable order, EP's Gaussian, their Cholesky factors) comes with the cloud: gpc-predict never prepares it again, and starts predicting as soon as it has read it (a cloud of gpc.cloud/2, without it, is still read: the factor is then prepared again from the train block).
+
 The test rows are predicted as the particles stream past, so the cloud is never held: gpc-train writes them ahead of the particles when they take at most a sixteenth of the cloud's memory (or 1 MiB), and with --cloud as many are read ahead. Beyond that the cloud is held in memory (--max-memory) and the test rows predicted a batch at a time. The posteriors are the same, bit for bit.
 
 Output, one row per test row: id (the input's, or the row number among the test rows), p, se, label (the predicted class, in the training labels' values), y (the true label when the test file had one). The metadata carries the cloud's gpc:log_ml and gpc:se_log_ml. The table (--format table, or a terminal) ends, when test labels are known, with a line: the rows predicted right, the mean log predictive probability of the true labels and the cloud's log marginal likelihood.
@@ -95,12 +97,7 @@ func (c *predictCmd) run(e *env) error {
 		}
 		defer cloud.Close()
 		tests = cloud
-		if v, err := strconv.Atoi(cloud.Meta()[format.KeyRows]); err == nil {
-			testRows = v - cloud.Train.N - cloud.Particles()
-			if cloud.Meta()[format.KeySchema] == format.SchemaCloud {
-				testRows -= cloud.Groups() // gpc.cloud/2's group rows
-			}
-		}
+		testRows = cloud.TestRowCount()
 		if cloud.TestsFirst() {
 			// gpc-train put them first because they were small beside
 			// the cloud; they must all be read to reach it.
@@ -124,8 +121,12 @@ func (c *predictCmd) run(e *env) error {
 			return err
 		}
 		defer cr.Close()
-		if fp := format.Fingerprint(cr.Train().Cov); fp != format.Fingerprint(cloud.Train.Cov) {
-			return &dataError{fmt.Sprintf("%s: its train block (fingerprint %s) is not the one %s was trained on (%s): predict with the covariance the cloud came from, or train a new cloud", name, fp, c.Cloud, format.Fingerprint(cloud.Train.Cov))}
+		want := cloud.Meta()[format.KeyFingerprint] // checked against the train block by OpenCloud
+		if want == "" {
+			want = format.Fingerprint(cloud.Train.Cov)
+		}
+		if fp := format.Fingerprint(cr.Train().Cov); fp != want {
+			return &dataError{fmt.Sprintf("%s: its train block (fingerprint %s) is not the one %s was trained on (%s): predict with the covariance the cloud came from, or train a new cloud", name, fp, c.Cloud, want)}
 		}
 		tests = cr
 		if v, err := strconv.Atoi(cr.Train().Meta[format.KeyRows]); err == nil {
@@ -140,20 +141,29 @@ func (c *predictCmd) run(e *env) error {
 	}
 	meta := cloud.Meta()
 	jitter, _ := strconv.ParseFloat(meta[format.KeyJitter], 64)
-	// The factor the particles were drawn with, rebuilt in their order:
-	// for ep, EP is deterministic and gives the same Gaussian again.
-	box := boxOf(cloud.Train)
-	box.Labels = nil
-	ord := core.Ordering{Kind: core.OrderGiven, Perm: cloud.Perm}
-	var f *core.Factor
-	if meta[format.KeyMethod] == core.MethodEP.String() {
-		f, err = core.PrepareEP(box, ord, jitter)
-	} else {
-		f, err = core.NewFactor(box, ord, jitter)
+	// The factor the particles were drawn with: the cloud's own (gpc-train
+	// writes it), else (a gpc.cloud/2 stream) rebuilt in their order: for
+	// ep, EP is deterministic and gives the same Gaussian again.
+	f := cloud.Factor
+	if f == nil {
+		if c.Progress {
+			e.rep.note("the cloud (%s) does not carry its factor: preparing it again", meta[format.KeySchema])
+		}
+		box := boxOf(cloud.Train)
+		box.Labels = nil
+		ord := core.Ordering{Kind: core.OrderGiven, Perm: cloud.Perm}
+		if meta[format.KeyMethod] == core.MethodEP.String() {
+			f, err = core.PrepareEP(box, ord, jitter)
+		} else {
+			f, err = core.NewFactor(box, ord, jitter)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
-	}
+	// The train block is no longer needed: its memory goes before the
+	// cloud's particles come.
+	cloud.Train.Cov = nil
 	pos, neg := meta[format.KeyLabelPositive], meta[format.KeyLabelNegative]
 	if pos == "" {
 		pos, neg = "1", "-1"

@@ -127,6 +127,7 @@ func (c *trainCmd) run(e *env) error {
 	}
 	if v, ok := train.Meta[format.KeyRows]; ok {
 		if rows, err := strconv.Atoi(v); err == nil {
+			rows += f.N // the factor rows
 			meta[format.KeyRows] = strconv.Itoa(rows + shardSamples + hi - lo)
 			if sk > 0 {
 				meta[format.KeyShardRowsOf] = strconv.Itoa(rows + plan.Samples + plan.Groups)
@@ -142,9 +143,18 @@ func (c *trainCmd) run(e *env) error {
 		lead = ahead
 	}
 	enlargePipe(e.stdout)
-	if cw, err = format.NewCloudWriter(e.stdout, train, lead, meta, c.BatchSize, mem); err != nil {
+	// The factor goes with the particles, so that gpc-predict never
+	// prepares it again.
+	parts := f.Parts()
+	if cw, err = format.NewCloudWriter(e.stdout, train, &parts, lead, meta, c.BatchSize, mem); err != nil {
 		return err
 	}
+	// Written: the train block and R's factor (two N x N matrices) are not
+	// needed by the estimate, and their memory goes while gpc-predict,
+	// down the pipe, holds its own copies.
+	train.Cov = nil
+	f.ReleasePredictionParts()
+	parts = core.FactorParts{}
 	if sk > 0 {
 		e.rep.startProgress(c.Progress, estimateProgress(shardSamples, f.N))
 		cfg.Progress = e.rep.add
