@@ -116,10 +116,22 @@ func checkEstimate(t *testing.T, res core.Result, exact float64) {
 
 func checkEstimateTol(t *testing.T, res core.Result, exact, roundTol float64) {
 	t.Helper()
+	checkEstimateK(t, res, exact, roundTol, kSE)
+}
+
+// kSEHeavy is kSE for MethodEP on the 3-D orthants, whose group estimates
+// are heavy-tailed (TestCalibration, docs/calibration.md finding 2):
+// measured at M = 4000 in EP's default 32 groups over 4000 seeds, |z| > 4
+// in 41 runs (r = 0.9/0.8/0.85) and 6 (r = 0.5/-0.2/0.3), |z| > 6 in 1
+// and 0.
+const kSEHeavy = 6
+
+func checkEstimateK(t *testing.T, res core.Result, exact, roundTol, k float64) {
+	t.Helper()
 	if math.IsNaN(res.SE) || math.IsInf(res.LogP, 0) {
 		t.Fatalf("log P = %v, SE = %v (exact %v)", res.LogP, res.SE, exact)
 	}
-	if err := math.Abs(res.LogP - exact); err > kSE*res.SE+roundTol*math.Max(1, math.Abs(exact)) {
+	if err := math.Abs(res.LogP - exact); err > k*res.SE+roundTol*math.Max(1, math.Abs(exact)) {
 		t.Errorf("log P = %.10g, exact %.10g: error %.3g is %.1f standard errors (SE %.3g)",
 			res.LogP, exact, res.LogP-exact, (res.LogP-exact)/res.SE, res.SE)
 	}
@@ -163,11 +175,14 @@ func TestEstimateExact(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				tol := roundTol
+				tol, k := roundTol, float64(kSE)
 				if v.method == core.MethodEP {
 					tol = epRoundTol
+					if c.box.N == 3 && c.box.Mean == nil {
+						k = kSEHeavy
+					}
 				}
-				checkEstimateTol(t, res, c.exact, tol)
+				checkEstimateK(t, res, c.exact, tol, k)
 			})
 		}
 	}
