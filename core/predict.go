@@ -101,7 +101,8 @@ func PredictWith(dst []Posterior, f *Factor, c *Cloud, r, vars []float64, opt Pr
 // sigma^2 = s - |w_j|^2. For MethodEP's Factor of Sigma (v = M + L z),
 // w_j = L' x_j and offset_j = M . x_j with x_j = R^-1 r_j (in the Factor's
 // order), from R's Cholesky factor. The triangular solves and the product
-// run on internal/gemm's kernel (solveRowsTo).
+// run on internal/gemm's kernel (solveRowsTo, solveRowsUpper,
+// mulLowerRight).
 func (f *Factor) testBasis(r, vars []float64, t, workers int) (w, offset, sigma, isig []float64, err error) {
 	n := f.N
 	sigma, isig = make([]float64, t), make([]float64, t)
@@ -135,44 +136,113 @@ func (f *Factor) testBasis(r, vars []float64, t, workers int) (w, offset, sigma,
 		return w, nil, sigma, isig, nil
 	}
 	// Y = r rl^-T (rows y_j = rl^-1 r_j, input order; R = rl rl'), whose
-	// norms give sigma; then X = Y rl^-1 (x_j = rl^-T y_j = R^-1 r_j),
-	// solved as a lower-triangular system in the reversed order.
+	// norms give sigma; then X = Y rl^-1 in place (x_j = rl^-T y_j =
+	// R^-1 r_j), and W = XP L with XP X's columns in the Factor's order.
+	// The transposes these products need are taken a panel at a time, so
+	// that nothing beside the t x n rows is N x N.
 	rl := f.ep.rchol
 	y := slices.Clone(r[:t*n])
 	solveRowsTo(y, t, rl, n, &ws, workers)
 	if err := setSigma(y); err != nil {
 		return nil, nil, nil, nil, err
 	}
-	u := make([]float64, n*n) // u[a][b] = rl[n-1-b][n-1-a]: rl' reversed
-	for a := range n {
-		for b := 0; b <= a; b++ {
-			u[a*n+b] = rl[(n-1-b)*n+n-1-a]
-		}
-	}
-	for j := range t {
-		slices.Reverse(y[j*n : j*n+n])
-	}
-	solveRowsTo(y, t, u, n, &ws, workers)
-	// xp_j = x_j[Perm] (the reversal undone); offset_j = M[Perm] . xp_j;
-	// w_j = L' xp_j, that is W = XP L = XP (L')'.
-	xp := u[:0]
-	xp = slices.Grow(xp, t*n)[:t*n]
+	solveRowsUpper(y, t, rl, n, &ws, workers)
+	// xp_j = x_j[Perm]; offset_j = M[Perm] . xp_j.
+	xp := make([]float64, t*n)
 	offset = make([]float64, t)
 	for j := range t {
 		row := xp[j*n : j*n+n]
 		for k, v := range f.Perm {
-			row[k] = y[j*n+n-1-v]
+			row[k] = y[j*n+v]
 			offset[j] = math.FMA(f.ep.m[k], row[k], offset[j])
 		}
 	}
-	lt := y[:0] // L' (row-major): lt[a][b] = L[b][a]
-	lt = slices.Grow(lt, n*n)[:n*n]
-	for a := range n {
-		for b := range n {
-			lt[a*n+b] = f.L[b*n+a]
-		}
-	}
-	w = make([]float64, t*n)
-	ws.NT(t, n, n, xp, n, lt, n, w, n, false, workers)
+	w = y
+	mulLowerRight(w, xp, t, f.L, n, &ws, workers)
 	return w, offset, sigma, isig, nil
+}
+
+// upperBlock is the width of solveRowsUpper's column blocks, lowerPanel
+// that of mulLowerRight's.
+const (
+	upperBlock = 64
+	lowerPanel = 256
+)
+
+// solveRowsUpper overwrites each of the t rows w_j (length n, row-major)
+// with l^-T w_j, l lower-triangular (n x n, row-major): X = W l^-1, the
+// columns of X from the last block to the first. The block's update from
+// the columns solved, X[:, j1:] l[j1:, j0:j1], runs on internal/gemm's
+// kernel with l's block column transposed into a panel.
+func solveRowsUpper(w []float64, t int, l []float64, n int, ws *gemm.Workspace, workers int) {
+	nb := upperBlock
+	upd := make([]float64, t*nb)
+	panel := make([]float64, nb*n)
+	diag := make([]float64, nb*nb) // diag[a][b] = l[j0+b][j0+a]: the block, transposed
+	for j1 := n; j1 > 0; {
+		j0 := max(0, j1-nb)
+		b := j1 - j0
+		if k := n - j1; k > 0 {
+			// panel (b x k): panel[c][q] = l[j1+q][j0+c].
+			p := panel[:b*k]
+			for q := range k {
+				row := l[(j1+q)*n+j0 : (j1+q)*n+j1]
+				for c, v := range row {
+					p[c*k+q] = v
+				}
+			}
+			u := upd[:t*b]
+			ws.NT(t, b, k, w[j1:], n, p, k, u, b, false, workers)
+			for r := range t {
+				row := w[r*n+j0 : r*n+j1]
+				for c := range row {
+					row[c] -= u[r*b+c]
+				}
+			}
+		}
+		d := diag[:b*b]
+		for a := range b {
+			for c := range b {
+				d[a*b+c] = l[(j0+c)*n+j0+a]
+			}
+		}
+		for r := range t {
+			row := w[r*n+j0 : r*n+j1]
+			for a := b - 1; a >= 0; a-- {
+				s := row[a]
+				da := d[a*b : a*b+b]
+				for c := a + 1; c < b; c++ {
+					s = math.FMA(-da[c], row[c], s)
+				}
+				row[a] = s / da[a]
+			}
+		}
+		j1 = j0
+	}
+}
+
+// mulLowerRight sets w (t x n) to x l, x t x n and l lower-triangular
+// (n x n), both row-major: column block [c0, c1) of w is x[:, c0:]
+// l[c0:, c0:c1] (l is zero above), on internal/gemm's kernel with l's
+// block column transposed into a panel.
+func mulLowerRight(w, x []float64, t int, l []float64, n int, ws *gemm.Workspace, workers int) {
+	nb := lowerPanel
+	panel := make([]float64, nb*n)
+	for c0 := 0; c0 < n; c0 += nb {
+		c1 := min(n, c0+nb)
+		b, k := c1-c0, n-c0
+		// panel (b x k): panel[c][q] = l[c0+q][c0+c], in tiles of 64 rows
+		// of l so that the panel's rows stay in cache.
+		p := panel[:b*k]
+		for q0 := 0; q0 < k; q0 += 64 {
+			q1 := min(k, q0+64)
+			for c := range b {
+				pc := p[c*k : c*k+k]
+				for q := q0; q < q1; q++ {
+					pc[q] = l[(c0+q)*n+c0+c]
+				}
+			}
+		}
+		ws.NT(t, b, k, x[c0:], n, p, k, w[c0:], n, false, workers)
+	}
 }

@@ -266,6 +266,11 @@ func (cr *CovReader) NextTest(max int) (t *TestRows, err error) {
 		if !ok {
 			break
 		}
+		if n := b.c.N; cap(out.Cov)-len(out.Cov) < n {
+			// Room for the rows of this batch that this call takes (rows
+			// that have arrived): one allocation, not append's several.
+			out.Cov = slices.Grow(out.Cov, min(max-out.Len(), int(cr.rec.NumRows())-cr.recRow)*n)
+		}
 		if err := b.addRow(cr.rec, cr.l, cr.recRow, cr.batch); err != nil {
 			return nil, err
 		}
@@ -571,12 +576,7 @@ func (b *covBuilder) matrixRow(dst *[]float64, rec arrow.Record, l *covLayout, i
 		// below, for its message). The validity bitmap is read as IsNull
 		// reads it, whatever the stream claims its null count is.
 		xs := f.Float64Values()[s:e]
-		bitmap := len(f.NullBitmapBytes()) != 0
-		good := true
-		for k, v := range xs {
-			good = good && !math.IsNaN(v) && !math.IsInf(v, 0) && !(bitmap && f.IsNull(int(s)+k))
-		}
-		if good {
+		if allFinite(xs) && !anyNull(f, int(s), int(e)) {
 			*dst = append(*dst, xs...)
 			return nil
 		}
@@ -593,6 +593,32 @@ func (b *covBuilder) matrixRow(dst *[]float64, rec arrow.Record, l *covLayout, i
 		*dst = append(*dst, v)
 	}
 	return nil
+}
+
+// allFinite reports whether no value of xs is NaN or infinite: none has
+// the exponent bits all set.
+func allFinite(xs []float64) bool {
+	const exp = 0x7ff << 52
+	for _, v := range xs {
+		if math.Float64bits(v)&exp == exp {
+			return false
+		}
+	}
+	return true
+}
+
+// anyNull reports whether a value lo..hi of f is null, reading the validity
+// bitmap as IsNull does, whatever the stream claims its null count is.
+func anyNull(f *array.Float64, lo, hi int) bool {
+	if len(f.NullBitmapBytes()) == 0 {
+		return false
+	}
+	for i := lo; i < hi; i++ {
+		if f.IsNull(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // attributes appends row i's per-row attributes.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -311,5 +313,120 @@ batch 1: 1 rows
 `
 	if dump.String() != want {
 		t.Errorf("dump\n%s\nwant\n%s", dump.String(), want)
+	}
+}
+
+// builderCov writes c (train block, labels, test rows with labels and
+// variances: gpc-kernel's shape) the plain way, every row appended through
+// Arrow's builders: the reference for CovWriter's views.
+func builderCov(t *testing.T, c *Covariance, batch int) []byte {
+	t.Helper()
+	mem := memory.NewGoAllocator()
+	schema := CovarianceSchema(c.N, false, false, false, true, false, true, map[string]string{KeyRows: strconv.Itoa(c.N + c.Test.Len())})
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	rows := 0
+	flush := func() {
+		rec := rb.NewRecord()
+		defer rec.Release()
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rows = 0
+	}
+	n := c.N
+	for r := range n + c.Test.Len() {
+		lb := rb.Field(0).(*array.FixedSizeListBuilder)
+		lb.Append(true)
+		var row []float64
+		var y, v float64
+		if r < n {
+			row, y, v = c.Cov[r*n:r*n+n], c.Y[r], math.NaN()
+		} else {
+			row, y, v = c.Test.Cov[(r-n)*n:(r-n+1)*n], c.Test.Y[r-n], c.Test.Var[r-n]
+		}
+		lb.ValueBuilder().(*array.Float64Builder).AppendValues(row, nil)
+		rb.Field(1).(*array.Float64Builder).Append(y)
+		if r < n {
+			rb.Field(2).(*array.Float64Builder).AppendNull()
+			rb.Field(3).(*array.StringBuilder).Append("train")
+		} else {
+			rb.Field(2).(*array.Float64Builder).Append(v)
+			rb.Field(3).(*array.StringBuilder).Append("test")
+		}
+		if rows++; rows == batch {
+			flush()
+		}
+	}
+	if rows > 0 {
+		flush()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestCovWriterViews: the covariance stream is byte for byte the one
+// Arrow's builders make, whatever the batch size and however the test rows
+// arrive (a batch within one slice is written as a view, the others are
+// copied).
+func TestCovWriterViews(t *testing.T) {
+	t.Parallel()
+	const n, tests = 5, 7
+	c := &Covariance{N: n, Cov: make([]float64, n*n), Y: make([]float64, n)}
+	c.Test = TestRows{Cov: make([]float64, tests*n), Var: make([]float64, tests), Y: make([]float64, tests)}
+	for i := range c.Cov {
+		c.Cov[i] = float64(i) / 8
+	}
+	for i := range c.Test.Cov {
+		c.Test.Cov[i] = -float64(i) / 16
+	}
+	for i := range n {
+		c.Y[i] = float64(1 - 2*(i%2))
+	}
+	for i := range tests {
+		c.Test.Var[i], c.Test.Y[i] = 1+float64(i), 1
+	}
+	for _, batch := range []int{1, 2, 3, 5, 6, 12, 4096} {
+		want := builderCov(t, c, batch)
+		for _, chunk := range []int{1, 2, 3, tests} {
+			var buf bytes.Buffer
+			cw := NewCovWriter(&buf, c, tests, nil, batch, checkedMem(t))
+			for lo := 0; lo < tests; lo += chunk {
+				hi := min(lo+chunk, tests)
+				part := TestRows{Cov: slices.Clone(c.Test.Cov[lo*n : hi*n]), Var: c.Test.Var[lo:hi], Y: c.Test.Y[lo:hi]}
+				if err := cw.WriteTest(&part); err != nil {
+					t.Fatal(err)
+				}
+				clear(part.Cov) // the writer holds no view of a caller's rows after WriteTest
+			}
+			if err := cw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("batch %d, test rows %d at a time: %d bytes, not the builders' %d", batch, chunk, buf.Len(), len(want))
+			}
+		}
+	}
+}
+
+// TestCovBatchRows: a covariance stream's record batches hold at most 32
+// MiB of matrix entries, so that the reader's guard passes each body
+// through without a copy.
+func TestCovBatchRows(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ n, batch, want int }{
+		{3, 4096, 4096}, {1024, 4096, 4096}, {1025, 4096, 4092}, {10000, 4096, 419}, {10000, 100, 100},
+		{5000, 0, 1}, {1 << 23, 4096, 1}, {1<<22 + 1, 4096, 1},
+	} {
+		if got := CovBatchRows(c.n, c.batch); got != c.want {
+			t.Errorf("CovBatchRows(%d, %d) = %d, want %d", c.n, c.batch, got, c.want)
+		}
+		if got := CovBatchRows(c.n, c.batch); got > 1 && 8*c.n*got > trustedLen/2 {
+			t.Errorf("N = %d: %d rows are %d bytes, over 32 MiB", c.n, got, 8*c.n*got)
+		}
 	}
 }

@@ -46,7 +46,8 @@ func CovarianceSchema(n int, lower, upper, mean, y, id, test bool, meta map[stri
 }
 
 // WriteCovariance writes c as a covariance stream, batchRows rows per record
-// batch, with meta (and gpc:rows) in the schema metadata.
+// batch (at most CovBatchRows), with meta (and gpc:rows) in the schema
+// metadata.
 func WriteCovariance(w io.Writer, c *Covariance, meta map[string]string, batchRows int, mem memory.Allocator) error {
 	cw := NewCovWriter(w, c, c.Test.Len(), meta, batchRows, mem)
 	if err := cw.WriteTest(&c.Test); err != nil {
@@ -55,14 +56,34 @@ func WriteCovariance(w io.Writer, c *Covariance, meta map[string]string, batchRo
 	return cw.Close()
 }
 
+// maxCovBatchBytes bounds the matrix entries of one record batch of a
+// covariance stream: 32 MiB, half the reader's trustedLen, so that the
+// reader passes every batch body straight into Arrow's buffer (a larger one
+// costs it a growing extra copy), and neither side holds more than a few
+// tens of megabytes besides the matrix.
+const maxCovBatchBytes = 32 << 20
+
+// CovBatchRows returns the rows per record batch of a covariance stream
+// with n train variables: batchRows (--batch-size), or fewer where that
+// many rows would hold more than 32 MiB of matrix entries (n > 1024 at
+// 4096 rows), and at least 1.
+func CovBatchRows(n, batchRows int) int {
+	return max(1, min(batchRows, maxCovBatchBytes/(8*max(1, n))))
+}
+
 // CovWriter writes a covariance stream: the train block at once, then test
-// rows as they are computed.
+// rows as they are computed. The matrix rows of a batch that lies within one
+// caller's slice are written from it without a copy; the others are copied
+// into a buffer of one batch.
 type CovWriter struct {
 	bw      *bufio.Writer
 	iw      *ipc.Writer
-	rb      *array.RecordBuilder
+	schema  *arrow.Schema
+	attrs   []array.Builder // the columns after cov
 	train   *Covariance
+	hasTest bool
 	batch   int
+	buf     []float64 // the pending batch's matrix rows (inBatch of them)
 	inBatch int
 	err     error
 }
@@ -70,7 +91,8 @@ type CovWriter struct {
 // NewCovWriter starts a covariance stream with train's block and
 // attributes; tests is the number of test rows that will follow (it sets
 // gpc:rows and whether the schema has the var and role columns), or -1 if
-// unknown (then no gpc:rows, and the test columns are present).
+// unknown (then no gpc:rows, and the test columns are present). It writes
+// the train block before it returns: train.Cov must not change until then.
 func NewCovWriter(w io.Writer, train *Covariance, tests int, meta map[string]string, batchRows int, mem memory.Allocator) *CovWriter {
 	n := train.N
 	m := maps.Clone(meta)
@@ -81,28 +103,52 @@ func NewCovWriter(w io.Writer, train *Covariance, tests int, meta map[string]str
 		m[KeyRows] = strconv.Itoa(n + tests)
 	}
 	schema := CovarianceSchema(n, train.Lower != nil, train.Upper != nil, train.Mean != nil, train.Y != nil, train.ID != nil, tests != 0, m)
-	cw := &CovWriter{bw: bufio.NewWriter(w), train: train, batch: max(1, batchRows)}
+	cw := &CovWriter{bw: bufio.NewWriter(w), schema: schema, train: train, hasTest: tests != 0, batch: CovBatchRows(n, batchRows)}
 	cw.iw = ipc.NewWriter(cw.bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	cw.rb = array.NewRecordBuilder(mem, schema)
-	hasTest := tests != 0
-	for r := range n {
-		cw.row(train.Cov[r*n:r*n+n], true, r, nil, hasTest)
+	for _, f := range schema.Fields()[1:] {
+		cw.attrs = append(cw.attrs, array.NewBuilder(mem, f.Type))
 	}
+	cw.rows(train.Cov, n, true, nil)
 	return cw
 }
 
-// row appends one row: a train row r, or a test row r of t.
-func (cw *CovWriter) row(cov []float64, train bool, r int, t *TestRows, hasTest bool) {
-	if cw.err != nil {
-		return
+// rows appends total rows whose matrix entries are cov (total x N): the
+// train block, or the test rows of t. A run of whole batches goes out as it
+// is; the rest is copied into cw.buf.
+func (cw *CovWriter) rows(cov []float64, total int, train bool, t *TestRows) {
+	n := cw.train.N
+	cov = cov[:total*n] // panics if cov is short, as gonum does on a shape mismatch
+	for r := 0; r < total && cw.err == nil; {
+		if cw.inBatch == 0 && total-r >= cw.batch {
+			for k := range cw.batch {
+				cw.attributes(train, r+k, t)
+			}
+			cw.inBatch = cw.batch
+			cw.flush(cov[r*n : (r+cw.batch)*n])
+			r += cw.batch
+			continue
+		}
+		k := min(cw.batch-cw.inBatch, total-r)
+		if cw.buf == nil {
+			cw.buf = make([]float64, 0, cw.batch*n)
+		}
+		cw.buf = append(cw.buf, cov[r*n:(r+k)*n]...)
+		for i := range k {
+			cw.attributes(train, r+i, t)
+		}
+		cw.inBatch += k
+		r += k
+		if cw.inBatch == cw.batch {
+			cw.flush(cw.buf)
+		}
 	}
+}
+
+// attributes appends the per-row columns of a train row r, or of a test
+// row r of t.
+func (cw *CovWriter) attributes(train bool, r int, t *TestRows) {
 	c := cw.train
-	rb := cw.rb
 	col := 0
-	lb := rb.Field(col).(*array.FixedSizeListBuilder)
-	lb.Append(true)
-	lb.ValueBuilder().(*array.Float64Builder).AppendValues(cov, nil)
-	col++
 	var testY []float64
 	if t != nil {
 		testY = t.Y
@@ -114,7 +160,7 @@ func (cw *CovWriter) row(cov []float64, train bool, r int, t *TestRows, hasTest 
 		if a.train == nil {
 			continue
 		}
-		fb := rb.Field(col).(*array.Float64Builder)
+		fb := cw.attrs[col].(*array.Float64Builder)
 		switch {
 		case train:
 			fb.Append(a.train[r])
@@ -128,7 +174,7 @@ func (cw *CovWriter) row(cov []float64, train bool, r int, t *TestRows, hasTest 
 		col++
 	}
 	if c.ID != nil {
-		sb := rb.Field(col).(*array.StringBuilder)
+		sb := cw.attrs[col].(*array.StringBuilder)
 		switch {
 		case train:
 			sb.Append(c.ID[r])
@@ -139,9 +185,9 @@ func (cw *CovWriter) row(cov []float64, train bool, r int, t *TestRows, hasTest 
 		}
 		col++
 	}
-	if hasTest {
-		vb := rb.Field(col).(*array.Float64Builder)
-		rl := rb.Field(col + 1).(*array.StringBuilder)
+	if cw.hasTest {
+		vb := cw.attrs[col].(*array.Float64Builder)
+		rl := cw.attrs[col+1].(*array.StringBuilder)
 		if train {
 			vb.AppendNull()
 			rl.Append("train")
@@ -150,19 +196,33 @@ func (cw *CovWriter) row(cov []float64, train bool, r int, t *TestRows, hasTest 
 			rl.Append("test")
 		}
 	}
-	cw.inBatch++
-	if cw.inBatch == cw.batch {
-		cw.flush()
-	}
 }
 
-func (cw *CovWriter) flush() {
+// flush writes the pending inBatch rows, whose matrix entries are cov, as
+// one record batch. The cov column is a view of cov, not a copy: the
+// schema's FixedSizeList<float64>[N] without nulls, as a builder would
+// make it, so the bytes written are the same.
+func (cw *CovWriter) flush(cov []float64) {
 	if cw.err != nil || cw.inBatch == 0 {
 		return
 	}
-	rec := cw.rb.NewRecord()
-	defer rec.Release()
+	rows := cw.inBatch
 	cw.inBatch = 0
+	cw.buf = cw.buf[:0]
+	vals := array.NewData(arrow.PrimitiveTypes.Float64, len(cov),
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Float64Traits.CastToBytes(cov))}, nil, 0, 0)
+	defer vals.Release()
+	list := array.NewData(cw.schema.Field(0).Type, rows, []*memory.Buffer{nil}, []arrow.ArrayData{vals}, 0, 0)
+	defer list.Release()
+	cols := []arrow.Array{array.MakeFromData(list)}
+	for _, b := range cw.attrs {
+		cols = append(cols, b.NewArray())
+	}
+	rec := array.NewRecord(cw.schema, cols, int64(rows))
+	for _, a := range cols {
+		a.Release()
+	}
+	defer rec.Release()
 	if err := cw.iw.Write(rec); err != nil {
 		cw.err = &IOError{Op: "write covariance", Err: err}
 	}
@@ -170,17 +230,18 @@ func (cw *CovWriter) flush() {
 
 // WriteTest appends test rows.
 func (cw *CovWriter) WriteTest(t *TestRows) error {
-	n := cw.train.N
-	for r := range t.Len() {
-		cw.row(t.Cov[r*n:r*n+n], false, r, t, true)
-	}
+	cw.rows(t.Cov, t.Len(), false, t)
 	return cw.err
 }
 
 // Close writes the last batch and the end-of-stream marker.
 func (cw *CovWriter) Close() error {
-	defer cw.rb.Release()
-	cw.flush()
+	defer func() {
+		for _, b := range cw.attrs {
+			b.Release()
+		}
+	}()
+	cw.flush(cw.buf)
 	if cw.err != nil {
 		return cw.err
 	}

@@ -20,7 +20,9 @@
 // Metadata: gpc:schema = gpc.covariance/1, gpc:n = N, gpc:rows = the number
 // of rows (checked at the end, so a stream cut at a batch boundary is
 // caught), and gpc:tool, gpc:version and the kernel's keys when a gpc tool
-// wrote it.
+// wrote it. gpc-kernel's record batches hold --batch-size rows, fewer where
+// that would be more than 32 MiB of matrix entries (CovBatchRows): 419 rows
+// at N = 10^4.
 //
 // A multi-class stream (gpc-kernel with three or more classes) has
 // gpc:classes, the class names as a JSON array (KeyClasses), and

@@ -135,6 +135,45 @@ func (k *Kernel) Eval(x, y []float64) float64 {
 	return v + k.Bias
 }
 
+// evalRowTo sets dst[j] = k.Eval(xi, x[j*d:j*d+d]) for each j, x holding
+// len(dst) rows of d features: the RBF and ARD kernels in one loop, with
+// Eval's operations in Eval's order (the same bits), the others through
+// Eval. It panics if the lengths disagree.
+func (k *Kernel) evalRowTo(dst, xi, x []float64, d int) {
+	if len(xi) != d || len(x) != len(dst)*d {
+		panic("gp: evalRowTo: the lengths disagree")
+	}
+	switch k.Kind {
+	case KernelRBF:
+		a := k.Alpha[0]
+		aa := a * a
+		for j := range dst {
+			xj := x[j*d : j*d+d]
+			s := 0.0
+			for i, v := range xi {
+				t := v - xj[i]
+				s += t * t
+			}
+			dst[j] = k.Beta*math.Exp(-s/aa) + k.Bias
+		}
+	case KernelARD:
+		alpha := k.Alpha[:d]
+		for j := range dst {
+			xj := x[j*d : j*d+d]
+			s := 0.0
+			for i, v := range xi {
+				t := (v - xj[i]) / alpha[i]
+				s += t * t
+			}
+			dst[j] = k.Beta*math.Exp(-s) + k.Bias
+		}
+	default:
+		for j := range dst {
+			dst[j] = k.Eval(xi, x[j*d:j*d+d])
+		}
+	}
+}
+
 // HyperKind names a kernel hyperparameter.
 type HyperKind int
 

@@ -99,6 +99,16 @@ func candidates(method, order string) []core.Candidate {
 // N).
 const matrixGCPercent = 25
 
+// releaseLarge returns the memory of the N x N matrices just let go of to
+// the operating system at once (a collection, milliseconds on a heap of
+// pointer-free matrices), from 1000 variables on, so that the other tools
+// of a pipeline have it.
+func releaseLarge(n int) {
+	if n >= 1000 {
+		debug.FreeOSMemory()
+	}
+}
+
 // lowerGC sets GOGC to matrixGCPercent unless the user's (the GOGC
 // variable) is lower or off, and returns what restores it.
 func lowerGC() (restore func()) {

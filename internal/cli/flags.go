@@ -63,7 +63,7 @@ func (t *testFlags) validateTest(d *dataFlags) error {
 // batchFlags is --batch-size, the rows per batch of the tools that
 // stream rows.
 type batchFlags struct {
-	BatchSize int `default:"4096" help:"Rows per batch: per Arrow record batch written, and per batch of test rows predicted."`
+	BatchSize int `default:"4096" help:"Rows per batch: per Arrow record batch written (gpc-kernel's: at most 32 MiB of covariance each, so fewer rows above N = 1024), and per batch of test rows predicted."`
 }
 
 func (b *batchFlags) validateBatch() error {

@@ -164,6 +164,7 @@ func (c *predictCmd) run(e *env) error {
 	// The train block is no longer needed: its memory goes before the
 	// cloud's particles come.
 	cloud.Train.Cov = nil
+	releaseLarge(f.N)
 	pos, neg := meta[format.KeyLabelPositive], meta[format.KeyLabelNegative]
 	if pos == "" {
 		pos, neg = "1", "-1"

@@ -155,6 +155,7 @@ func (c *trainCmd) run(e *env) error {
 	train.Cov = nil
 	f.ReleasePredictionParts()
 	parts = core.FactorParts{}
+	releaseLarge(f.N)
 	if sk > 0 {
 		e.rep.startProgress(c.Progress, estimateProgress(shardSamples, f.N))
 		cfg.Progress = e.rep.add
