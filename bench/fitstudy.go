@@ -8,6 +8,8 @@ import (
 	"gpc/core"
 	"gpc/core/fit"
 	"gpc/core/gp"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // LoadSplit reads a data set's train.csv and test.csv (numeric features and
@@ -64,6 +66,10 @@ type FitStudyRow struct {
 	Seconds, CPUSeconds float64
 	// Prior is the prior of the fit (none if its Mu is nil).
 	Prior fit.LogNormalPrior
+	// Hessian is the curvature of the exact log posterior at a MAP fit's
+	// optimum (FitResult.Hessian), for LaplaceLogEvidence; nil if not
+	// measured.
+	Hessian []float64
 	// LogPred is the log predictive probability of each test label.
 	LogPred []float64
 }
@@ -163,12 +169,13 @@ func PairedSE(a, b []float64) float64 {
 	return math.Sqrt(v / (n - 1) / n)
 }
 
-// FitGPC runs gpc's fit (fit.Surface.Fit, the defaults of gpc-fit) from
+// FitGPC runs gpc's fit (fit.Surface.Fit, the defaults of gpc-fit; with
+// the curvature at the optimum, FitResult.Hessian, if hessian is set) from
 // start under prior (none if its Mu is nil; the EP stage gets the same
 // prior), and also returns the EP-evidence optimum its first stage found
 // and the wall and CPU seconds (cpu, if not nil, returns the process's CPU
 // time) of each: the EP stage's alone, and the whole fit.
-func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, prior fit.LogNormalPrior, samples int, seed uint64, cpu func() time.Duration) (exact, ep gp.Kernel, epSecs, fitSecs, epCPU, fitCPU float64, res *fit.FitResult, err error) {
+func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, prior fit.LogNormalPrior, samples int, seed uint64, hessian bool, cpu func() time.Duration) (exact, ep gp.Kernel, epSecs, fitSecs, epCPU, fitCPU float64, res *fit.FitResult, err error) {
 	if cpu == nil {
 		cpu = func() time.Duration { return 0 }
 	}
@@ -188,7 +195,7 @@ func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, prior fit
 	}
 	epSecs, epCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
 	t0, c0 = time.Now(), cpu()
-	res, err = s.Fit(ctx, theta0, fit.FitConfig{Samples: samples, Seed: seed, Prior: prior})
+	res, err = s.Fit(ctx, theta0, fit.FitConfig{Samples: samples, Seed: seed, Prior: prior, Hessian: hessian})
 	fitSecs, fitCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
 	if res == nil {
 		return exact, ep, epSecs, fitSecs, epCPU, fitCPU, nil, err
@@ -196,4 +203,30 @@ func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, prior fit
 	// A fit that ends short of ConvergedRatio is still reported, with its
 	// gradient norm.
 	return *s.KernelAt(res.Theta), *s.KernelAt(epTheta), epSecs, fitSecs, epCPU, fitCPU, res, nil
+}
+
+// LaplaceLogEvidence is the Laplace approximation of the log evidence of a
+// model whose hyperparameters theta (k of them) have a prior: with
+// logJoint = log p(y | theta*) + log p(theta*) at the maximum theta* of
+// the log posterior and H (k x k, row-major) its Hessian there,
+//
+//	log p(y) ~ logJoint + k/2 log(2 pi) - 1/2 log det(-H).
+//
+// It compares models with different hyperparameters (with and without a
+// bias) by their evidence, where their joint densities alone, of different
+// dimension, do not compare. It returns NaN if -H is not positive
+// definite.
+func LaplaceLogEvidence(logJoint float64, h []float64) float64 {
+	k := int(math.Sqrt(float64(len(h))))
+	neg := mat.NewSymDense(k, nil)
+	for i := range k {
+		for j := i; j < k; j++ {
+			neg.SetSym(i, j, -(h[i*k+j]+h[j*k+i])/2)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(neg) {
+		return math.NaN()
+	}
+	return logJoint + float64(k)/2*math.Log(2*math.Pi) - ch.LogDet()/2
 }

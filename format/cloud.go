@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"math"
@@ -470,6 +471,7 @@ type CloudReader struct {
 	done  bool
 
 	v1         bool  // a gpc.cloud/1 stream
+	hashOnly   bool  // the train block's covariances are hashed, not kept
 	testsFirst int   // test rows before the particles; -1: they follow them
 	tests      int   // test rows read
 	sizes      []int // particles per group
@@ -492,6 +494,18 @@ type CloudReader struct {
 
 // OpenCloud opens a cloud stream and reads its train block.
 func OpenCloud(r io.Reader, name string, mem memory.Allocator) (cr *CloudReader, err error) {
+	return openCloud(r, name, mem, false)
+}
+
+// OpenCloudLean is OpenCloud for a reader that predicts only: when the
+// cloud carries its factor and its fingerprint, the train block's
+// covariances are checked against the fingerprint as they pass and not
+// kept (Train.Cov is nil; N x N values fewer in memory).
+func OpenCloudLean(r io.Reader, name string, mem memory.Allocator) (cr *CloudReader, err error) {
+	return openCloud(r, name, mem, true)
+}
+
+func openCloud(r io.Reader, name string, mem memory.Allocator, lean bool) (cr *CloudReader, err error) {
 	in, err := openInput(r, name)
 	if err != nil {
 		return nil, err
@@ -505,6 +519,9 @@ func OpenCloud(r io.Reader, name string, mem memory.Allocator) (cr *CloudReader,
 		return nil, err
 	}
 	cr = &CloudReader{name: name, w: in.w, src: src, meta: schema.Metadata().ToMap()}
+	_, factor := cr.meta[KeyFactor]
+	_, fp := cr.meta[KeyFingerprint]
+	cr.hashOnly = lean && factor && fp
 	if err := cr.start(schema); err != nil {
 		src.release()
 		return nil, err
@@ -622,6 +639,7 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 		*dst = v
 	}
 	hasY, hasID := false, false
+	var h hash.Hash // the train block's hash, when it is not kept
 	for i := range n {
 		ok, err := cr.load()
 		if err != nil {
@@ -638,10 +656,18 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 		if err != nil {
 			return err
 		}
-		if i == 0 {
+		switch {
+		case cr.hashOnly:
+			if i == 0 {
+				h = sha256.New()
+			}
+			h.Write(float64Bytes(vals)) // Fingerprint's bytes on a little-endian machine
+		case i == 0:
 			cr.Train.Cov = make([]float64, 0, n*n)
+			fallthrough
+		default:
+			cr.Train.Cov = append(cr.Train.Cov, vals...)
 		}
-		cr.Train.Cov = append(cr.Train.Cov, vals...)
 		y, yok := numAt(cr.rec.Column(6), cr.row)
 		if i == 0 {
 			hasY = yok
@@ -662,7 +688,13 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 		cr.row++
 		cr.rows++
 	}
-	if fp, ok := cr.meta[KeyFingerprint]; ok && fp != Fingerprint(cr.Train.Cov) {
+	got := ""
+	if h != nil {
+		got = hex.EncodeToString(h.Sum(nil)[:16])
+	} else {
+		got = Fingerprint(cr.Train.Cov)
+	}
+	if fp, ok := cr.meta[KeyFingerprint]; ok && fp != got {
 		return dataErrorf(name, "the train block does not match the cloud's own fingerprint: the stream is corrupt")
 	}
 	if _, ok := cr.meta[KeyFactor]; ok {

@@ -348,3 +348,58 @@ func rewriteMeta(t *testing.T, data []byte, edit func(m map[string]string) map[s
 	}
 	return buf.Bytes()
 }
+
+// TestCloudLean: OpenCloudLean keeps no train block when the cloud carries
+// its factor, still checks the block against the fingerprint, and keeps it
+// when the cloud has no factor.
+func TestCloudLean(t *testing.T) {
+	c := sampleCov()
+	box := core.Box{N: c.N, Cov: c.Cov, Lower: c.Lower, Upper: c.Upper, Mean: c.Mean}
+	f, err := core.Prepare(box, core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy}, 1, 1e-12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := f.Parts()
+	write := func(factor *core.FactorParts, fp string) []byte {
+		var buf bytes.Buffer
+		cw, err := NewCloudWriter(&buf, c, factor, nil, map[string]string{KeyGroupSizes: "2,1", KeyOrder: JoinInts(parts.Perm), KeyFingerprint: fp}, 2, checkedMem(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cloud := sampleParticles()
+		for g := range cloud.Groups {
+			if err := cw.WriteParticles(g, &cloud.Groups[g]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		kept   bool
+		errMsg string
+	}{
+		{"with its factor", write(&parts, Fingerprint(c.Cov)), false, ""},
+		{"without", write(nil, Fingerprint(c.Cov)), true, ""},
+		{"a wrong fingerprint", write(&parts, "00"), false, "does not match the cloud's own fingerprint"},
+	} {
+		cr, err := OpenCloudLean(bytes.NewReader(tc.data), "cloud", checkedMem(t))
+		if tc.errMsg != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errMsg) {
+				t.Errorf("%s: error %v, want %q", tc.name, err, tc.errMsg)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if (cr.Train.Cov != nil) != tc.kept || (tc.kept && !reflect.DeepEqual(cr.Train.Cov, c.Cov)) || !reflect.DeepEqual(cr.Train.Y, c.Y) {
+			t.Errorf("%s: train block %+v", tc.name, cr.Train)
+		}
+		cr.Close()
+	}
+}

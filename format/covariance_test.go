@@ -430,3 +430,27 @@ func TestCovBatchRows(t *testing.T) {
 		}
 	}
 }
+
+// TestFingerprinter: values written in any pieces have Fingerprint's
+// fingerprint.
+func TestFingerprinter(t *testing.T) {
+	t.Parallel()
+	v := make([]float64, 3000)
+	for i := range v {
+		v[i] = math.Sin(float64(i)) * 1e3
+	}
+	v[7], v[8] = math.Inf(-1), math.Copysign(0, -1)
+	want := Fingerprint(v)
+	for _, piece := range []int{1, 7, 1024, 1025, 3000} {
+		f := NewFingerprinter()
+		for lo := 0; lo < len(v); lo += piece {
+			f.Write(v[lo:min(lo+piece, len(v))])
+		}
+		if got := f.Sum(); got != want {
+			t.Errorf("written %d values at a time: %s, want %s", piece, got, want)
+		}
+	}
+	if got, want := NewFingerprinter().Sum(), Fingerprint(nil); got != want {
+		t.Errorf("nothing written: %s, want %s", got, want)
+	}
+}

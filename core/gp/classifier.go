@@ -30,28 +30,54 @@ func (c *Classifier) Box(k *Kernel) core.Box {
 //	R = C (I + K) C,   C = diag(y),   K[i][j] = k(x_i, x_j),
 //
 // row-major n x n, so that the marginal likelihood is P(v >= 0),
-// v ~ N(0, R). The lower triangle is computed in covTile x covTile tiles,
-// each mirrored into the upper one, tile rows shared among GOMAXPROCS
-// goroutines; every entry is computed alone, so R does not depend on their
-// number. It panics if the shapes disagree.
+// v ~ N(0, R). It panics if the shapes disagree.
 func ClassifierCov(k *Kernel, x []float64, d int, y []float64) []float64 {
+	return ClassifierCovRows(k, x, d, y, nil)
+}
+
+// ClassifierCovRows is ClassifierCov that hands over R's rows as they are
+// done: it calls done(r[:m*n]) with m growing to n, one call at a time,
+// once rows 0..m of R are final (rows m.. are being written meanwhile), so
+// that a caller can hash or write them while the rest is computed; done
+// must return quickly. The upper triangle is computed in covTile x covTile
+// tiles, each mirrored into the lower one, tile rows taken in order by
+// GOMAXPROCS goroutines; every entry is computed alone, so R does not
+// depend on their number. It panics if the shapes disagree.
+func ClassifierCovRows(k *Kernel, x []float64, d int, y []float64, done func(rows []float64)) []float64 {
 	n := len(y)
 	if len(x) != n*d {
 		panic("gp: features and labels disagree in length")
 	}
 	r := make([]float64, n*n)
 	tiles := (n + covTile - 1) / covTile
-	var next atomic.Int64 // the next tile row to compute
-	var wg sync.WaitGroup
+	var (
+		next     atomic.Int64 // the next tile row to compute
+		mu       sync.Mutex
+		finished = make([]bool, tiles)
+		final    int // tile rows 0..final are finished
+		wg       sync.WaitGroup
+	)
 	for range min(runtime.GOMAXPROCS(0), tiles) {
 		wg.Go(func() {
 			for {
-				// Tile rows from the bottom: the longest first.
-				t := tiles - 1 - int(next.Add(1)-1)
-				if t < 0 {
+				// Tile rows from the top: the longest first, and a row of
+				// R is final once the tile rows up to its own are (its
+				// part left of the diagonal is their mirror).
+				t := int(next.Add(1) - 1)
+				if t >= tiles {
 					return
 				}
 				classifierTileRow(r, k, x, d, y, t*covTile, min(n, t*covTile+covTile))
+				mu.Lock()
+				finished[t] = true
+				m := final
+				for final < tiles && finished[final] {
+					final++
+				}
+				if final > m && done != nil {
+					done(r[:min(n, final*covTile)*n])
+				}
+				mu.Unlock()
 			}
 		})
 	}
@@ -59,33 +85,33 @@ func ClassifierCov(k *Kernel, x []float64, d int, y []float64) []float64 {
 	return r
 }
 
-// covTile is the side of ClassifierCov's tiles: a tile and its mirror,
+// covTile is the side of ClassifierCovRows's tiles: a tile and its mirror,
 // 2 x 32 KiB, stay in the L2 cache while the mirror is written.
 const covTile = 64
 
-// classifierTileRow computes rows i0..i1 of R left of the diagonal, and the
-// diagonal, and mirrors them into columns i0..i1 above it.
+// classifierTileRow computes rows i0..i1 of R from the diagonal to the
+// right, and mirrors them into columns i0..i1 below the diagonal.
 func classifierTileRow(r []float64, k *Kernel, x []float64, d int, y []float64, i0, i1 int) {
 	n := len(y)
-	for j0 := 0; j0 < i1; j0 += covTile {
-		j1 := min(j0+covTile, i1)
+	for j0 := i0; j0 < n; j0 += covTile {
+		j1 := min(j0+covTile, n)
 		for i := i0; i < i1; i++ {
-			e := min(j1, i+1)
-			if e <= j0 {
+			b := max(j0, i)
+			if b >= j1 {
 				continue
 			}
-			row := r[i*n+j0 : i*n+e]
-			k.evalRowTo(row, x[i*d:i*d+d], x[j0*d:e*d], d)
+			row := r[i*n+b : i*n+j1]
+			k.evalRowTo(row, x[i*d:i*d+d], x[b*d:j1*d], d)
 			for j := range row {
-				row[j] *= y[i] * y[j0+j]
+				row[j] *= y[i] * y[b+j]
 			}
-			if e == i+1 {
-				row[i-j0]++
+			if b == i {
+				row[0]++
 			}
 		}
 		for j := j0; j < j1; j++ {
 			col := r[j*n : j*n+n]
-			for i := max(i0, j+1); i < i1; i++ {
+			for i := i0; i < min(i1, j); i++ {
 				col[i] = r[i*n+j]
 			}
 		}

@@ -27,7 +27,8 @@ func covFeatures(n, d int) (x, y []float64) {
 // TestClassifierCov: the tiled, parallel R is bit for bit the entries'
 // definition y_i y_j k(x_i, x_j) + [i = j], for sizes around the tile's and
 // any GOMAXPROCS, and so are the test rows y_j k(x_j, x*) (x* a training
-// point: its variance is then R's diagonal). Not parallel: it sets
+// point: its variance is then R's diagonal), and so are the rows
+// ClassifierCovRows hands over as they are done. Not parallel: it sets
 // GOMAXPROCS.
 func TestClassifierCov(t *testing.T) {
 	kernels := []gp.Kernel{
@@ -64,6 +65,19 @@ func TestClassifierCov(t *testing.T) {
 				runtime.GOMAXPROCS(old)
 				if !slices.Equal(got, want) {
 					t.Errorf("%v kernel, n = %d, GOMAXPROCS %d: R differs from its definition", k.Kind, n, procs)
+				}
+				// The rows handed over are final when they are, in order.
+				var seen []float64
+				runtime.GOMAXPROCS(procs)
+				gp.ClassifierCovRows(&k, x, 3, y, func(rows []float64) {
+					if len(rows) <= len(seen) || len(rows)%n != 0 {
+						t.Fatalf("%v kernel, n = %d: rows handed over as %d entries after %d", k.Kind, n, len(rows), len(seen))
+					}
+					seen = append(seen, rows[len(seen):]...)
+				})
+				runtime.GOMAXPROCS(old)
+				if !slices.Equal(seen, want) {
+					t.Errorf("%v kernel, n = %d, GOMAXPROCS %d: the rows handed over differ from R's definition", k.Kind, n, procs)
 				}
 			}
 		}

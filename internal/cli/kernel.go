@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gpc/core/gp"
 	"gpc/format"
@@ -236,8 +237,9 @@ func (c *kernelCmd) run(e *env) error {
 		return usagef("--class-alpha and --class-beta are for three or more classes; %s has two", trainF.Name)
 	}
 	n := train.rows
-	cov := &format.Covariance{N: n, Cov: gp.ClassifierCov(k, train.x, d, train.y), Y: train.y, ID: train.id}
-	meta[format.KeyFingerprint] = format.Fingerprint(cov.Cov)
+	r, fp := covFingerprint(k, train)
+	cov := &format.Covariance{N: n, Cov: r, Y: train.y, ID: train.id}
+	meta[format.KeyFingerprint] = fp
 	tests := 0
 	if test != nil {
 		tests = test.rows
@@ -261,6 +263,40 @@ func (c *kernelCmd) run(e *env) error {
 		{Name: "fingerprint", Str: []string{meta[format.KeyFingerprint]}},
 	}}
 	return format.WriteTable(e.stdout, t, format.Text, 0, mem)
+}
+
+// covFingerprint returns the classifier's covariance and its fingerprint
+// (format.Fingerprint's), hashing the rows as the kernel finishes them.
+func covFingerprint(k *gp.Kernel, train *features) ([]float64, string) {
+	fp := format.NewFingerprinter()
+	var (
+		mu     sync.Mutex
+		latest []float64 // the rows final so far
+		ready  = make(chan struct{}, 1)
+		hashed = make(chan struct{})
+	)
+	go func() {
+		defer close(hashed)
+		for h := 0; h < train.rows*train.rows; {
+			<-ready
+			mu.Lock()
+			rows := latest
+			mu.Unlock()
+			fp.Write(rows[h:])
+			h = len(rows)
+		}
+	}()
+	r := gp.ClassifierCovRows(k, train.x, len(train.names), train.y, func(rows []float64) {
+		mu.Lock()
+		latest = rows
+		mu.Unlock()
+		select {
+		case ready <- struct{}{}:
+		default: // the hasher has a signal waiting: it will read latest
+		}
+	})
+	<-hashed
+	return r, fp.Sum()
 }
 
 // testRows computes test rows lo..hi of the covariance stream.

@@ -47,26 +47,33 @@ func TestParseByteSize(t *testing.T) {
 func TestTrainMaxMemory(t *testing.T) {
 	t.Parallel()
 	cov := runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "1.5")})
-	// 12 groups of 250 particles in 8 dimensions: the cloud takes 16 kB a
-	// group, 216 kB in all; a running group 96 kB besides its particles.
+	// 24 groups of 125 particles (EP's default, core.DefaultGroups) in 8
+	// dimensions: the cloud takes 8 kB a group, 192 kB in all; a running
+	// group of 250 takes 124 kB, one of 125 62 kB.
 	args := []string{"--samples", "3000", "--threads", "2"}
 	want := runCLI(t, Train, cliCase{args: args, stdin: cov})
 	if got := runCLI(t, Train, cliCase{args: append(args, "--max-memory", "150kB"), stdin: cov}); !bytes.Equal(got, want) {
 		t.Error("the cloud under --max-memory 150kB differs from the unlimited one")
 	}
-	// Under 100 kB no group of 250 fits (124 kB running, 16 kB spare); the
-	// pilots' groups of 125 do (62 kB).
-	split := runCLI(t, Train, cliCase{args: append(args, "--max-memory", "100kB"), stdin: cov, stderr: "split into"})
+	wr, err := format.OpenCloud(bytes.NewReader(want), "unlimited", format.NewAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := len(wr.GroupSizes())
+	wr.Close()
+	// Under 66 kB no group of 125 fits beside the streamer's spare array
+	// (62 + 8 kB); the pilots' groups of 125 do (62 kB, no cloud).
+	split := runCLI(t, Train, cliCase{args: append(args, "--max-memory", "66kB"), stdin: cov, stderr: "split into"})
 	cr, err := format.OpenCloud(bytes.NewReader(split), "split", format.NewAllocator())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := len(cr.GroupSizes()); g <= 12 {
-		t.Errorf("the cloud under 100 kB has %d groups, want more than 12", g)
+	if g := len(cr.GroupSizes()); g <= groups {
+		t.Errorf("the cloud under 66 kB has %d groups, want more than %d", g, groups)
 	}
 	cr.Close()
 	runCLI(t, Predict, cliCase{stdin: split})
-	runCLI(t, Train, cliCase{args: append(args, "--max-memory", "100kB", "--groups", "12"), stdin: cov, code: ExitUsage, stderr: "memory"})
+	runCLI(t, Train, cliCase{args: append(args, "--max-memory", "66kB", "--groups", strconv.Itoa(groups)), stdin: cov, code: ExitUsage, stderr: "memory"})
 	// The cloud's test rows come first: gpc-predict streams the particles
 	// past them and needs no room for the cloud.
 	if got, all := runCLI(t, Predict, cliCase{args: []string{"--max-memory", "100kB"}, stdin: want}), runCLI(t, Predict, cliCase{stdin: want}); !bytes.Equal(got, all) {

@@ -75,6 +75,10 @@ func (c *predictCmd) Validate() error {
 }
 
 func (c *predictCmd) run(e *env) error {
+	// The train block, the factor and the cloud hold no pointers: collect
+	// when the heap has grown by a quarter, not doubled (N = 5000: 1.5 GB
+	// peak instead of 0.8 GB live).
+	defer lowerGC()()
 	mem := format.NewAllocator()
 	// The cloud's record batches, read one after the other, reuse their
 	// memory.
@@ -92,7 +96,7 @@ func (c *predictCmd) run(e *env) error {
 	testRows := -1  // unknown
 	if c.Cloud == "" {
 		enlargePipe(r)
-		if cloud, err = format.OpenCloud(r, name, cloudMem); err != nil {
+		if cloud, err = format.OpenCloudLean(r, name, cloudMem); err != nil {
 			return err
 		}
 		defer cloud.Close()
@@ -112,7 +116,7 @@ func (c *predictCmd) run(e *env) error {
 			return &format.IOError{Op: "open --cloud", Err: err}
 		}
 		defer cf.Close()
-		if cloud, err = format.OpenCloud(cf, c.Cloud, cloudMem); err != nil {
+		if cloud, err = format.OpenCloudLean(cf, c.Cloud, cloudMem); err != nil {
 			return err
 		}
 		defer cloud.Close()

@@ -93,20 +93,26 @@ func (c *trainCmd) run(e *env) error {
 	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), false); err != nil {
 		return err
 	}
+	// The test rows go before the particles when they are small beside
+	// the cloud, so that gpc-predict predicts them as the particles stream
+	// past instead of holding the cloud; otherwise after them. They are
+	// read (as many as may go first) before the preparation, so that the
+	// tool upstream finishes and lets go of its memory meanwhile.
+	ahead, first, err := readTests(cr, c.BatchSize, aheadBytes(cfg.Samples, train.N), false, name)
+	if err != nil {
+		return err
+	}
 	f, pilots, err := c.prepare(e, boxOf(train), name, &cfg, c.Progress)
 	if err != nil {
 		return err
 	}
+	releaseLarge(f.N) // the preparation's N x N scratch
 	plan, err := core.Plan(cfg, f.N)
 	if err != nil {
 		return err
 	}
-	// The test rows go before the particles when they are small beside
-	// the cloud, so that gpc-predict predicts them as the particles stream
-	// past instead of holding the cloud; otherwise after them.
-	ahead, first, err := readTests(cr, c.BatchSize, aheadBytes(plan.Samples, train.N), false, name)
-	if err != nil {
-		return err
+	if first && int64(ahead.Len())*testRowBytes(train.N) > aheadBytes(plan.Samples, train.N) {
+		first = false // the plan's particles are fewer than asked
 	}
 	meta := c.trainMeta(f, cfg, pilots, train)
 	meta[format.KeyGroups] = strconv.Itoa(plan.Groups)
