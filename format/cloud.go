@@ -3,7 +3,6 @@ package format
 import (
 	"bufio"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -72,13 +71,9 @@ const (
 // covariances with the same fingerprint are, for all practical purposes,
 // the same matrix, bit for bit.
 func Fingerprint(cov []float64) string {
-	h := sha256.New()
-	var b [8]byte
-	for _, v := range cov {
-		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
-		h.Write(b[:])
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	f := NewFingerprinter() // 8 KiB at a time
+	f.Write(cov)
+	return f.Sum()
 }
 
 // cloudSchema is the schema of a cloud stream (format/doc.go); v1 that of
