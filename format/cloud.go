@@ -3,7 +3,6 @@ package format
 import (
 	"bufio"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -72,13 +71,9 @@ const (
 // covariances with the same fingerprint are, for all practical purposes,
 // the same matrix, bit for bit.
 func Fingerprint(cov []float64) string {
-	h := sha256.New()
-	var b [8]byte
-	for _, v := range cov {
-		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
-		h.Write(b[:])
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	f := NewFingerprinter() // 8 KiB at a time
+	f.Write(cov)
+	return f.Sum()
 }
 
 // cloudSchema is the schema of a cloud stream (format/doc.go); v1 that of
@@ -156,7 +151,11 @@ func NewCloudWriter(w io.Writer, train *Covariance, factor *core.FactorParts, te
 		}
 	}
 	schema := cloudSchema(m, false)
-	cw := &CloudWriter{bw: bufio.NewWriter(w), schema: schema, mem: mem, n: train.N, batch: max(1, batchRows)}
+	// Record batches of at most 32 MiB of values, as a covariance
+	// stream's (CovBatchRows): a reader holds a few of them, and none
+	// that its guard must grow into (at N = 5000, 4096 particles are
+	// 164 MB).
+	cw := &CloudWriter{bw: bufio.NewWriter(w), schema: schema, mem: mem, n: train.N, batch: CovBatchRows(train.N, batchRows)}
 	cw.iw = ipc.NewWriter(cw.bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	cw.rb = array.NewRecordBuilder(mem, schema)
 	n := train.N
@@ -188,7 +187,7 @@ func NewCloudWriter(w io.Writer, train *Covariance, factor *core.FactorParts, te
 }
 
 // factorBatchValues bounds the values of a record batch of factor rows.
-var factorBatchValues = 1 << 22 // a variable for the tests
+var factorBatchValues = 1 << 21 // 16 MiB a column, 32 MiB a batch, as CovBatchRows; a variable for the tests
 
 // writeFactor writes the factor rows: row k holds row k of L in cov and,
 // for an EP factor, row k of R's Cholesky factor in z, their first k + 1

@@ -63,7 +63,7 @@
 // absent. gpc-train writes each group as soon as it and the groups before
 // it are estimated, so the stream's size does not bound the memory of
 // either tool; it puts the test rows first when they take at most a
-// sixteenth of the cloud's memory (or 1 MiB), so that gpc-predict predicts
+// quarter of the cloud's memory (or 1 MiB), so that gpc-predict predicts
 // them as the particles stream past, holding a few record batches instead
 // of the cloud. The estimate of log P (the log marginal likelihood) and
 // its standard error are those of the group rows' estimates
