@@ -310,8 +310,9 @@ func TestArrowJSInterop(t *testing.T) {
 		t.Error("gpc-train's cloud from the Arrow JS covariance differs from the one from gpc-kernel's")
 	}
 
-	// 5. Arrow JS reads the cloud: the train block, the test rows (before
-	// the particles: they are few), the particles with their normalized
+	// 5. Arrow JS reads the cloud: the train block, the factor's rows (row
+	// k of L, its first k + 1 entries), the test rows (before the
+	// particles: they are few), the particles with their normalized
 	// weights, each group followed by its row with its estimate.
 	jcl := jsRead(t, script, cloud)
 	cr, err := format.OpenCloud(bytes.NewReader(cloud), "cloud", format.NewAllocator())
@@ -320,7 +321,7 @@ func TestArrowJSInterop(t *testing.T) {
 	}
 	defer cr.Close()
 	kinds, z, logW, group, groupLogP := column(t, jcl, "kind"), column(t, jcl, "z"), column(t, jcl, "log_w"), column(t, jcl, "group"), column(t, jcl, "log_p")
-	if jcl.NumRows != n+tests+2000+cr.Groups() || jcl.Metadata[format.KeySchema] != format.SchemaCloud || jcl.Metadata[format.KeyTestsFirst] != strconv.Itoa(tests) || !cr.TestsFirst() {
+	if jcl.NumRows != 2*n+tests+2000+cr.Groups() || cr.Factor == nil || jcl.Metadata[format.KeySchema] != format.SchemaCloud || jcl.Metadata[format.KeyTestsFirst] != strconv.Itoa(tests) || !cr.TestsFirst() {
 		t.Fatalf("the cloud as Arrow JS reads it: %d rows, metadata %v", jcl.NumRows, jcl.Metadata)
 	}
 	r := 0
@@ -332,8 +333,20 @@ func TestArrowJSInterop(t *testing.T) {
 			}
 		}
 	}
-	for ; r < n+tests; r++ {
-		if kinds[r] != "test" || !same(num(t, column(t, jcl, "var")[r]), want.Test.Var[r-n]) {
+	for ; r < 2*n; r++ {
+		k := r - n
+		row := nums(t, column(t, jcl, "cov")[r])
+		if kinds[r] != "factor" || len(row) != k+1 {
+			t.Fatalf("cloud row %d: %v, %d entries", r, kinds[r], len(row))
+		}
+		for j := range row {
+			if !same(row[j], cr.Factor.L[k*n+j]) {
+				t.Fatalf("cloud row %d: %v, L[%d][%d] = %v, gpc reads %v", r, kinds[r], k, j, row[j], cr.Factor.L[k*n+j])
+			}
+		}
+	}
+	for ; r < 2*n+tests; r++ {
+		if kinds[r] != "test" || !same(num(t, column(t, jcl, "var")[r]), want.Test.Var[r-2*n]) {
 			t.Fatalf("cloud row %d: %v", r, kinds[r])
 		}
 	}
