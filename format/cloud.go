@@ -159,16 +159,8 @@ func NewCloudWriter(w io.Writer, train *Covariance, factor *core.FactorParts, te
 	cw.iw = ipc.NewWriter(cw.bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	cw.rb = array.NewRecordBuilder(mem, schema)
 	n := train.N
-	for r := range n {
-		id := ""
-		if train.ID != nil {
-			id = train.ID[r]
-		}
-		y := math.NaN()
-		if train.Y != nil {
-			y = train.Y[r]
-		}
-		if err := cw.row(KindTrain, train.Cov[r*n:r*n+n], nil, math.NaN(), -1, math.NaN(), y, id, math.NaN()); err != nil {
+	for r0 := 0; r0 < n; r0 += cw.batch {
+		if err := cw.writeTrainBatch(train, r0, min(n, r0+cw.batch)); err != nil {
 			return nil, err
 		}
 	}
@@ -337,6 +329,66 @@ func (cw *CloudWriter) WriteParticles(g int, grp *core.CloudGroup) error {
 		return err
 	}
 	return cw.flush()
+}
+
+// writeTrainBatch writes train rows [r0, r1) as one record, wrapping the
+// covariance's memory as the cov column's values (N x N values through
+// no builder).
+func (cw *CloudWriter) writeTrainBatch(train *Covariance, r0, r1 int) error {
+	k, n := r1-r0, cw.n
+	mem := cw.mem
+	f64 := arrow.PrimitiveTypes.Float64
+	listType := cw.schema.Field(1).Type
+	offsets := make([]int32, k+1)
+	for p := range offsets {
+		offsets[p] = int32(p * n)
+	}
+	listOf := func(off []int32, vals []float64) arrow.Array {
+		child := array.NewData(f64, len(vals), []*memory.Buffer{nil, memory.NewBufferBytes(float64Bytes(vals))}, nil, 0, 0)
+		defer child.Release()
+		d := array.NewData(listType, k, []*memory.Buffer{nil, memory.NewBufferBytes(int32Bytes(off))}, []arrow.ArrayData{child}, 0, 0)
+		defer d.Release()
+		return array.NewListData(d)
+	}
+	kind := array.NewStringBuilder(mem)
+	defer kind.Release()
+	y := array.NewFloat64Builder(mem)
+	defer y.Release()
+	id := array.NewStringBuilder(mem)
+	defer id.Release()
+	for r := r0; r < r1; r++ {
+		kind.Append(KindTrain)
+		if train.Y == nil || math.IsNaN(train.Y[r]) {
+			y.AppendNull()
+		} else {
+			y.Append(train.Y[r])
+		}
+		if train.ID == nil || train.ID[r] == "" {
+			id.AppendNull()
+		} else {
+			id.Append(train.ID[r])
+		}
+	}
+	cols := []arrow.Array{
+		kind.NewArray(),
+		listOf(offsets, train.Cov[r0*n:r1*n]),
+		listOf(make([]int32, k+1), nil),
+		array.MakeArrayOfNull(mem, f64, k),
+		array.MakeArrayOfNull(mem, arrow.PrimitiveTypes.Int32, k),
+		array.MakeArrayOfNull(mem, f64, k),
+		y.NewArray(),
+		id.NewArray(),
+		array.MakeArrayOfNull(mem, f64, k),
+	}
+	rec := array.NewRecord(cw.schema, cols, int64(k))
+	for _, c := range cols {
+		c.Release()
+	}
+	defer rec.Release()
+	if err := cw.iw.Write(rec); err != nil {
+		return &IOError{Op: "write cloud", Err: err}
+	}
+	return nil
 }
 
 // writeParticleBatch writes one record of len(logW) particles whose z rows

@@ -169,9 +169,9 @@ func TestCloudLayoutErrors(t *testing.T) {
 	}{
 		{"leading test rows missing", write(nil, twoFirst, false, 0.1), "0 test rows before the particles, but metadata gpc:tests_first announces 2"},
 		{"test rows after a tests-first cloud", write(nil, zeroFirst, true, 0.1), "a test row after the particles, but metadata gpc:tests_first says"},
-		{"NaN draw", write(&c.Test, meta(), false, math.NaN()), "batch 1, row 5, z[0]: NaN: values must be finite"},
+		{"NaN draw", write(&c.Test, meta(), false, math.NaN()), "batch 2, row 5, z[0]: NaN: values must be finite"},
 		{"Inf draw", write(nil, meta(), true, math.Inf(1)), "values must be finite"},
-		{"particles missing", write(&c.Test, wrongCount, false, 0.1), `batch 4, row 9: a "group" row where particle 1 of group 1 was expected`},
+		{"particles missing", write(&c.Test, wrongCount, false, 0.1), `batch 5, row 9: a "group" row where particle 1 of group 1 was expected`},
 		{"group row missing", write(&c.Test, shortGroup, false, 0.1), `a "particle" row (group 0) where the row of group 0 was expected, after its 1 particles`},
 		{"NaN group estimate", write(&c.Test, meta(), false, 0.1, math.NaN()), `column "log_p": NaN: a group's estimate of log P must be a number below +Inf`},
 	} {
