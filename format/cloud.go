@@ -190,9 +190,6 @@ func (cw *CloudWriter) writeFactor(fp *core.FactorParts) error {
 		return err
 	}
 	n := fp.N
-	mem := cw.mem
-	f64 := arrow.PrimitiveTypes.Float64
-	listType := cw.schema.Field(1).Type
 	for k0 := 0; k0 < n; {
 		k1, vals := k0, 0
 		for k1 < n && (k1 == k0 || vals+k1+1 <= factorBatchValues) {
@@ -214,38 +211,9 @@ func (cw *CloudWriter) writeFactor(fp *core.FactorParts) error {
 			}
 			copy(zOff, offsets)
 		}
-		listOf := func(off []int32, vals []float64) arrow.Array {
-			child := array.NewData(f64, len(vals), []*memory.Buffer{nil, memory.NewBufferBytes(float64Bytes(vals))}, nil, 0, 0)
-			defer child.Release()
-			d := array.NewData(listType, k, []*memory.Buffer{nil, memory.NewBufferBytes(int32Bytes(off))}, []arrow.ArrayData{child}, 0, 0)
-			defer d.Release()
-			return array.NewListData(d)
-		}
-		kind := array.NewStringBuilder(mem)
-		kind.Reserve(k)
-		for range k {
-			kind.Append(KindFactor)
-		}
-		cols := []arrow.Array{
-			kind.NewArray(),
-			listOf(offsets, lv),
-			listOf(zOff, zv),
-			array.MakeArrayOfNull(mem, f64, k),
-			array.MakeArrayOfNull(mem, arrow.PrimitiveTypes.Int32, k),
-			array.MakeArrayOfNull(mem, f64, k),
-			array.MakeArrayOfNull(mem, f64, k),
-			array.MakeArrayOfNull(mem, arrow.BinaryTypes.String, k),
-			array.MakeArrayOfNull(mem, f64, k),
-		}
-		kind.Release()
-		rec := array.NewRecord(cw.schema, cols, int64(k))
-		for _, c := range cols {
-			c.Release()
-		}
-		err := cw.iw.Write(rec)
-		rec.Release()
-		if err != nil {
-			return &IOError{Op: "write cloud", Err: err}
+		if err := cw.writeColumns(k, cw.kinds(KindFactor, k), cw.viewList(offsets, lv), cw.viewList(zOff, zv),
+			cw.nulls(3, k), cw.nulls(4, k), cw.nulls(5, k), cw.nulls(6, k), cw.nulls(7, k), cw.nulls(8, k)); err != nil {
+			return err
 		}
 		k0 = k1
 	}
@@ -336,28 +304,11 @@ func (cw *CloudWriter) WriteParticles(g int, grp *core.CloudGroup) error {
 // no builder).
 func (cw *CloudWriter) writeTrainBatch(train *Covariance, r0, r1 int) error {
 	k, n := r1-r0, cw.n
-	mem := cw.mem
-	f64 := arrow.PrimitiveTypes.Float64
-	listType := cw.schema.Field(1).Type
-	offsets := make([]int32, k+1)
-	for p := range offsets {
-		offsets[p] = int32(p * n)
-	}
-	listOf := func(off []int32, vals []float64) arrow.Array {
-		child := array.NewData(f64, len(vals), []*memory.Buffer{nil, memory.NewBufferBytes(float64Bytes(vals))}, nil, 0, 0)
-		defer child.Release()
-		d := array.NewData(listType, k, []*memory.Buffer{nil, memory.NewBufferBytes(int32Bytes(off))}, []arrow.ArrayData{child}, 0, 0)
-		defer d.Release()
-		return array.NewListData(d)
-	}
-	kind := array.NewStringBuilder(mem)
-	defer kind.Release()
-	y := array.NewFloat64Builder(mem)
+	y := array.NewFloat64Builder(cw.mem)
 	defer y.Release()
-	id := array.NewStringBuilder(mem)
+	id := array.NewStringBuilder(cw.mem)
 	defer id.Release()
 	for r := r0; r < r1; r++ {
-		kind.Append(KindTrain)
 		if train.Y == nil || math.IsNaN(train.Y[r]) {
 			y.AppendNull()
 		} else {
@@ -369,73 +320,65 @@ func (cw *CloudWriter) writeTrainBatch(train *Covariance, r0, r1 int) error {
 			id.Append(train.ID[r])
 		}
 	}
-	cols := []arrow.Array{
-		kind.NewArray(),
-		listOf(offsets, train.Cov[r0*n:r1*n]),
-		listOf(make([]int32, k+1), nil),
-		array.MakeArrayOfNull(mem, f64, k),
-		array.MakeArrayOfNull(mem, arrow.PrimitiveTypes.Int32, k),
-		array.MakeArrayOfNull(mem, f64, k),
-		y.NewArray(),
-		id.NewArray(),
-		array.MakeArrayOfNull(mem, f64, k),
-	}
-	rec := array.NewRecord(cw.schema, cols, int64(k))
-	for _, c := range cols {
-		c.Release()
-	}
-	defer rec.Release()
-	if err := cw.iw.Write(rec); err != nil {
-		return &IOError{Op: "write cloud", Err: err}
-	}
-	return nil
+	return cw.writeColumns(k, cw.kinds(KindTrain, k), cw.viewList(rowOffsets(k, n), train.Cov[r0*n:r1*n]), cw.viewList(make([]int32, k+1), nil),
+		cw.nulls(3, k), cw.nulls(4, k), cw.nulls(5, k), y.NewArray(), id.NewArray(), cw.nulls(8, k))
 }
 
 // writeParticleBatch writes one record of len(logW) particles whose z rows
 // are z (row-major), wrapping z's memory as the column's values.
 func (cw *CloudWriter) writeParticleBatch(g int, z, logW []float64) error {
 	k, n := len(logW), cw.n
-	mem := cw.mem
-	f64 := arrow.PrimitiveTypes.Float64
-	listType := cw.schema.Field(2).Type // the schema's list of float64
-	offsets := make([]int32, k+1)
-	for p := range offsets {
-		offsets[p] = int32(p * n)
-	}
-	zeros := make([]int32, k+1)
-	listOf := func(off []int32, vals []float64) arrow.Array {
-		child := array.NewData(f64, len(vals), []*memory.Buffer{nil, memory.NewBufferBytes(float64Bytes(vals))}, nil, 0, 0)
-		defer child.Release()
-		d := array.NewData(listType, k, []*memory.Buffer{nil, memory.NewBufferBytes(int32Bytes(off))}, []arrow.ArrayData{child}, 0, 0)
-		defer d.Release()
-		return array.NewListData(d)
-	}
-	kind := array.NewStringBuilder(mem)
-	defer kind.Release()
-	kind.Reserve(k)
-	for range k {
-		kind.Append(KindParticle)
-	}
-	grp := array.NewInt32Builder(mem)
+	grp := array.NewInt32Builder(cw.mem)
 	defer grp.Release()
 	grp.Reserve(k)
 	for range k {
 		grp.Append(int32(g))
 	}
-	lw := array.NewFloat64Builder(mem)
+	lw := array.NewFloat64Builder(cw.mem)
 	defer lw.Release()
 	lw.AppendValues(logW, nil)
-	cols := []arrow.Array{
-		kind.NewArray(),
-		listOf(zeros, nil),
-		listOf(offsets, z),
-		lw.NewArray(),
-		grp.NewArray(),
-		array.MakeArrayOfNull(mem, f64, k),
-		array.MakeArrayOfNull(mem, f64, k),
-		array.MakeArrayOfNull(mem, arrow.BinaryTypes.String, k),
-		array.MakeArrayOfNull(mem, f64, k),
+	return cw.writeColumns(k, cw.kinds(KindParticle, k), cw.viewList(make([]int32, k+1), nil), cw.viewList(rowOffsets(k, n), z),
+		lw.NewArray(), grp.NewArray(), cw.nulls(5, k), cw.nulls(6, k), cw.nulls(7, k), cw.nulls(8, k))
+}
+
+// rowOffsets are the list offsets of k rows of n values each.
+func rowOffsets(k, n int) []int32 {
+	off := make([]int32, k+1)
+	for p := range off {
+		off[p] = int32(p * n)
 	}
+	return off
+}
+
+// viewList is a List<float64> column of len(off) - 1 rows, row i the
+// values vals[off[i]:off[i+1]], wrapping vals' memory (not copied).
+func (cw *CloudWriter) viewList(off []int32, vals []float64) arrow.Array {
+	child := array.NewData(arrow.PrimitiveTypes.Float64, len(vals), []*memory.Buffer{nil, memory.NewBufferBytes(float64Bytes(vals))}, nil, 0, 0)
+	defer child.Release()
+	d := array.NewData(cw.schema.Field(1).Type, len(off)-1, []*memory.Buffer{nil, memory.NewBufferBytes(int32Bytes(off))}, []arrow.ArrayData{child}, 0, 0)
+	defer d.Release()
+	return array.NewListData(d)
+}
+
+// kinds is a kind column of k rows of kind.
+func (cw *CloudWriter) kinds(kind string, k int) arrow.Array {
+	b := array.NewStringBuilder(cw.mem)
+	defer b.Release()
+	b.Reserve(k)
+	for range k {
+		b.Append(kind)
+	}
+	return b.NewArray()
+}
+
+// nulls is k nulls of the type of the schema's column col.
+func (cw *CloudWriter) nulls(col, k int) arrow.Array {
+	return array.MakeArrayOfNull(cw.mem, cw.schema.Field(col).Type, k)
+}
+
+// writeColumns writes one record of k rows made of cols (the schema's
+// columns, in order), and releases them.
+func (cw *CloudWriter) writeColumns(k int, cols ...arrow.Array) error {
 	rec := array.NewRecord(cw.schema, cols, int64(k))
 	for _, c := range cols {
 		c.Release()
