@@ -237,23 +237,10 @@ func TestCloudFactor(t *testing.T) {
 		parts := f.Parts()
 		for _, values := range []int{1 << 22, 3, 1} {
 			factorBatchValues = values
-			var buf bytes.Buffer
-			meta := map[string]string{KeyGroupSizes: "2,1", KeyOrder: JoinInts(parts.Perm), KeyFingerprint: Fingerprint(c.Cov),
-				KeyRows: "11"} // 3 train, 3 factor, 3 particle and 2 group rows
-			cw, err := NewCloudWriter(&buf, c, &parts, nil, meta, 2, checkedMem(t))
-			if err != nil {
-				t.Fatal(err)
-			}
 			cloud := sampleParticles()
-			for g := range cloud.Groups {
-				if err := cw.WriteParticles(g, &cloud.Groups[g]); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := cw.Close(); err != nil {
-				t.Fatal(err)
-			}
-			cr, _, got, err := readCloud(t, buf.Bytes())
+			data := writeFactorCloud(t, c, &parts, map[string]string{KeyFingerprint: Fingerprint(c.Cov),
+				KeyRows: "11"}, 2) // 3 train, 3 factor, 3 particle and 2 group rows
+			cr, _, got, err := readCloud(t, data)
 			if err != nil {
 				t.Fatalf("%v, %d values a batch: %v", cand, values, err)
 			}
@@ -278,23 +265,8 @@ func TestCloudFactorErrors(t *testing.T) {
 	}
 	write := func(edit func(m map[string]string) map[string]string) []byte {
 		parts := f.Parts()
-		var buf bytes.Buffer
-		meta := map[string]string{KeyGroupSizes: "2,1", KeyOrder: JoinInts(parts.Perm), KeyFingerprint: Fingerprint(c.Cov)}
-		cw, err := NewCloudWriter(&buf, c, &parts, nil, meta, 100, checkedMem(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cloud := sampleParticles()
-		for g := range cloud.Groups {
-			if err := cw.WriteParticles(g, &cloud.Groups[g]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := cw.Close(); err != nil {
-			t.Fatal(err)
-		}
 		// The schema's metadata edited: the stream rewritten with it.
-		return rewriteMeta(t, buf.Bytes(), edit)
+		return rewriteMeta(t, writeFactorCloud(t, c, &parts, map[string]string{KeyFingerprint: Fingerprint(c.Cov)}, 100), edit)
 	}
 	for _, tc := range []struct {
 		name string
@@ -321,6 +293,34 @@ func TestCloudFactorErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeFactorCloud writes a cloud of c with factor (nil: none), meta
+// (gpc:group_sizes and gpc:order added unless set) and sampleParticles'
+// groups, batch rows a record batch.
+func writeFactorCloud(t *testing.T, c *Covariance, factor *core.FactorParts, meta map[string]string, batch int) []byte {
+	t.Helper()
+	if _, ok := meta[KeyGroupSizes]; !ok {
+		meta[KeyGroupSizes] = "2,1"
+	}
+	if _, ok := meta[KeyOrder]; !ok && factor != nil {
+		meta[KeyOrder] = JoinInts(factor.Perm)
+	}
+	var buf bytes.Buffer
+	cw, err := NewCloudWriter(&buf, c, factor, nil, meta, batch, checkedMem(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloud := sampleParticles()
+	for g := range cloud.Groups {
+		if err := cw.WriteParticles(g, &cloud.Groups[g]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // rewriteMeta rewrites an Arrow stream with its schema's metadata edited.
@@ -361,21 +361,7 @@ func TestCloudLean(t *testing.T) {
 	}
 	parts := f.Parts()
 	write := func(factor *core.FactorParts, fp string) []byte {
-		var buf bytes.Buffer
-		cw, err := NewCloudWriter(&buf, c, factor, nil, map[string]string{KeyGroupSizes: "2,1", KeyOrder: JoinInts(parts.Perm), KeyFingerprint: fp}, 2, checkedMem(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cloud := sampleParticles()
-		for g := range cloud.Groups {
-			if err := cw.WriteParticles(g, &cloud.Groups[g]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := cw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return buf.Bytes()
+		return writeFactorCloud(t, c, factor, map[string]string{KeyOrder: JoinInts(parts.Perm), KeyFingerprint: fp}, 2)
 	}
 	for _, tc := range []struct {
 		name   string
