@@ -113,7 +113,7 @@ func NewEP(box Box, jitter float64) (*EP, error) {
 // for the proposal; the evidence and its gradient, EP.LogEvidence and
 // EP.Score, want tighter).
 func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
-	return newEP(box, jitter, tol, nil, false)
+	return newEP(box, jitter, tol, nil, false, false)
 }
 
 // lazyEP reports whether the proposal's EP on n variables leaves out the
@@ -121,8 +121,9 @@ func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
 func lazyEP(n int) bool { return n >= EPLargeN }
 
 // newEP is NewEPTol telling tr of its phases; with lazy set it leaves out
-// the recompute (see epLazy).
-func newEP(box Box, jitter, tol float64, tr Trace, lazy bool) (*EP, error) {
+// the recompute (see epLazy), with widen set it widens the sites after the
+// sweeps (widenSites: MethodEP's proposal).
+func newEP(box Box, jitter, tol float64, tr Trace, lazy, widen bool) (*EP, error) {
 	n := box.N
 	tr.printf("EP: factorising R (%d variables)", n)
 	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, jitter)
@@ -141,8 +142,13 @@ func newEP(box Box, jitter, tol float64, tr Trace, lazy bool) (*EP, error) {
 	if err := e.sweep(); err != nil {
 		return nil, err
 	}
-	if lazy {
-		e.lazy = true
+	e.lazy = lazy
+	if widen {
+		if err := e.widenSites(tr); err != nil {
+			return nil, err
+		}
+	}
+	if e.lazy {
 		e.M = symLowerMulVec(e.M, e.Sigma, n, e.Nu)
 		e.LogZ = math.NaN()
 		return e, nil
@@ -464,10 +470,22 @@ func (e *EP) factorTrace(ord Ordering, labels []float64, tr Trace, last bool) (*
 }
 
 // PrepareEP is NewEP followed by EP.Factor, as Prepare does it (from
-// EPLargeN variables on without NewEP's recompute, see epLazy), so that
-// it rebuilds a prepared factor from its order.
+// EPLargeN variables on with the sites widened, widenSites, and without
+// NewEP's recompute, see epLazy), so that it rebuilds a prepared factor
+// from its order.
 func PrepareEP(box Box, ord Ordering, jitter float64) (*Factor, error) {
-	e, err := newEP(box, jitter, EPTol, nil, lazyEP(box.N))
+	return prepareEP(box, ord, jitter, true)
+}
+
+// PrepareEPUnwidened is PrepareEP with EP's own sites, as gpc prepared
+// MethodEP before the sites were widened: what rebuilds the factor of a
+// cloud that does not carry it (gpc.cloud/2).
+func PrepareEPUnwidened(box Box, ord Ordering, jitter float64) (*Factor, error) {
+	return prepareEP(box, ord, jitter, false)
+}
+
+func prepareEP(box Box, ord Ordering, jitter float64, widen bool) (*Factor, error) {
+	e, err := newEP(box, jitter, EPTol, nil, lazyEP(box.N), widen && widenEP(box.N))
 	if err != nil {
 		return nil, err
 	}

@@ -249,7 +249,12 @@ func TestPipelinePipes(t *testing.T) {
 // cloud with its test rows first; --cloud with test rows that fit ahead)
 // or holds the cloud (a gpc.cloud/1 stream, written by gpc-train 0.1.0
 // before the test rows moved ahead of the particles; --cloud with more
-// test rows than fit ahead), soft and hard.
+// test rows than fit ahead), soft and hard. The gpc.cloud/1 stream carries
+// no factor: gpc-predict prepares it again, with EP's own sites as its
+// writer did (core.PrepareEPUnwidened), and its posteriors are those that
+// gpc-predict gave before the proposal's sites were widened
+// (testdata/cloud-v1-*.golden, written by ee6dcb8's gpc-predict, which
+// gave the same bits from gpc-train's cloud of the same problem).
 func TestPredictStreamAndHeld(t *testing.T) {
 	t.Parallel()
 	v1, err := os.ReadFile("testdata/cloud-v1.arrows") // --samples 320 --groups 4
@@ -262,27 +267,41 @@ func TestPredictStreamAndHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	cov := runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "1.5")})
-	v2 := runCLI(t, Train, cliCase{args: []string{"--samples", "320", "--groups", "4"}, stdin: cov})
-	cr, err := format.OpenCloud(bytes.NewReader(v2), "v2", format.NewAllocator())
+	v3 := runCLI(t, Train, cliCase{args: []string{"--samples", "320", "--groups", "4"}, stdin: cov})
+	cr, err := format.OpenCloud(bytes.NewReader(v3), "v3", format.NewAllocator())
 	if err != nil || !cr.TestsFirst() {
 		t.Fatalf("gpc-train's cloud of 4 test rows: tests first %v, %v", cr != nil && cr.TestsFirst(), err)
 	}
 	cr.Close()
+	v3File := filepath.Join(dir, "cloud-v3.arrows")
+	if err := os.WriteFile(v3File, v3, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, count := range []string{"soft", "hard"} {
 		args := []string{"--format", "csv", "--count", count, "--threads", "3"}
+		golden, err := os.ReadFile("testdata/cloud-v1-" + count + ".golden")
+		if err != nil {
+			t.Fatal(err)
+		}
 		want := runCLI(t, Predict, cliCase{args: args, stdin: v1}) // held
+		if !bytes.Equal(want, golden) {
+			t.Errorf("v1 cloud, held, %s count:\n%s\nwant (testdata/cloud-v1-%s.golden):\n%s", count, want, count, golden)
+		}
+		want3 := runCLI(t, Predict, cliCase{args: args, stdin: v3})
 		for _, c := range []struct {
 			name  string
 			args  []string
 			stdin []byte
+			want  []byte
 		}{
-			{"v2 cloud, streamed", nil, v2},
-			{"--cloud v1, streamed", []string{"--cloud", v1File}, cov},
-			{"v1 cloud, one thread", []string{"--threads", "1"}, v1},
-			{"v2 cloud, batches of 1", []string{"--batch-size", "1"}, v2},
+			{"--cloud v1, streamed", []string{"--cloud", v1File}, cov, want},
+			{"v1 cloud, one thread", []string{"--threads", "1"}, v1, want},
+			{"v3 cloud, batches of 1", []string{"--batch-size", "1"}, v3, want3},
+			{"v3 cloud, one thread", []string{"--threads", "1"}, v3, want3},
+			{"--cloud v3, streamed", []string{"--cloud", v3File}, cov, want3},
 		} {
-			if got := runCLI(t, Predict, cliCase{args: append(append([]string{}, args...), c.args...), stdin: c.stdin}); !bytes.Equal(got, want) {
-				t.Errorf("%s, %s count:\n%s\nwant (v1 cloud, held):\n%s", c.name, count, got, want)
+			if got := runCLI(t, Predict, cliCase{args: append(append([]string{}, args...), c.args...), stdin: c.stdin}); !bytes.Equal(got, c.want) {
+				t.Errorf("%s, %s count:\n%s\nwant:\n%s", c.name, count, got, c.want)
 			}
 		}
 		// 200 test rows take 200 x 192 bytes (testRowBytes) ahead: under

@@ -147,7 +147,8 @@ func (c *predictCmd) run(e *env) error {
 	jitter, _ := strconv.ParseFloat(meta[format.KeyJitter], 64)
 	// The factor the particles were drawn with: the cloud's own (gpc-train
 	// writes it), else (a gpc.cloud/2 stream) rebuilt in their order: for
-	// ep, EP is deterministic and gives the same Gaussian again.
+	// ep, EP is deterministic and gives the same Gaussian again, with EP's
+	// own sites as gpc.cloud/2's writers had them (not widened).
 	f := cloud.Factor
 	cloud.Factor = nil // f only: predicting in one pass lets go of it once the test basis is made
 	if f == nil {
@@ -158,7 +159,7 @@ func (c *predictCmd) run(e *env) error {
 		box.Labels = nil
 		ord := core.Ordering{Kind: core.OrderGiven, Perm: cloud.Perm}
 		if meta[format.KeyMethod] == core.MethodEP.String() {
-			f, err = core.PrepareEP(box, ord, jitter)
+			f, err = core.PrepareEPUnwidened(box, ord, jitter)
 		} else {
 			f, err = core.NewFactor(box, ord, jitter)
 		}
