@@ -173,6 +173,13 @@ type Config struct {
 	// particles besides the running groups' (gpc-train writes the cloud
 	// this way, never holding it). Sink and Keep exclude each other.
 	Sink func(g int, grp *CloudGroup) error
+	// SinkAhead is how many finished groups' particles may wait for Sink
+	// while the workers go on (1 if 0): more lets the estimate run ahead
+	// of a Sink that is slow to start (gpc-train's waits for the cloud's
+	// head to be written). Their arrays are allocated only when the
+	// workers get that far ahead. The planned configuration (Plan) holds
+	// what fits in MaxMemory beside the running groups, at least 1.
+	SinkAhead int
 	// Alloc, if not nil, allocates the particles' arrays of draws (n
 	// values, which the filter overwrites): the tools pass one that commits
 	// the memory at once, which costs a fifth of a page fault per page on
@@ -462,7 +469,7 @@ func GroupSizes(m, g int) []int {
 // their outcomes and, with cfg.Keep, their particles (indexed from first).
 // With cfg.Sink, each group's particles go to it in group order (a
 // streamer goroutine), and a worker that hands its particles over takes a
-// spare array for its next group: workers + 1 arrays in all.
+// spare array for its next group: workers + cfg.SinkAhead arrays at most.
 func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, last int, workers int) ([]GroupResult, []CloudGroup, error) {
 	outs := make([]GroupResult, last-first)
 	var kept []CloudGroup
@@ -548,14 +555,17 @@ func newStreamer(ctx context.Context, cancel func(), cfg *Config, n int, sizes [
 	if cfg.Sink == nil {
 		return nil
 	}
+	ahead := max(1, cfg.SinkAhead)
 	st := &streamer{
 		ctx: ctx, cancel: cancel, sink: cfg.Sink,
 		alloc:  func() []float64 { return cfg.alloc(sizes[first] * n) },
-		done:   make(chan handed, workers+1),
-		free:   make(chan []float64, workers+1),
+		done:   make(chan handed, workers+ahead),
+		free:   make(chan []float64, workers+ahead),
 		exited: make(chan struct{}),
 	}
-	st.free <- nil // the spare array, allocated when first taken
+	for range ahead {
+		st.free <- nil // the spare arrays, allocated when first taken
+	}
 	go func() {
 		defer close(st.exited)
 		pending := map[int]handed{}

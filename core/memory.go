@@ -16,7 +16,8 @@ import "fmt"
 //     size-weighted mean of their estimates, posteriors weighted by them),
 //     so the result agrees with the unsplit run's within its standard error;
 //   - with Sink, the groups are handed over as they end and one spare
-//     group's draws is counted besides the running groups;
+//     group's draws is counted besides the running groups (SinkAhead
+//     more, as many as fit beside them);
 //   - with Keep, a cloud larger than the limit cannot be returned at once:
 //     Estimate returns a *MemoryError (gpc-train streams its cloud through
 //     Sink instead).
@@ -47,9 +48,33 @@ func filterBytes(m, n, bs int, keep bool) int64 {
 func CloudBytes(m, n int) int64 { return int64(m) * int64(n+1) * 8 }
 
 // plan resolves c's defaults and its memory limit for n dimensions: the
-// configuration to run (Groups possibly raised) and how many groups run at
-// once.
+// configuration to run (Groups possibly raised, SinkAhead lowered to what
+// fits) and how many groups run at once.
 func (c Config) plan(n int) (Config, int, error) {
+	p, workers, err := c.planGroups(n)
+	if err != nil || p.Sink == nil {
+		return p, workers, err
+	}
+	p.SinkAhead = p.sinkAhead(n, workers)
+	return p, workers, nil
+}
+
+// sinkAhead is how many finished groups may wait for the Sink of c (as
+// planned, workers groups running at once): c.SinkAhead, at least 1, and
+// no more than fit in MaxMemory beside the running groups.
+func (c Config) sinkAhead(n, workers int) int {
+	ahead := max(1, c.SinkAhead)
+	if c.MaxMemory <= 0 || ahead == 1 {
+		return ahead
+	}
+	largest := (c.Samples + c.Groups - 1) / c.Groups
+	arr := int64(largest) * int64(n) * 8
+	room := c.MaxMemory - int64(workers)*filterBytes(largest, n, min(c.BlockSize, n), false) - arr
+	return int(max(1, min(int64(ahead), 1+room/arr)))
+}
+
+// planGroups is plan with one spare array for a Sink.
+func (c Config) planGroups(n int) (Config, int, error) {
 	userGroups := c.Groups
 	c = c.withDefaultsFor(n)
 	bs := min(c.BlockSize, n)

@@ -3,8 +3,12 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"gpc/core"
 )
@@ -79,6 +83,65 @@ func TestEstimateSink(t *testing.T) {
 	cfg.Keep = true
 	if _, err := core.Estimate(context.Background(), f, cfg); err == nil {
 		t.Error("Keep with a Sink: no error")
+	}
+}
+
+// TestSinkAhead: with SinkAhead, the workers go on while a slow Sink
+// holds its first group, as far as SinkAhead finished groups (here all
+// of them), and the Sink still receives Estimate's groups in order, bit
+// for bit; Plan lowers SinkAhead to what fits in MaxMemory.
+func TestSinkAhead(t *testing.T) {
+	t.Parallel()
+	const n = 40
+	f, err := core.Prepare(orthant(n, equicorrelated(n, 0.5)), core.Candidate{Method: core.MethodMET, Order: core.OrderSharp}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := core.Config{Method: core.MethodMET, Samples: 3000, Groups: 6, Seed: 4, Threads: 2, Keep: true}
+	want, err := core.Estimate(context.Background(), f, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Keep = false
+	cfg.SinkAhead = 6
+	var done atomic.Int64
+	all := make(chan struct{})
+	cfg.Progress = func(steps int64) {
+		if done.Add(steps) == 3000*n {
+			close(all)
+		}
+	}
+	var got []float64
+	cfg.Sink = func(g int, grp *core.CloudGroup) error {
+		if g == 0 {
+			select {
+			case <-all: // every group ran while this one waited
+			case <-time.After(20 * time.Second):
+				return fmt.Errorf("the groups after the first did not run ahead of the Sink: %d of %d particle steps", done.Load(), 3000*n)
+			}
+		}
+		if grp.LogZ != want.Cloud.Groups[g].LogZ {
+			return fmt.Errorf("group %d: log Z %v, kept %v", g, grp.LogZ, want.Cloud.Groups[g].LogZ)
+		}
+		got = append(got, grp.Z...)
+		return nil
+	}
+	res, err := core.Estimate(context.Background(), f, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []float64
+	for _, g := range want.Cloud.Groups {
+		kept = append(kept, g.Z...)
+	}
+	if res.LogP != want.LogP || !slices.Equal(got, kept) {
+		t.Errorf("log P %v against %v, or the sunk particles differ from the kept", res.LogP, want.LogP)
+	}
+	// One group of 500 running, the spare array and two more: SinkAhead 3.
+	one := int64(500*(n+3*40+2*8+14)*8) + 500*n*8
+	cfg.Threads, cfg.MaxMemory = 1, one+2*500*n*8+100
+	if p, err := core.Plan(cfg, n); err != nil || p.SinkAhead != 3 {
+		t.Errorf("Plan under a limit with room for 2 more arrays: SinkAhead %d, %v; want 3", p.SinkAhead, err)
 	}
 }
 

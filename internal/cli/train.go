@@ -87,9 +87,25 @@ func (c *trainCmd) run(e *env) error {
 		return c.summary(e, cr, train, name, cfg, out, mem)
 	}
 	// The cloud is streamed: each group's particles are written as soon as
-	// they and the groups before them are estimated, and never held.
+	// they and the groups before them are estimated, and never held. Its
+	// head (the train block, the factor and the leading test rows) is
+	// written while the particles are propagated (below): Sink waits for
+	// its outcome.
 	var cw *format.CloudWriter
-	cfg.Sink = func(g int, grp *core.CloudGroup) error { return cw.WriteParticles(g, grp) }
+	head := make(chan error, 1)
+	headDone, headErr := false, error(nil)
+	waitHead := func() error {
+		if !headDone {
+			headErr, headDone = <-head, true
+		}
+		return headErr
+	}
+	cfg.Sink = func(g int, grp *core.CloudGroup) error {
+		if err := waitHead(); err != nil {
+			return err
+		}
+		return cw.WriteParticles(g, grp)
+	}
 	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), false); err != nil {
 		return err
 	}
@@ -149,36 +165,53 @@ func (c *trainCmd) run(e *env) error {
 		lead = ahead
 	}
 	enlargePipe(e.stdout)
-	// The factor goes with the particles, so that gpc-predict never
-	// prepares it again.
-	parts := f.Parts()
-	if cw, err = format.NewCloudWriter(e.stdout, train, &parts, lead, meta, c.BatchSize, mem); err != nil {
+	// The head goes out while the first groups run (at N = 10^4 it is
+	// 1.6 GB, seconds through a pipe to gpc-predict): finished groups wait
+	// for it, up to an eighth of its bytes (the train block and the factor:
+	// about 2 N^2 values, whose memory goes once they are written) and
+	// headAhead.
+	group := int64(sizes[0]) * int64(f.N) * 8
+	cfg.SinkAhead = int(max(1, min(int64(plan.Groups), min(headAhead, 2*int64(f.N)*int64(f.N))/group)))
+	go func() {
+		// The factor goes with the particles, so that gpc-predict never
+		// prepares it again.
+		parts := f.Parts()
+		w, err := format.NewCloudWriter(e.stdout, train, &parts, lead, meta, c.BatchSize, mem)
+		if err == nil {
+			// Written: the train block and R's factor (two N x N
+			// matrices) are not needed by the estimate, and their memory
+			// goes while gpc-predict, down the pipe, holds its own copies.
+			cw = w
+			train.Cov = nil
+			f.ReleasePredictionParts()
+			parts = core.FactorParts{}
+			releaseLarge(f.N)
+		}
+		head <- err
+	}()
+	estimate := func() error {
+		if sk > 0 {
+			e.rep.startProgress(c.Progress, estimateProgress(shardSamples, f.N))
+			cfg.Progress = e.rep.add
+			_, _, err := core.EstimateGroups(e.ctx, f, cfg, lo, hi)
+			cfg.Progress = nil
+			e.rep.stopProgress()
+			return err
+		}
+		res, err := c.runEstimate(e, f, &cfg, c.Progress)
+		if err == nil && res.Groups != plan.Groups {
+			err = fmt.Errorf("internal: %d groups announced, %d estimated", plan.Groups, res.Groups)
+		}
 		return err
 	}
-	// Written: the train block and R's factor (two N x N matrices) are not
-	// needed by the estimate, and their memory goes while gpc-predict,
-	// down the pipe, holds its own copies.
-	train.Cov = nil
-	f.ReleasePredictionParts()
-	parts = core.FactorParts{}
-	releaseLarge(f.N)
-	if sk > 0 {
-		e.rep.startProgress(c.Progress, estimateProgress(shardSamples, f.N))
-		cfg.Progress = e.rep.add
-		_, _, err = core.EstimateGroups(e.ctx, f, cfg, lo, hi)
-		cfg.Progress = nil
-		e.rep.stopProgress()
-		if err != nil {
-			return err
-		}
-	} else {
-		res, err := c.runEstimate(e, f, &cfg, c.Progress)
-		if err != nil {
-			return err
-		}
-		if res.Groups != plan.Groups {
-			return fmt.Errorf("internal: %d groups announced, %d estimated", plan.Groups, res.Groups)
-		}
+	err = estimate()
+	// The head's outcome, whatever the estimate's: the streamer has exited,
+	// and waitHead is this goroutine's now.
+	if herr := waitHead(); err == nil {
+		err = herr
+	}
+	if err != nil {
+		return err
 	}
 	for t := ahead; !first; {
 		if err := e.ctx.Err(); err != nil {
@@ -199,6 +232,10 @@ func (c *trainCmd) run(e *env) error {
 	}
 	return cw.Close()
 }
+
+// headAhead bounds the bytes of finished particle groups that gpc-train
+// holds while the cloud's head is still being written (Config.SinkAhead).
+const headAhead = 256 << 20
 
 // trainMeta is the metadata of gpc-train's outputs that is known before
 // the estimate.
