@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
@@ -22,7 +23,9 @@ import (
 // multiplied by g and their precision-means moved so that the Gaussian's
 // mean stays EP's (with GPC_SITE_SCALEMEAN set, the precision-means are
 // multiplied by g too); Sigma is rebuilt from the sites and log P
-// estimated for each seed. "0:1" is EP's own sites; "z2:0.5" widens the
+// estimated for each seed. GPC_SE_STUDY=onefactor:N:S studies instead
+// Experiment 1's orthant of N variables with loadings uniform on (-1, 1)
+// from the seed S (as core's exact tests draw them). "0:1" is EP's own sites; "z2:0.5" widens the
 // sites whose cavity mean lies more than 2 sd above the bound, "r0.1:0.5"
 // those whose precision times the cavity variance is below 0.1. It logs
 // each estimate and per setting the median and largest standard error and
@@ -36,7 +39,12 @@ func TestSiteScaleStudy(t *testing.T) {
 	if path == "" || spec == "" {
 		t.Skip("GPC_SE_STUDY or GPC_SITE_SCALE not set")
 	}
-	box := studyBox(t, path, 1, 10)
+	var box Box
+	if spec, ok := strings.CutPrefix(path, "onefactor:"); ok {
+		box = studyOneFactor(t, spec)
+	} else {
+		box = studyBox(t, path, 1, 10)
+	}
 	n := box.N
 	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, 0)
 	if err != nil {
@@ -150,6 +158,31 @@ func TestSiteScaleStudy(t *testing.T) {
 		}
 		ss := slices.Clone(ses)
 		slices.Sort(ss)
-		t.Logf("SUMMARY %s: median SE %.4f max SE %.4f sd %.4f mean %.4f (%.1f CPU-s per estimate)", set, ss[len(ss)/2], ss[len(ss)-1], math.Sqrt(sd), mean, (cpuSeconds()-c0)/float64(len(seeds)))
+		t.Logf("SUMMARY %s: median SE %.3g max SE %.3g sd %.3g mean %.6f (%.1f CPU-s per estimate)", set, ss[len(ss)/2], ss[len(ss)-1], math.Sqrt(sd), mean, (cpuSeconds()-c0)/float64(len(seeds)))
 	}
+}
+
+// studyOneFactor returns the one-factor orthant "N:S" (TestSiteScaleStudy):
+// N variables, unit variances, correlations d_i d_j with d uniform on
+// (-1, 1) from PCG(S, 2013).
+func studyOneFactor(t *testing.T, spec string) Box {
+	ns, ss, _ := strings.Cut(spec, ":")
+	n, err1 := strconv.Atoi(ns)
+	seed, err2 := strconv.ParseUint(ss, 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("GPC_SE_STUDY=onefactor:%s: want onefactor:N:S", spec)
+	}
+	r := rand.New(rand.NewPCG(seed, 2013))
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = 2*r.Float64() - 1
+	}
+	cov := make([]float64, n*n)
+	for i := range n {
+		for j := range n {
+			cov[i*n+j] = d[i] * d[j]
+		}
+		cov[i*n+i] = 1
+	}
+	return Box{N: n, Cov: cov}
 }
