@@ -185,8 +185,17 @@ func newCalibFamily(ctx context.Context, name string, p CalibPlan, log io.Writer
 		beta, n = 10, 200
 	case "rbf-b100":
 		beta, n = 100, 100
+	case "rbf-b10-n1000", "rbf-b10-n2000":
+		// Large N, where MethodEP's proposal widens its sites and its EP
+		// stops by core.EPLargeMoving: not in the full plan (the paper's
+		// methods there would take hours); run with --families and
+		// --methods ep/greedy,met/sharp.
+		beta, n = 10, 1000
+		if name == "rbf-b10-n2000" {
+			n = 2000
+		}
 	default:
-		return nil, fmt.Errorf("calibration: unknown family %q (one-factor, exp2-p1, exp2-p3, box3-corr, box3-neg, rbf-b1, rbf-b10, rbf-b100)", name)
+		return nil, fmt.Errorf("calibration: unknown family %q (one-factor, exp2-p1, exp2-p3, box3-corr, box3-neg, rbf-b1, rbf-b10, rbf-b100, rbf-b10-n1000, rbf-b10-n2000)", name)
 	}
 	if p.Name == "quick" {
 		n = 50
