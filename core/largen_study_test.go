@@ -67,14 +67,7 @@ func TestLargeNSEStudy(t *testing.T) {
 	}
 	n := box.N
 	t0 := time.Now()
-	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cov, _ := symmetrize(box.Cov, n, 0)
-	a, b, _ := shiftedBounds(box)
-	e := &EP{N: n, Tau: make([]float64, n), Nu: make([]float64, n), M: make([]float64, n),
-		Sigma: cov, a: a, b: b, rchol: rf, tol: 0, maxSweeps: 1, lazy: true}
+	e := studyEP(t, box)
 	t.Logf("N = %d: R factorised in %v", n, time.Since(t0))
 	done := 0
 	for _, k := range sweeps {
@@ -177,6 +170,20 @@ func studyFactor(e *EP, name string, labels []float64) (*Factor, error) {
 		return nil, fmt.Errorf("core: no order %q", name)
 	}
 	return e.factor(Ordering{Kind: OrderKind(k), Labels: labels, Seed: 1}, false)
+}
+
+// studyEP returns a lazy EP on box with no sweep run yet, one sweep per
+// call of sweep (the studies run them one at a time).
+func studyEP(t *testing.T, box Box) *EP {
+	n := box.N
+	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov, _ := symmetrize(box.Cov, n, 0)
+	a, b, _ := shiftedBounds(box)
+	return &EP{N: n, Tau: make([]float64, n), Nu: make([]float64, n), M: make([]float64, n),
+		Sigma: cov, a: a, b: b, rchol: rf, tol: 0, maxSweeps: 1, lazy: true}
 }
 
 // studyK is how many of its own standard errors an estimate of the study

@@ -46,14 +46,7 @@ func TestSiteScaleStudy(t *testing.T) {
 		box = studyBox(t, path, 1, 10)
 	}
 	n := box.N
-	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cov, _ := symmetrize(box.Cov, n, 0)
-	a, b, _ := shiftedBounds(box)
-	e := &EP{N: n, Tau: make([]float64, n), Nu: make([]float64, n), M: make([]float64, n),
-		Sigma: cov, a: a, b: b, rchol: rf, tol: 0, maxSweeps: 1, lazy: true}
+	e := studyEP(t, box)
 	sweeps, _ := strconv.Atoi(cmp.Or(os.Getenv("GPC_SE_SWEEPS"), "3"))
 	for range sweeps {
 		if err := e.sweep(); err != nil {
@@ -71,7 +64,7 @@ func TestSiteScaleStudy(t *testing.T) {
 		s2 := e.Sigma[i*n+i]
 		vc := 1 / (1/s2 - tau0[i])
 		mc := vc * (e.M[i]/s2 - nu0[i])
-		zc[i] = (mc - a[i]) / math.Sqrt(vc)
+		zc[i] = (mc - e.a[i]) / math.Sqrt(vc)
 		rr[i] = tau0[i] * vc
 	}
 	{
