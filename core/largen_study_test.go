@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // TestLargeNSEStudy measures what sets the standard error of log P on the
@@ -111,14 +113,7 @@ func TestLargeNSEStudy(t *testing.T) {
 						t.Logf("sweeps %d groups %d ess %v seed %d: log P %.4f SE %.4f (min ESS %.3g, resamples %d, eff groups %.1f) %v",
 							k, res.Groups, ess, s, res.LogP, res.SE, res.MinESS, res.Resamples, res.EffectiveGroups, time.Since(t2))
 					}
-					sd := 0.0
-					mean := 0.0
-					for _, v := range est {
-						mean += v / float64(len(est))
-					}
-					for _, v := range est {
-						sd += (v - mean) * (v - mean) / float64(len(est)-1)
-					}
+					mean, sd := stat.MeanStdDev(est, nil)
 					ss := slices.Clone(ses)
 					slices.Sort(ss)
 					rms := 0.0
@@ -137,7 +132,7 @@ func TestLargeNSEStudy(t *testing.T) {
 						}
 					}
 					t.Logf("SUMMARY order %s sweeps %d groups %d ess %v samples %d: median SE %.4f max SE %.4f rms SE %.4f sd of estimates %.4f mean %.4f; SE of 32 such groups %.4f (%.1f CPU-s per estimate)",
-						on, k, g, ess, samples, ss[len(ss)/2], ss[len(ss)-1], math.Sqrt(rms), math.Sqrt(sd), mean, pred, (cpuSeconds()-c2)/float64(len(seeds)))
+						on, k, g, ess, samples, ss[len(ss)/2], ss[len(ss)-1], math.Sqrt(rms), sd, mean, pred, (cpuSeconds()-c2)/float64(len(seeds)))
 				}
 			}
 		}
