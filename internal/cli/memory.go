@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -106,7 +107,12 @@ func memoryBudget() int64 {
 // float64s per variable of their other arrays (EP's delayed updates, the
 // product's packed blocks, the factor's vectors). Below core.EPLargeN,
 // EP recomputes Sigma from its sites with two more N x N matrices
-// (smallFactorCopies), a few MB at most.
+// (smallFactorCopies), a few MB at most. From core.EPLargeN on, EP's
+// widening of its sites (core/widen.go) holds Sigma's columns of the
+// widened variables and their Woodbury matrix besides: widenCopies of an
+// N x N.
+const widenCopies = core.WidenFraction * (1 + core.WidenFraction)
+
 const (
 	factorCopies      = 2
 	factorScratch     = 2048
@@ -117,12 +123,19 @@ const (
 // variables, each candidate's counted as every candidate's factor is held
 // until the pilots have chosen.
 func factorBytes(n int, cands []core.Candidate) float64 {
-	copies := factorCopies
+	copies := float64(factorCopies)
 	if n < core.EPLargeN {
 		copies = smallFactorCopies
 	}
+	k := float64(max(1, len(cands)))
+	mats := copies * k
+	if n >= core.EPLargeN && slices.ContainsFunc(cands, func(c core.Candidate) bool { return c.Method == core.MethodEP }) {
+		// The widening's matrices are let go before another candidate
+		// is prepared.
+		mats = max(mats, copies+widenCopies)
+	}
 	nf := float64(n)
-	return 8 * (float64(copies)*nf + factorScratch) * nf * float64(max(1, len(cands)))
+	return 8 * (mats*nf + factorScratch*k) * nf
 }
 
 // memoryPlan decides, for an estimate of N variables with cfg on a machine
