@@ -228,12 +228,8 @@ func TestGuardLargeBody(t *testing.T) {
 func TestCloudFactor(t *testing.T) {
 	defer func(v int) { factorBatchValues = v }(factorBatchValues)
 	c := sampleCov()
-	box := core.Box{N: c.N, Cov: c.Cov, Lower: c.Lower, Upper: c.Upper, Mean: c.Mean}
 	for _, cand := range []core.Candidate{{Method: core.MethodEP, Order: core.OrderGreedy}, {Method: core.MethodMET, Order: core.OrderSharp}, {Method: core.MethodSMC, Order: core.OrderGiven}} {
-		f, err := core.Prepare(box, cand, 1, 1e-12)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := sampleFactor(t, c, cand)
 		parts := f.Parts()
 		for _, values := range []int{1 << 22, 3, 1} {
 			factorBatchValues = values
@@ -254,15 +250,22 @@ func TestCloudFactor(t *testing.T) {
 	}
 }
 
+// sampleFactor prepares the train block c for cand, as gpc-train does.
+func sampleFactor(t *testing.T, c *Covariance, cand core.Candidate) *core.Factor {
+	t.Helper()
+	box := core.Box{N: c.N, Cov: c.Cov, Lower: c.Lower, Upper: c.Upper, Mean: c.Mean}
+	f, err := core.Prepare(box, cand, 1, 1e-12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // TestCloudFactorErrors: factor rows that do not match their metadata
 // are refused with a DataError naming the place.
 func TestCloudFactorErrors(t *testing.T) {
 	c := sampleCov()
-	box := core.Box{N: c.N, Cov: c.Cov, Lower: c.Lower, Upper: c.Upper, Mean: c.Mean}
-	f, err := core.Prepare(box, core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy}, 1, 1e-12)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := sampleFactor(t, c, core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy})
 	write := func(edit func(m map[string]string) map[string]string) []byte {
 		parts := f.Parts()
 		// The schema's metadata edited: the stream rewritten with it.
@@ -354,11 +357,7 @@ func rewriteMeta(t *testing.T, data []byte, edit func(m map[string]string) map[s
 // when the cloud has no factor.
 func TestCloudLean(t *testing.T) {
 	c := sampleCov()
-	box := core.Box{N: c.N, Cov: c.Cov, Lower: c.Lower, Upper: c.Upper, Mean: c.Mean}
-	f, err := core.Prepare(box, core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy}, 1, 1e-12)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := sampleFactor(t, c, core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy})
 	parts := f.Parts()
 	write := func(factor *core.FactorParts, fp string) []byte {
 		return writeFactorCloud(t, c, factor, map[string]string{KeyOrder: JoinInts(parts.Perm), KeyFingerprint: fp}, 2)

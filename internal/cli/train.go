@@ -184,7 +184,6 @@ func (c *trainCmd) run(e *env) error {
 			cw = w
 			train.Cov = nil
 			f.ReleasePredictionParts()
-			parts = core.FactorParts{}
 			releaseLarge(f.N)
 		}
 		head <- err
