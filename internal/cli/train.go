@@ -184,6 +184,7 @@ func (c *trainCmd) run(e *env) error {
 			cw = w
 			train.Cov = nil
 			f.ReleasePredictionParts()
+			parts = core.FactorParts{} // its slices too, before the memory goes back
 			releaseLarge(f.N)
 		}
 		head <- err
