@@ -492,8 +492,8 @@ func (e *EP) factorTrace(ord Ordering, labels []float64, tr Trace, last bool) (*
 	return e.factor(ord, last)
 }
 
-// PrepareEP is NewEP followed by EP.Factor, as Prepare does it (from
-// EPLargeN variables on with the sites widened, widenSites, and without
+// PrepareEP is NewEP followed by EP.Factor, as Prepare does it (with the
+// sites widened, widenSites, and from EPLargeN variables on without
 // NewEP's recompute, see epLazy), so that it rebuilds a prepared factor
 // from its order.
 func PrepareEP(box Box, ord Ordering, jitter float64) (*Factor, error) {
@@ -508,7 +508,7 @@ func PrepareEPUnwidened(box Box, ord Ordering, jitter float64) (*Factor, error) 
 }
 
 func prepareEP(box Box, ord Ordering, jitter float64, widen bool) (*Factor, error) {
-	e, err := newEP(box, jitter, EPTol, nil, lazyEP(box.N), widen && widenEP(box.N))
+	e, err := newEP(box, jitter, EPTol, nil, lazyEP(box.N), widen)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"gpc/internal/gemm"
@@ -16,41 +17,68 @@ import (
 // cavity's Gaussian tail. Particles that wander there get large weights at
 // that variable's step, late in the greedy order, and a few of them make
 // the runaway groups of the standard error's tail. MethodEP's proposal
-// (from EPLargeN variables on: widenEP) therefore multiplies by WidenFactor the precision of the sites of the
-// WidenFraction of the variables with the smallest site precision, and
+// therefore multiplies by WidenFactor the precision of those sites
+// (widenSet): of the fraction widenFraction(n) of the variables with the
+// smallest site precision, the ones whose cavity mean lies at least
+// WidenMinZ of its standard deviations inside a one-sided bound; and it
 // moves their precision-means so that the Gaussian's mean stays EP's: the
 // same mean, a wider Gaussian on those variables (halving the
 // precision-means too, which moves the mean, did less well). Any Gaussian
 // serves as the proposal (the weights correct for it), so what is
-// estimated does not change; its spread does. Measured with
-// TestSiteScaleStudy on the large-N issue's problem (2-D points, RBF,
-// alpha 1, beta 10; docs/benchmarks.md, The standard error at N = 5000),
-// M = 10^4, the same seeds side by side, the median standard error of log
-// P against EP's own sites: N = 200 0.0058 against 0.0072 (seeds 1-20;
-// below EPLargeN measured, not applied), N = 500 0.0071 against 0.0101
-// (1-20), N = 1000 0.0088 against 0.0125,
-// N = 2000 0.0113 against 0.0197 (1-10), N = 5000 0.0112 against 0.0239
-// (1-10) and 0.0114 against 0.0197 (11-20), the largest of those 20 0.0147
-// against 0.176. On Experiment 1's one-factor orthants (N = 100 to 1000,
-// 20 seeds) the standard errors move by 15 % or less either way.
+// estimated does not change; its spread does.
+//
+// Measured with TestSiteScaleStudy on the large-N issue's problem (2-D
+// points, RBF, alpha 1, beta 10; docs/benchmarks.md, Widened sites),
+// M = 10^4, the same seeds side by side, median standard error of log P
+// and the sd of the seeds' estimates, EP's own sites against the rule:
+// N = 200 0.0072 and 0.0113 against 0.0038 and 0.0035 (seeds 1-20), N = 500
+// 0.0101 and 0.0089 against 0.0052 and 0.0054 (1-20); from EPLargeN on the
+// fraction is 0.15: N = 1000 0.0125 against 0.0088, N = 2000 0.0197 against
+// 0.0113, N = 5000 0.0239 against 0.0112 and the largest of 20 seeds 0.176
+// against 0.0147. The half of the sites is better at N = 1000 too (0.0072)
+// but not at N = 5000 (0.0127 against 0.0112, seeds 1-10), where it would
+// also triple the rank-k update's cost. The cavity z keeps the rule off
+// what EP represents well: on Experiment 1's one-factor orthants the
+// smallest-precision sites are the variables with loadings near 0, cavity
+// z about 0 (their truncation is a half-normal), and widening them cost
+// 10-15 % of the standard error at N = 100 and 200; the rule widens none of
+// them. A two-sided bound has no free side and is never widened. Nor is a
+// problem of fewer than WidenMinN variables: on a 3-D box with two
+// one-sided bounds (internal/cli's box3.csv, 20 seeds of 8000 particles)
+// widening the one site the rule picks doubles the standard error (7e-6
+// to 1.5e-5 nats), where on RBF classification 12 and 16 points gain (the
+// median standard error 0.00068 to 0.00043 and 0.00081 to 0.00067 over 20
+// seeds, one site each; 25 points 0.00127 to 0.00099): EP's Gaussian is
+// close to exact on a few variables, and its tails matter when many
+// sites' weights multiply.
 const (
-	WidenFraction = 0.15
-	WidenFactor   = 0.5
+	WidenFraction      = 0.5  // the smallest-precision fraction searched below EPLargeN variables
+	WidenFractionLarge = 0.15 // from EPLargeN on
+	WidenMinZ          = 1    // the cavity's mean inside its bound, in its sd, that a widened site needs
+	WidenFactor        = 0.5  // the widened sites' precision is multiplied by this
+	WidenMinN          = 10   // the fewest variables whose sites are widened
 )
 
-// widenEP reports whether MethodEP's proposal on n variables widens its
-// sites: from EPLargeN variables on, with the proposal's other large-N
-// settings (EPLargeTol, EPLargeESSThreshold, epLazy). Below, the one-factor
-// orthants of Experiment 1 (N = 100 and 200) lost 10-15 % of their median
-// standard error to it over 20 seeds (at N = 500 and 1000 nothing beyond
-// noise), where RBF classification at N = 200 gained 20 %: the small
-// problems keep EP's sites, their results and the goldens with them.
-func widenEP(n int) bool { return n >= EPLargeN }
+// widenFraction is the fraction of the n sites, the smallest-precision
+// ones, that widenSet searches: none below WidenMinN.
+func widenFraction(n int) float64 {
+	switch {
+	case n < WidenMinN:
+		return 0
+	case n >= EPLargeN:
+		return WidenFractionLarge
+	}
+	return WidenFraction
+}
 
-// widenSet returns the variables whose sites widenSites widens: the
-// WidenFraction of the n sites with the smallest positive precision (ties
-// by index), in increasing index order.
-func widenSet(tau []float64) []int {
+// widenSet returns the variables whose sites widenSites widens, in
+// increasing index order: of the widenFraction(n) of the n sites with the
+// smallest positive precision (ties by index), those whose bound is
+// one-sided and whose cavity N(mc, vc) (EP's marginal N(m_i, s_i) less the
+// site) has its mean at least WidenMinZ sd inside the bound: (mc - a_i) /
+// sqrt(vc) >= WidenMinZ for a lower bound, (b_i - mc) / sqrt(vc) for an
+// upper one. m is EP's mean, s the diagonal of its Sigma.
+func widenSet(tau, nu, m, s, a, b []float64) []int {
 	n := len(tau)
 	idx := make([]int, 0, n)
 	for i, t := range tau {
@@ -59,8 +87,27 @@ func widenSet(tau []float64) []int {
 		}
 	}
 	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(tau[x], tau[y]) })
-	k := min(len(idx), int(WidenFraction*float64(n)))
-	set := slices.Clone(idx[:k])
+	k := min(len(idx), int(widenFraction(n)*float64(n)))
+	var set []int
+	for _, i := range idx[:k] {
+		vc := 1 / (1/s[i] - tau[i])
+		if !(vc > 0) || math.IsInf(vc, 0) {
+			continue
+		}
+		mc := vc * (m[i]/s[i] - nu[i])
+		var z float64
+		switch lo, hi := !math.IsInf(a[i], -1), !math.IsInf(b[i], 1); {
+		case lo && !hi:
+			z = (mc - a[i]) / math.Sqrt(vc)
+		case hi && !lo:
+			z = (b[i] - mc) / math.Sqrt(vc)
+		default:
+			continue
+		}
+		if z >= WidenMinZ {
+			set = append(set, i)
+		}
+	}
 	slices.Sort(set)
 	return set
 }
@@ -76,13 +123,17 @@ func widenSet(tau []float64) []int {
 // caller's recompute rebuilds Sigma and M from the new sites.
 func (e *EP) widenSites(tr Trace) error {
 	n := e.N
-	set := widenSet(e.Tau)
+	m := symLowerMulVec(make([]float64, n), e.Sigma, n, e.Nu) // the mean, kept
+	s := make([]float64, n)
+	for i := range n {
+		s[i] = e.Sigma[i*n+i]
+	}
+	set := widenSet(e.Tau, e.Nu, m, s, e.a, e.b)
 	k := len(set)
 	if k == 0 {
 		return nil
 	}
-	tr.printf("EP: widening the %d sites of smallest precision", k)
-	m := symLowerMulVec(make([]float64, n), e.Sigma, n, e.Nu) // the mean, kept
+	tr.printf("EP: widening %d sites of small precision", k)
 	d := make([]float64, k)
 	for c, i := range set {
 		d[c] = (1 - WidenFactor) * e.Tau[i]

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"testing"
@@ -10,11 +11,25 @@ import (
 // Sigma (Woodbury's identity on the sweeps' lower triangle) against Sigma
 // rebuilt from the widened sites: the same sites, and factors whose order,
 // L, bounds and log Z agree to rounding; that the widening changed the
-// sites it should, and only those; and that it kept EP's mean and widened
-// the variances.
+// sites it should (widenSet's rule, checked against the cavities of the
+// unwidened EP), and only those; and that it kept EP's mean and widened
+// the variances. A third of the variables have their mean 3 sd above
+// their lower bound (confident points: small sites, cavity z above 1), a
+// third an upper bound as well (never widened), the rest a lower bound at
+// their mean.
 func TestWidenLazyMatchesRecompute(t *testing.T) {
 	n := epRows + epDelay + 37
-	box := Box{N: n, Cov: randSPD(n, 13)}
+	box := Box{N: n, Cov: randSPD(n, 13), Lower: make([]float64, n), Upper: make([]float64, n), Mean: make([]float64, n)}
+	for i := range n {
+		box.Upper[i] = math.Inf(1)
+		switch i % 3 {
+		case 0:
+			box.Mean[i] = 3 * math.Sqrt(box.Cov[i*n+i])
+		case 1:
+			box.Mean[i] = 3 * math.Sqrt(box.Cov[i*n+i])
+			box.Upper[i] = 2 * box.Mean[i]
+		}
+	}
 	plain, err := newEP(box, 0, EPTol, nil, false, false)
 	if err != nil {
 		t.Fatal(err)
@@ -27,9 +42,35 @@ func TestWidenLazyMatchesRecompute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := widenSet(plain.Tau)
-	if len(set) != int(WidenFraction*float64(n)) {
-		t.Fatalf("%d sites widened, want %d", len(set), int(WidenFraction*float64(n)))
+	// The rule, from the unwidened EP's cavities.
+	byTau := make([]int, n)
+	for i := range byTau {
+		byTau[i] = i
+	}
+	slices.SortStableFunc(byTau, func(x, y int) int { return cmp.Compare(plain.Tau[x], plain.Tau[y]) })
+	searched := byTau[:int(WidenFraction*float64(n))]
+	var set []int
+	for _, i := range searched {
+		s2 := plain.Sigma[i*n+i]
+		vc := 1 / (1/s2 - plain.Tau[i])
+		mc := vc * (plain.M[i]/s2 - plain.Nu[i])
+		if z := (mc - plain.a[i]) / math.Sqrt(vc); z >= WidenMinZ && math.IsInf(plain.b[i], 1) {
+			set = append(set, i)
+		}
+	}
+	slices.Sort(set)
+	if len(set) < n/10 {
+		t.Fatalf("%d sites widened, want more: the test's confident points are not selected", len(set))
+	}
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = plain.Sigma[i*n+i]
+	}
+	if got := widenSet(plain.Tau, plain.Nu, plain.M, s, plain.a, plain.b); !slices.Equal(got, set) {
+		t.Fatalf("widenSet %v, want %v", got, set)
+	}
+	if k := WidenMinN - 1; widenSet(plain.Tau[:k], plain.Nu[:k], plain.M[:k], s[:k], plain.a[:k], plain.b[:k]) != nil {
+		t.Fatalf("sites widened on %d variables, fewer than WidenMinN", k)
 	}
 	in := make([]bool, n)
 	for _, i := range set {

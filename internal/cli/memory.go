@@ -111,7 +111,7 @@ func memoryBudget() int64 {
 // widening of its sites (core/widen.go) holds Sigma's columns of the
 // widened variables and their Woodbury matrix besides: widenCopies of an
 // N x N.
-const widenCopies = core.WidenFraction * (1 + core.WidenFraction)
+const widenCopies = core.WidenFractionLarge * (1 + core.WidenFractionLarge)
 
 const (
 	factorCopies      = 2
