@@ -42,7 +42,7 @@ func Prepare(box Box, c Candidate, seed uint64, jitter float64) (*Factor, error)
 func PrepareTrace(box Box, c Candidate, seed uint64, jitter float64, tr Trace) (*Factor, error) {
 	ord := Ordering{Kind: c.Order, Seed: seed}
 	if c.Method == MethodEP {
-		e, err := newEP(box, jitter, EPTol, tr, lazyEP(box.N), true)
+		e, err := newEP(box, jitter, EPTol, tr, lazyEP(box.N), widenProposal)
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +120,7 @@ func Choose(ctx context.Context, box Box, cands []Candidate, jitter float64, cfg
 		}
 		if ep == nil && epErr == nil {
 			// One EP solve serves every order.
-			ep, epErr = newEP(box, jitter, EPTol, cfg.Trace, lazyEP(box.N), true)
+			ep, epErr = newEP(box, jitter, EPTol, cfg.Trace, lazyEP(box.N), widenProposal)
 		}
 		if epErr != nil {
 			return nil, epErr
@@ -222,7 +222,7 @@ func (s TiltStats) String() string {
 func PrepareOrdered(box Box, method Method, perm []int, jitter float64) (*Factor, error) {
 	ord := Ordering{Kind: OrderGiven, Perm: perm}
 	if method == MethodEP {
-		e, err := newEP(box, jitter, EPTol, nil, lazyEP(box.N), true)
+		e, err := newEP(box, jitter, EPTol, nil, lazyEP(box.N), widenProposal)
 		if err != nil {
 			return nil, err
 		}

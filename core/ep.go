@@ -132,7 +132,7 @@ func NewEP(box Box, jitter float64) (*EP, error) {
 // for the proposal; the evidence and its gradient, EP.LogEvidence and
 // EP.Score, want tighter).
 func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
-	return newEP(box, jitter, tol, nil, false, false)
+	return newEP(box, jitter, tol, nil, false, widenNone)
 }
 
 // lazyEP reports whether the proposal's EP on n variables leaves out the
@@ -140,9 +140,9 @@ func NewEPTol(box Box, jitter, tol float64) (*EP, error) {
 func lazyEP(n int) bool { return n >= EPLargeN }
 
 // newEP is NewEPTol telling tr of its phases; with lazy set it leaves out
-// the recompute (see epLazy), with widen set it widens the sites after the
-// sweeps (widenSites: MethodEP's proposal).
-func newEP(box Box, jitter, tol float64, tr Trace, lazy, widen bool) (*EP, error) {
+// the recompute (see epLazy); widen says whether it widens the sites after
+// the sweeps (widenSites: MethodEP's proposal, widenProposal).
+func newEP(box Box, jitter, tol float64, tr Trace, lazy bool, widen widenMode) (*EP, error) {
 	n := box.N
 	tr.printf("EP: factorising R (%d variables)", n)
 	rf, err := NewFactor(box, Ordering{Kind: OrderGiven}, jitter)
@@ -162,8 +162,13 @@ func newEP(box Box, jitter, tol float64, tr Trace, lazy, widen bool) (*EP, error
 		return nil, err
 	}
 	e.lazy = lazy
-	if widen {
+	switch {
+	case widen == widenAlways || widen == widenProposal && (lazy || n >= EPLargeN):
 		if err := e.widenSites(tr); err != nil {
+			return nil, err
+		}
+	case widen == widenProposal && n >= WidenMinN:
+		if err := e.widenPiloted(box, jitter, tr); err != nil {
 			return nil, err
 		}
 	}
@@ -497,17 +502,17 @@ func (e *EP) factorTrace(ord Ordering, labels []float64, tr Trace, last bool) (*
 // NewEP's recompute, see epLazy), so that it rebuilds a prepared factor
 // from its order.
 func PrepareEP(box Box, ord Ordering, jitter float64) (*Factor, error) {
-	return prepareEP(box, ord, jitter, true)
+	return prepareEP(box, ord, jitter, widenProposal)
 }
 
 // PrepareEPUnwidened is PrepareEP with EP's own sites, as gpc prepared
 // MethodEP before the sites were widened: what rebuilds the factor of a
 // cloud that does not carry it (gpc.cloud/2).
 func PrepareEPUnwidened(box Box, ord Ordering, jitter float64) (*Factor, error) {
-	return prepareEP(box, ord, jitter, false)
+	return prepareEP(box, ord, jitter, widenNone)
 }
 
-func prepareEP(box Box, ord Ordering, jitter float64, widen bool) (*Factor, error) {
+func prepareEP(box Box, ord Ordering, jitter float64, widen widenMode) (*Factor, error) {
 	e, err := newEP(box, jitter, EPTol, nil, lazyEP(box.N), widen)
 	if err != nil {
 		return nil, err

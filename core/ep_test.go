@@ -163,7 +163,7 @@ func TestEPLazyMatchesRecompute(t *testing.T) {
 	var ref *Factor
 	for _, procs := range []int{1, 2, 3} {
 		old := runtime.GOMAXPROCS(procs)
-		e, err := newEP(box, 0, EPTol, nil, true, false)
+		e, err := newEP(box, 0, EPTol, nil, true, widenNone)
 		var f, g *Factor
 		if err == nil {
 			f, err = e.Factor(ord)

@@ -30,15 +30,15 @@ func TestWidenLazyMatchesRecompute(t *testing.T) {
 			box.Upper[i] = 2 * box.Mean[i]
 		}
 	}
-	plain, err := newEP(box, 0, EPTol, nil, false, false)
+	plain, err := newEP(box, 0, EPTol, nil, false, widenNone)
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := newEP(box, 0, EPTol, nil, false, true)
+	full, err := newEP(box, 0, EPTol, nil, false, widenAlways)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lazy, err := newEP(box, 0, EPTol, nil, true, true)
+	lazy, err := newEP(box, 0, EPTol, nil, true, widenAlways)
 	if err != nil {
 		t.Fatal(err)
 	}
