@@ -162,13 +162,15 @@ func newEP(box Box, jitter, tol float64, tr Trace, lazy bool, widen widenMode) (
 		return nil, err
 	}
 	e.lazy = lazy
+	var piloted *EP // the recomputed EP of the sites the pilot kept
 	switch {
 	case widen == widenAlways || widen == widenProposal && (lazy || n >= EPLargeN):
 		if err := e.widenSites(tr); err != nil {
 			return nil, err
 		}
 	case widen == widenProposal && n >= WidenMinN:
-		if err := e.widenPiloted(box, jitter, tr); err != nil {
+		var err error
+		if piloted, err = e.widenPiloted(box, jitter, tr); err != nil {
 			return nil, err
 		}
 	}
@@ -180,9 +182,13 @@ func newEP(box Box, jitter, tol float64, tr Trace, lazy bool, widen widenMode) (
 	// The rank-one updates accumulate rounding: rebuild Sigma, M and Z from
 	// the sites and R, in place of R's copy (the sweeps' Sigma is scratch).
 	swept := e.Sigma
-	tr.printf("EP: recomputing Sigma from the sites")
 	cov, _ = symmetrize(box.Cov, n, jitter)
 	e.r = slices.Clone(cov)
+	if piloted != nil && piloted.Sigma != nil {
+		e.Sigma, e.M, e.LogZ = piloted.Sigma, piloted.M, piloted.LogZ
+		return e, nil
+	}
+	tr.printf("EP: recomputing Sigma from the sites")
 	if err := e.recompute(cov, swept); err != nil {
 		return nil, err
 	}
