@@ -218,11 +218,16 @@ func (s TiltStats) String() string {
 // PrepareOrdered prepares box for method in the fixed order perm (as
 // Prepare does for a candidate, but without choosing the order): for
 // MethodEP one EP solve then EP.Factor in that order, for MethodMET the
-// factor then its tilt.
+// factor then its tilt. It serves a fit, which estimates log P at many
+// hyperparameters on common random numbers: below EPLargeN variables its
+// EP keeps its own sites, rather than letting a pilot widen them at some
+// hyperparameters and not at others (widenPiloted), which would make the
+// estimate jump where the choice flips; from EPLargeN on it widens them,
+// as Prepare does.
 func PrepareOrdered(box Box, method Method, perm []int, jitter float64) (*Factor, error) {
 	ord := Ordering{Kind: OrderGiven, Perm: perm}
 	if method == MethodEP {
-		e, err := newEP(box, jitter, EPTol, nil, lazyEP(box.N), widenProposal)
+		e, err := newEP(box, jitter, EPTol, nil, lazyEP(box.N), widenLarge)
 		if err != nil {
 			return nil, err
 		}

@@ -164,7 +164,7 @@ func newEP(box Box, jitter, tol float64, tr Trace, lazy bool, widen widenMode) (
 	e.lazy = lazy
 	var piloted *EP // the recomputed EP of the sites the pilot kept
 	switch {
-	case widen == widenAlways || widen == widenProposal && (lazy || n >= EPLargeN):
+	case widen == widenAlways || (widen == widenProposal || widen == widenLarge) && (lazy || n >= EPLargeN):
 		if err := e.widenSites(tr); err != nil {
 			return nil, err
 		}

@@ -69,6 +69,7 @@ const (
 	widenNone     widenMode = iota // EP's own sites (NewEP: the evidence; cloud/2's factor)
 	widenAlways                    // widenSites' rule
 	widenProposal                  // MethodEP's proposal: from EPLargeN on widenSites, below it widenPiloted
+	widenLarge                     // from EPLargeN on widenSites, below none (PrepareOrdered: see there)
 )
 
 // The widening's pilot (widenPiloted): the particles, groups and seed of

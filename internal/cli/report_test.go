@@ -102,7 +102,7 @@ func TestProgressPreparation(t *testing.T) {
 	want := []string{
 		"preparing, ", "EP: factorising R (60 variables)",
 		"EP: sweep 1 (stops at change < 0.001, at most 50 sweeps)", "EP: sweep 2, after change ",
-		"EP: converged after ", "EP: recomputing Sigma from the sites",
+		"EP: converged after ", "sites, pilot standard error ",
 		"ep/greedy: ordering and factorising Sigma", "pilot 1 of at most 2: ep/greedy, 1000 particles",
 		"met/sharp: ordering and factorising", "met/sharp: tilting solve",
 		"pilot 2 of at most 2: met/sharp, 1000 particles", "prepared in ", "100.0%: 60 of 60 variables",
