@@ -256,3 +256,29 @@ func TestAccuracyBeta10(t *testing.T) {
 		}
 	}
 }
+
+// TestAccuracyBeta4N1000 is issue 19's other accuracy item: on the RBF
+// problem at beta = 4, N = 1000 (data seed 1), the mean of 10 default
+// runs at M = 10^4 (seeds 100-109) within 2 combined standard errors of a
+// reference of 10 times the particles (ep/greedy, M = 10^5, seed 9000):
+//
+//	go test ./bench -run AccuracyBeta4N1000 -v -long
+func TestAccuracyBeta4N1000(t *testing.T) {
+	skipUnlessLong(t)
+	ctx := context.Background()
+	d := RBFProblem{N: 1000, Alpha: 1, Beta: 4, Seed: 1}.Generate()
+	def, err := LogPSpread(ctx, d.Box, nil, 10000, 10, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := LogPSpread(ctx, d.Box, &core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy}, 100000, 1, 9000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	se := def.SD / math.Sqrt(float64(def.Runs))
+	z := (def.Mean - ref.Mean) / math.Hypot(se, ref.MeanSE)
+	t.Logf("default: mean %.5f ± %.5f (sd %.5f, mean SE %.5f, chose %v); reference %.5f ± %.5f; %.2f combined SEs apart", def.Mean, se, def.SD, def.MeanSE, def.Chosen, ref.Mean, ref.MeanSE, z)
+	if math.Abs(z) > 2 {
+		t.Errorf("the mean is %.2f combined standard errors from the reference", z)
+	}
+}
