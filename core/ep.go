@@ -82,8 +82,8 @@ func (s EPStats) String() string {
 // EPTol is the relative change of the sites at which EP stops. The proposal
 // needs the sites to a few digits only: on the RBF classification
 // covariance of N = 500 (beta = 10) the standard deviation of log P at
-// M = 10^4 is the same (0.0039 nats) whether EP stops at 1e-8 (12 sweeps),
-// 1e-4 (7) or 1e-2 (5).
+// M = 10^4 is the same (0.0039 nats, EP's own sites, before they were
+// widened) whether EP stops at 1e-8 (12 sweeps), 1e-4 (7) or 1e-2 (5).
 const EPTol = 1e-3
 
 // EPLargeN is the number of variables from which EP stops at the looser
@@ -503,10 +503,10 @@ func (e *EP) factorTrace(ord Ordering, labels []float64, tr Trace, last bool) (*
 	return e.factor(ord, last)
 }
 
-// PrepareEP is NewEP followed by EP.Factor, as Prepare does it (with the
-// sites widened, widenSites, and from EPLargeN variables on without
-// NewEP's recompute, see epLazy), so that it rebuilds a prepared factor
-// from its order.
+// PrepareEP is NewEP followed by EP.Factor, as Prepare does it (the sites
+// widened as MethodEP's proposal widens them: widenSites from EPLargeN
+// variables on, without NewEP's recompute, see epLazy; widenPiloted
+// below), so that it rebuilds a prepared factor from its order.
 func PrepareEP(box Box, ord Ordering, jitter float64) (*Factor, error) {
 	return prepareEP(box, ord, jitter, widenProposal)
 }

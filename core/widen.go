@@ -91,20 +91,26 @@ const (
 // seed in the greedy order, and keeps the widened sites only if their
 // standard error is the smaller; where the two standard errors are within
 // a ratio widenPilotClose of each other, each runs a second pilot on
-// another seed and the two pilots' variances are summed. It returns the EP it recomputed for the
-// sites kept (Sigma, M and log Z from them, as NewEP's recompute would
-// make them), or nil where the rule widens nothing. The widening is not good everywhere: on
-// RBF classification at beta = 10 and 100 it halves the standard error,
-// but at beta = 1 (bench.RBFProblem, N = 200) it raises it by 10-80 %, and
-// on the paper's Experiment 2 (a linear kernel, whose confident points
-// pin one direction of the latent function) by 1.3 to 10 times. The
-// pilot tells them apart (bench's problems, the pilot run on 12 seeds
-// each, how often it chose the widened sites): Experiment 2's problems 2-4
-// with data seeds 1 and 2 never (their widened standard errors 1.3 to 8
-// times EP's own), problem 1 in 7 of 24 (1.4 times); RBF at beta 1,
-// N = 200, data seeds 1-3, in 3 of 36 (1.4 times); at beta 10, N = 50, 200
-// and 500, and beta 100, N = 100, data seeds 1-3, in 139 of 144 (0.5-0.8
-// times). A second pilot ran in 32 % of these choices.
+// another seed and the two pilots' variances are summed. It returns the
+// EP it recomputed for the sites kept (Sigma, M and log Z from them, as
+// NewEP's recompute would make them), or nil where the rule widens
+// nothing.
+//
+// The widening is not good everywhere: on RBF classification at beta = 10
+// and 100 it halves the standard error, but at beta = 1
+// (bench.RBFProblem, N = 200) it raises it by about 40 %, and on the
+// paper's Experiment 2 (a linear kernel, whose confident points pin one
+// direction of the latent function) by 1.4 to 8 times. The pilot tells
+// them apart (bench's problems, the pilot run on 12 seeds each, how often
+// it chose the widened sites): Experiment 2's problems 2-4 with data seeds
+// 1 and 2 never, problem 1 in 7 of 24; RBF at beta 1, N = 200, data seeds
+// 1-3, in 3 of 36; at beta 10, N = 50, 200 and 500, and beta 100,
+// N = 100, data seeds 1-3, in 139 of 144. A second pilot ran in 32 % of
+// these choices. The widening's gain grows with M (it removes rare large
+// weights that a small run seldom draws), so a close call at the pilot's
+// size can go to EP's own sites where the widened ones would do better at
+// M = 10^4 (ionosphere in docs/results.md: docs/benchmarks.md, Widened
+// sites).
 func (e *EP) widenPiloted(box Box, jitter float64, tr Trace) (kept *EP, err error) {
 	n := e.N
 	tau0, nu0 := slices.Clone(e.Tau), slices.Clone(e.Nu)
