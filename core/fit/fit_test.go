@@ -161,9 +161,10 @@ func TestFitLinearExact(t *testing.T) {
 		t.Errorf("no EP stage: %v %v", res.EPTheta, res.EPLogZ)
 	}
 	// The exact stage's point is returned only where it beats EP's
-	// optimum by more than KeepMargin standard errors of the difference.
+	// optimum by more than MinGain and by more than KeepMargin standard
+	// errors of the difference.
 	t.Logf("EP's optimum %.5g, the exact stage's gain %.3g (se %.2g): kept EP's %v", res.EPTheta[0], res.Gain, res.SEGain, res.KeptEP)
-	if res.KeptEP == (res.Gain > fit.KeepMargin*res.SEGain) || res.KeptEP != (res.Theta[0] == res.EPTheta[0]) || !(res.SEGain > 0) {
+	if res.KeptEP != fit.KeepEP(res.Gain, res.SEGain) || res.KeptEP != (res.Theta[0] == res.EPTheta[0]) || !(res.SEGain > 0) {
 		t.Errorf("gain %v (se %v), kept EP's optimum %v, theta %v, EP's %v", res.Gain, res.SEGain, res.KeptEP, res.Theta, res.EPTheta)
 	}
 }
@@ -217,5 +218,31 @@ func TestDefaultPrior(t *testing.T) {
 	}
 	if none := fit.NewLogNormalPrior(mu, 0); none.Mu != nil || none.LogPDF(theta) != 0 {
 		t.Errorf("sd 0: %+v, log density %v, want no prior", none, none.LogPDF(theta))
+	}
+}
+
+// TestKeepEP checks Fit's rule for returning the exact stage's point: a
+// gain above both MinGain and KeepMargin standard errors.
+func TestKeepEP(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	for _, c := range []struct {
+		gain, se float64
+		keep     bool
+	}{
+		{0.85, 0.013, false},   // ionosphere by the likelihood alone
+		{0.015, 0.005, false},  // above both
+		{0.0009, 0.0001, true}, // resolved, but below MinGain (pima under the prior)
+		{0.004, 0.0001, true},  // below MinGain
+		{0.006, 0.004, true},   // above MinGain, within 2 SE
+		{0.02, nan, false},     // no SE: MinGain decides
+		{0.001, nan, true},     // no SE, below MinGain
+		{-0.01, 0.001, true},   // EP's is better
+		{nan, 0.001, true},     // no gain
+		{fit.MinGain, 0, true}, // at the margin: EP's
+	} {
+		if got := fit.KeepEP(c.gain, c.se); got != c.keep {
+			t.Errorf("KeepEP(%v, %v) = %v, want %v", c.gain, c.se, got, c.keep)
+		}
 	}
 }

@@ -22,7 +22,7 @@ Features are read as gpc-kernel reads them (CSV, Parquet or Arrow IPC, with labe
 Two stages, each by L-BFGS (gonum's optimize) on the log-hyperparameters:
   ep     EP's approximation of the log marginal likelihood (the evidence GPML's infEP maximizes), exact in theta and cheap, from the starting point;
   exact  the Monte Carlo estimate of the exact log marginal likelihood, from EP's optimum, with the gradient of Fisher's identity on the particle cloud, on common random numbers, in --rounds rounds of growing particle counts up to --samples.
-The optimum is estimated again with --final-samples particles on a fresh seed: log_ml and se_log_ml, and per hyperparameter the gradient grad (d log_ml / d log value, zero at the maximum up to its standard error se_grad), ep_value (EP's optimum), and with --hessian mc_se_log, the Monte Carlo error of the fitted value in log units. EP's optimum is estimated on the same seed, and kept unless the exact stage's point beats it by more than 2 standard errors of the difference (gpc:exact_gain in the metadata).
+The optimum is estimated again with --final-samples particles on a fresh seed: log_ml and se_log_ml, and per hyperparameter the gradient grad (d log_ml / d log value, zero at the maximum up to its standard error se_grad), ep_value (EP's optimum), and with --hessian mc_se_log, the Monte Carlo error of the fitted value in log units. EP's optimum is estimated on the same seed, and kept unless the exact stage's point beats it by more than 2 standard errors of the difference and by more than 0.005 nats, a tenth of a posterior standard deviation of the hyperparameters (gpc:exact_gain in the metadata).
 
 The ard kernel is fitted under a weakly informative prior by default (--prior-sd 3: a normal of sd 3 on each log-hyperparameter, centred on the starting point), both stages maximizing the log marginal likelihood plus the log prior (a maximum a posteriori fit; grad includes the prior's): with one length scale per feature the likelihood alone overfits. log_prior is the prior's log density at the fit, so log_ml + log_prior is the log posterior. The other kernels are fitted by the likelihood alone (--prior-sd 0), unless --prior-sd says otherwise.
 
@@ -211,7 +211,7 @@ func (c *fitCmd) run(e *env) error {
 	meta["gpc:estimates"] = strconv.Itoa(res.Evals)
 	if res.EPTheta != nil {
 		// The exact stage's gain over EP's optimum and whether EP's was
-		// kept (fit.KeepMargin).
+		// kept (fit.KeepEP).
 		meta["gpc:exact_gain"] = fmt.Sprintf("%s (se %s); kept EP's optimum: %t", fmtFloat(res.Gain), fmtFloat(res.SEGain), res.KeptEP)
 	}
 	meta["gpc:iterations"] = strconv.Itoa(res.Iterations)
