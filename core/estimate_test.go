@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"gpc/core"
@@ -614,5 +615,37 @@ func TestESSThresholdDefaults(t *testing.T) {
 		if got.ESSThreshold != c.want {
 			t.Errorf("%s, n = %d, ESSThreshold %v: planned %v, want %v", c.method, c.n, c.ess, got.ESSThreshold, c.want)
 		}
+	}
+}
+
+// TestTrustESS checks Trust's weight-degeneracy rule: an ESS below 2
+// particles warns unless the estimator's own resampling threshold is below
+// 2 particles (ResampleESS), and the groups' agreement is judged either way.
+func TestTrustESS(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name          string
+		minESS, floor float64
+		effGroups     float64
+		ok            bool
+		why           string
+	}{
+		{"smc, ESS collapsed", 1.0, 125, 30, false, "weight degeneracy"},
+		{"met, ESS at one particle by design", 1.0, 0.25, 30, true, ""},
+		{"met, groups disagree", 1.0, 0.25, 5, false, "heavy-tailed"},
+		{"threshold unknown (Summarize)", 1.0, math.Inf(1), 30, false, "weight degeneracy"},
+		{"healthy", 50, 125, 31, true, ""},
+	} {
+		r := core.Result{Samples: 8000, Groups: 32, LogP: -10, SE: 0.01, MinESSParticles: c.minESS,
+			ResampleESS: c.floor, EffectiveGroups: c.effGroups, DeadAt: -1}
+		ok, why := r.Trust()
+		if ok != c.ok || !strings.Contains(why, c.why) {
+			t.Errorf("%s: Trust() = %v, %q; want %v, %q", c.name, ok, why, c.ok, c.why)
+		}
+	}
+	r := core.Result{Samples: 8000, Groups: 32}
+	r.SetESSThreshold(core.METESSThreshold)
+	if want := core.METESSThreshold * 250; r.ResampleESS != want {
+		t.Errorf("SetESSThreshold(%v) on groups of 250: %v, want %v", core.METESSThreshold, r.ResampleESS, want)
 	}
 }

@@ -37,8 +37,9 @@ const (
 	KeyShardGroups      = "gpc:shard_groups"      // the run's particle groups, all shards
 	KeyShardOrder       = "gpc:shard_order"       // the order's name
 	KeyShardSolve       = "gpc:shard_solve_iterations"
-	KeyShardPath        = "gpc:shard_path" // the compute path (exact, or openblas)
-	KeyShardGrid        = "gpc:shard_grid" // gpc-tune: the grid's axis sizes, the last axis fastest
+	KeyShardESS         = "gpc:shard_ess_threshold" // the resampling threshold as planned (a fraction of a group)
+	KeyShardPath        = "gpc:shard_path"          // the compute path (exact, or openblas)
+	KeyShardGrid        = "gpc:shard_grid"          // gpc-tune: the grid's axis sizes, the last axis fastest
 )
 
 // IsShardKey reports whether a metadata key is one that a shard stream

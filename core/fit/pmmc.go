@@ -78,7 +78,7 @@ func (s *Surface) EvalSeeds(ctx context.Context, theta []float64, samples int, s
 		}
 		return core.Result{}, nil, err
 	}
-	res := core.Result{Samples: samples, Groups: g, GroupLogP: make([]float64, g), MinESS: 1, DeadAt: -1, MinESSParticles: math.Inf(1)}
+	res := core.Result{Samples: samples, Groups: g, GroupLogP: make([]float64, g), MinESS: 1, DeadAt: -1, MinESSParticles: math.Inf(1), ResampleESS: math.Inf(1)}
 	if keep {
 		res.Cloud = &core.Cloud{N: f.N, Groups: make([]core.CloudGroup, g)}
 	}
@@ -88,6 +88,7 @@ func (s *Surface) EvalSeeds(ctx context.Context, theta []float64, samples int, s
 		res.Ancestors += o.Ancestors
 		res.MinESS = math.Min(res.MinESS, o.MinESS)
 		res.MinESSParticles = math.Min(res.MinESSParticles, o.MinESSParticles)
+		res.ResampleESS = math.Min(res.ResampleESS, o.ResampleESS)
 		if o.DeadGroups > 0 {
 			res.DeadGroups++
 			if res.DeadAt < 0 || o.DeadAt < res.DeadAt {

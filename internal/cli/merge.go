@@ -268,6 +268,15 @@ func (c *mergeCmd) mergeOrthant(e *env, shards []*shardIn, mem format.Allocator)
 		return &dataError{fmt.Sprintf("%s: the shards hold %d groups, and the metadata announces %d", shards[len(shards)-1].name, len(outs), groups)}
 	}
 	res := core.Summarize(samples, outs)
+	if v, ok := meta[format.KeyShardESS]; ok {
+		// Shards of an older gpc lack it: their merge keeps Trust's ESS
+		// check whatever the threshold.
+		frac, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(frac > 0 && frac <= 1) {
+			return &dataError{fmt.Sprintf("%s: metadata %s = %q is not a resampling threshold in (0, 1]", shards[0].name, format.KeyShardESS, v)}
+		}
+		res.SetESSThreshold(frac)
+	}
 	t := orthantRow(&res, n, meta[format.KeyMethod], meta[format.KeyShardOrder], uint64(seed), solve)
 	t.Meta = unshardedMeta(meta)
 	t.Meta[format.KeySchema] = meta[format.KeyShardOf]

@@ -81,7 +81,7 @@ func (c *orthantCmd) runShard(e *env, box core.Box, inMeta map[string]string, na
 	}
 	e.rep.startProgress(c.Progress, estimateProgress(samples, f.N))
 	cfg.Progress = e.rep.add
-	_, outs, err := core.EstimateGroups(e.ctx, f, cfg, lo, hi)
+	planned, outs, err := core.EstimateGroups(e.ctx, f, cfg, lo, hi)
 	cfg.Progress = nil
 	e.rep.stopProgress()
 	if err != nil {
@@ -103,6 +103,7 @@ func (c *orthantCmd) runShard(e *env, box core.Box, inMeta map[string]string, na
 	meta[format.KeyShardGroups] = strconv.Itoa(plan.Groups)
 	meta[format.KeyShardOrder] = f.Order.String()
 	meta[format.KeyShardSolve] = strconv.Itoa(solveIterations(f, cfg.Method))
+	meta[format.KeyShardESS] = strconv.FormatFloat(planned.ESSThreshold, 'g', -1, 64)
 	t := &format.Table{Meta: meta, Cols: []format.Column{
 		{Name: "group", Int: make([]int64, len(outs))},
 		{Name: "log_z", Float: make([]float64, len(outs))},

@@ -258,3 +258,38 @@ func TestShardPredictMergeIdentical(t *testing.T) {
 		})
 	}
 }
+
+// TestShardMergeTrust: gpc-merge warns that the standard error is not
+// reliable exactly when the unsharded run does. met lets the effective
+// sample size fall below 2 particles by design (core.METESSThreshold), which
+// core.Result.Trust excuses only knowing the run's resampling threshold: the
+// shards carry it (format.KeyShardESS). On crabs at alpha 1, beta 10, met's
+// ESS falls to about 1.5 particles and its groups agree (no warning); smc
+// in the sharp order at beta 1000 has heavy-tailed groups (a warning).
+func TestShardMergeTrust(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		beta   string
+		args   []string
+		stderr string
+	}{
+		{"met, ESS below 2 by design", "10", []string{"--method", "met", "--samples", "8000"}, ""},
+		{"smc, heavy-tailed groups", "1000", []string{"--method", "smc", "--order", "sharp", "--samples", "8000"}, "heavy-tailed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cov := runCLI(t, Kernel, cliCase{args: []string{"--standardize", "--alpha", "1", "--beta", tc.beta, "--format", "arrow",
+				"--train", "../../examples/crabs/train.csv"}})
+			args := append([]string{"--format", "arrow"}, tc.args...)
+			want := runCLI(t, Orthant, cliCase{args: args, stdin: cov, stderr: tc.stderr})
+			var shards [][]byte
+			for i := range 2 {
+				shards = append(shards, runCLI(t, Orthant, cliCase{args: append(append([]string{}, args...), "--shard", fmt.Sprintf("%d/2", i)), stdin: cov}))
+			}
+			_, names := writeShards(t, shards)
+			if got := runCLI(t, Merge, cliCase{args: append([]string{"--format", "arrow"}, names...), stderr: tc.stderr}); !bytes.Equal(got, want) {
+				t.Errorf("merged Arrow differs from the unsharded run's:\n%s\nunsharded:\n%s", dump(t, got), dump(t, want))
+			}
+		})
+	}
+}
