@@ -82,6 +82,32 @@ var calibMethods = []core.Candidate{
 	{Method: core.MethodPaperSoft, Order: core.OrderShuffle},
 }
 
+// calibCandidates returns the estimators that names select: all of
+// calibMethods when names is empty; else each by its name in the tables
+// (calibName), or any other METHOD/ORDER that core parses (smc/greedy,
+// met/greedy, ...: the tools' --method and --order), in the order given.
+func calibCandidates(names []string) ([]core.Candidate, error) {
+	if len(names) == 0 {
+		return calibMethods, nil
+	}
+	var cands []core.Candidate
+	for _, name := range names {
+		i := slices.IndexFunc(calibMethods, func(c core.Candidate) bool { return calibName(c) == name })
+		if i >= 0 {
+			cands = append(cands, calibMethods[i])
+			continue
+		}
+		m, o, _ := strings.Cut(name, "/")
+		meth, okM := core.ParseMethod(m)
+		kind, okO := core.ParseOrder(o)
+		if !okM || !okO || meth == core.MethodPaperHard || meth == core.MethodPaperSoft {
+			return nil, fmt.Errorf("calibration: unknown estimator %q (paper-hard, paper-soft, or METHOD/ORDER with METHOD ep, met or smc and ORDER an order of gpc's --order, e.g. ep/greedy, smc/sharp)", name)
+		}
+		cands = append(cands, core.Candidate{Method: meth, Order: kind})
+	}
+	return cands, nil
+}
+
 func calibName(c core.Candidate) string {
 	if c.Method == core.MethodPaperHard || c.Method == core.MethodPaperSoft {
 		return c.Method.String()
@@ -398,16 +424,17 @@ type CalibReport struct {
 func RunCalibration(ctx context.Context, p CalibPlan, dir string, log io.Writer) (*CalibReport, error) {
 	start := time.Now()
 	rep := &CalibReport{Plan: p}
+	cands, err := calibCandidates(p.Methods)
+	if err != nil {
+		return nil, err
+	}
 	for _, name := range p.Families {
 		f, err := newCalibFamily(ctx, name, p, log)
 		if err != nil {
 			return nil, err
 		}
 		rep.Families = append(rep.Families, f)
-		for _, c := range calibMethods {
-			if len(p.Methods) > 0 && !slices.Contains(p.Methods, calibName(c)) {
-				continue
-			}
+		for _, c := range cands {
 			row, err := calibFamilyRun(ctx, f, c, p, log)
 			if err != nil {
 				return nil, fmt.Errorf("calibration: %s, %s: %w", name, calibName(c), err)
@@ -566,6 +593,18 @@ func (r *CalibReport) familyNames() []string {
 	return out
 }
 
+// methodNames returns the estimators of the rows, in order of first
+// appearance.
+func (r *CalibReport) methodNames() []string {
+	var out []string
+	for _, row := range r.Rows {
+		if !slices.Contains(out, row.Method) {
+			out = append(out, row.Method)
+		}
+	}
+	return out
+}
+
 // coverPoints are the 95 % coverages of one estimator, with error bars.
 type coverPoints struct {
 	plotter.XYs
@@ -576,7 +615,7 @@ type coverPoints struct {
 // two standard errors as bars and the 93-97 % acceptance band, for log P
 // (calibration-logp.png) and the test posteriors (calibration-post.png).
 func calibFigure(rep *CalibReport, dir string) error {
-	fams := rep.familyNames()
+	fams, names := rep.familyNames(), rep.methodNames()
 	for _, q := range []struct {
 		file, what string
 		get        func(CalibRow) CalibStats
@@ -598,15 +637,14 @@ func calibFigure(rep *CalibReport, dir string) error {
 			}
 			p.Add(l)
 		}
-		for i, c := range calibMethods {
-			name := calibName(c)
+		for i, name := range names {
 			var pts coverPoints
 			for _, row := range rep.Rows {
 				s := q.get(row)
 				if row.Method != name || math.IsNaN(s.Cover[1]) {
 					continue
 				}
-				x := float64(slices.Index(fams, row.Family)) + 0.12*(float64(i)-float64(len(calibMethods)-1)/2)
+				x := float64(slices.Index(fams, row.Family)) + 0.12*(float64(i)-float64(len(names)-1)/2)
 				y := math.Max(100*s.Cover[1], 60) // below 60 % drawn at 60
 				pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: y})
 				e := 200 * s.CoverSE[1]

@@ -8,10 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"gpc/bench"
+	"gpc/core"
 )
 
 // TestQuick runs the quick mode (the CI smoke run; under -short, a smaller
@@ -196,6 +198,28 @@ func TestCalibrationQuick(t *testing.T) {
 		}
 		if img, err := png.Decode(bytes.NewReader(b)); err != nil || img.Bounds().Dx() < 200 {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestCalibCandidates checks --methods: the tables' names, any other
+// METHOD/ORDER, and one clear error for a name that is neither.
+func TestCalibCandidates(t *testing.T) {
+	got, err := calibCandidates([]string{"smc/greedy", "ep/greedy", "paper-soft", "met/greedy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []core.Candidate{{Method: core.MethodSMC, Order: core.OrderGreedy}, {Method: core.MethodEP, Order: core.OrderGreedy},
+		{Method: core.MethodPaperSoft, Order: core.OrderShuffle}, {Method: core.MethodMET, Order: core.OrderGreedy}}
+	if !slices.Equal(got, want) {
+		t.Errorf("calibCandidates = %v, want %v", got, want)
+	}
+	if all, err := calibCandidates(nil); err != nil || !slices.Equal(all, calibMethods) {
+		t.Errorf("no names: %v, %v; want calibMethods", all, err)
+	}
+	for _, bad := range []string{"smc", "smc/bogus", "bogus/greedy", "paper-hard/greedy", ""} {
+		if _, err := calibCandidates([]string{bad}); err == nil || !strings.Contains(err.Error(), "unknown estimator") {
+			t.Errorf("calibCandidates(%q): %v, want an unknown-estimator error", bad, err)
 		}
 	}
 }
