@@ -43,6 +43,22 @@ var runners = map[string]func([]string, io.Reader, io.Writer, io.Writer) int{
 	"gpc-tune": Tune, "gpc-mcmc": MCMC, "gpc-merge": Merge, "gpc-fit": Fit, "gpc-show": Show,
 }
 
+// withMeta returns the Arrow stream data with its metadata key set to v
+// (what an edit by hand would leave).
+func withMeta(t *testing.T, data []byte, key, v string) []byte {
+	t.Helper()
+	tab, err := format.ReadTable(bytes.NewReader(data), "shard", format.NewAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.Meta[key] = v
+	var b bytes.Buffer
+	if err := format.WriteTable(&b, tab, format.Arrow, 0, format.NewAllocator()); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 // fixtures are the streams the catalogue spoils, made once by the tools.
 type fixtures struct {
 	cov, cloud, post []byte // gpc-kernel, gpc-train, gpc-predict on the tiny data set, small batches
@@ -90,6 +106,9 @@ func getShardFixtures(t *testing.T) *shardFixtures {
 			"short-shard-1.arrows":   cut(t, s1, 2, true),
 			"orthant.arrows":         run(),
 		}
+		s0 := shardFix.files["shard-0.arrows"]
+		shardFix.files["bad-n-shard-0.arrows"] = withMeta(t, s0, format.KeyShardN, "three")
+		shardFix.files["bad-ess-shard-0.arrows"] = withMeta(t, s0, format.KeyShardESS, "1.5")
 		fx := getFixtures(t)
 		train := func(args ...string) []byte {
 			return runCLI(t, Train, cliCase{args: append([]string{"--samples", "64", "--groups", "4", "--batch-size", "2"}, args...), stdin: fx.cov})
@@ -419,6 +438,8 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-merge", what: "a shard of the same run split another way (K differs)", args: []string{"@shard-0.arrows", "@shard-1-of-3.arrows"}, files: sh.files, code: ExitData, want: "of another run"},
 		{tool: "gpc-merge", what: "a shard cut at a batch boundary (no end-of-stream marker)", args: []string{"@shard-0.arrows", "@cut-shard-1.arrows"}, files: sh.files, code: ExitData, want: "without Arrow's end-of-stream marker"},
 		{tool: "gpc-merge", what: "a shard with fewer rows than its gpc:rows (batches dropped, marker kept)", args: []string{"@shard-0.arrows", "@short-shard-1.arrows"}, files: sh.files, code: ExitData, want: "the stream was cut short"},
+		{tool: "gpc-merge", what: "a shard whose gpc:shard_n is not a number (metadata edited)", args: []string{"@bad-n-shard-0.arrows", "@shard-1.arrows"}, files: sh.files, code: ExitData, want: "is not a number"},
+		{tool: "gpc-merge", what: "a shard whose resampling threshold gpc:shard_ess_threshold is not in (0, 1] (metadata edited)", args: []string{"@bad-ess-shard-0.arrows", "@shard-1.arrows"}, files: sh.files, code: ExitData, want: "is not a resampling threshold"},
 		{tool: "gpc-merge", what: "a result that is not a shard", args: []string{"@shard-0.arrows", "@orthant.arrows"}, files: sh.files, code: ExitData, want: "not a shard stream"},
 		{tool: "gpc-merge", what: "a cloud shard cut at a batch boundary (no end-of-stream marker)", args: []string{"@cloud-shard-0.arrows", "@cut-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "without Arrow's end-of-stream marker"},
 		{tool: "gpc-merge", what: "a cloud shard with fewer rows than its gpc:rows (batches dropped, marker kept)", args: []string{"@cloud-shard-0.arrows", "@short-cloud-shard-1.arrows"}, files: sh.files, code: ExitData, want: "the stream was cut short"},
