@@ -584,22 +584,22 @@ func (r *CalibReport) Markdown() string {
 
 // familyNames returns the family names of the report's rows, in order.
 func (r *CalibReport) familyNames() []string {
-	var out []string
-	for _, row := range r.Rows {
-		if !slices.Contains(out, row.Family) {
-			out = append(out, row.Family)
-		}
-	}
-	return out
+	return r.distinct(func(row CalibRow) string { return row.Family })
 }
 
 // methodNames returns the estimators of the rows, in order of first
 // appearance.
 func (r *CalibReport) methodNames() []string {
+	return r.distinct(func(row CalibRow) string { return row.Method })
+}
+
+// distinct returns the values of key over the rows, each once, in order of
+// first appearance.
+func (r *CalibReport) distinct(key func(CalibRow) string) []string {
 	var out []string
 	for _, row := range r.Rows {
-		if !slices.Contains(out, row.Method) {
-			out = append(out, row.Method)
+		if k := key(row); !slices.Contains(out, k) {
+			out = append(out, k)
 		}
 	}
 	return out

@@ -291,16 +291,7 @@ func TestShardMergeTrust(t *testing.T) {
 				t.Errorf("merged Arrow differs from the unsharded run's:\n%s\nunsharded:\n%s", dump(t, got), dump(t, want))
 			}
 			// A shard whose threshold is not one: one line, exit 65.
-			tab, err := format.ReadTable(bytes.NewReader(shards[0]), "shard", format.NewAllocator())
-			if err != nil {
-				t.Fatal(err)
-			}
-			tab.Meta[format.KeyShardESS] = "2"
-			var bad bytes.Buffer
-			if err := format.WriteTable(&bad, tab, format.Arrow, 0, format.NewAllocator()); err != nil {
-				t.Fatal(err)
-			}
-			_, names = writeShards(t, [][]byte{bad.Bytes(), shards[1]})
+			_, names = writeShards(t, [][]byte{withMeta(t, shards[0], format.KeyShardESS, "2"), shards[1]})
 			runCLI(t, Merge, cliCase{args: names, code: ExitData, stderr: "gpc:shard_ess_threshold = \"2\" is not a resampling threshold"})
 		})
 	}
