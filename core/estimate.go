@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -497,64 +496,56 @@ func GroupSizes(m, g int) []int {
 // streamer goroutine), and a worker that hands its particles over takes a
 // spare array for its next group: workers + cfg.SinkAhead arrays at most.
 func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, last int, workers int) ([]GroupResult, []CloudGroup, error) {
-	outs := make([]GroupResult, last-first)
 	var kept []CloudGroup
 	if cfg.Keep {
 		kept = make([]CloudGroup, last-first)
 	}
-	work := make(chan int, last-first)
-	for k := first; k < last; k++ {
-		work <- k
-	}
-	close(work)
-
-	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers = max(1, min(workers, last-first))
 	st := newStreamer(ctx, cancel, cfg, f.N, sizes, first, workers)
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for t := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fl := newFilter(f, cfg, sizes[first])
-			for k := range work {
-				if cfg.Keep {
-					fl.z = cfg.alloc(sizes[k] * f.N)
-				}
-				err := fl.run(ctx, sizes[k], newPCG(cfg.Seed, domainGroup, uint64(k)), cfg.Progress)
-				if err != nil {
-					errs[t] = err
-					cancel()
-					return
-				}
-				outs[k-first] = GroupResult{fl.logZ, fl.minESS, fl.resamples, fl.ancestors(), fl.deadAt}
-				if cfg.Keep {
-					kept[k-first] = CloudGroup{Z: fl.z, LogW: slices.Clone(fl.logw[:sizes[k]]), LogZ: fl.logZ}
-				}
-				if st != nil {
-					if fl.z, err = st.handOver(k, CloudGroup{Z: fl.z, LogW: slices.Clone(fl.logw[:sizes[k]]), LogZ: fl.logZ}); err != nil {
-						errs[t] = err
-						return
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	sinkErr := st.close()
-	if sinkErr != nil {
+	outs, err := RunGroups(ctx, cfg.Seed, sizes, first, last, workers, func() GroupRunner {
+		return &filterRunner{fl: newFilter(f, cfg, sizes[first]), cfg: cfg, n: f.N, first: first, kept: kept, st: st}
+	}, cfg.Progress)
+	if sinkErr := st.close(); sinkErr != nil {
 		return nil, nil, sinkErr
 	}
-	if err := errors.Join(errs...); err != nil {
-		if perr := parent.Err(); perr != nil {
-			return nil, nil, perr
-		}
+	if err != nil {
 		return nil, nil, err
 	}
 	return outs, kept, nil
+}
+
+// filterRunner runs Estimate's groups on one worker's filter, keeping
+// their particles (cfg.Keep) or handing them to the streamer (cfg.Sink).
+type filterRunner struct {
+	fl    *filter
+	cfg   *Config
+	n     int
+	first int
+	kept  []CloudGroup
+	st    *streamer
+}
+
+func (r *filterRunner) RunGroup(ctx context.Context, k, m int, s PCG, progress func(int64)) (GroupResult, error) {
+	fl := r.fl
+	if r.cfg.Keep {
+		fl.z = r.cfg.alloc(m * r.n)
+	}
+	if err := fl.run(ctx, m, s, progress); err != nil {
+		return GroupResult{}, err
+	}
+	out := GroupResult{fl.logZ, fl.minESS, fl.resamples, fl.ancestors(), fl.deadAt}
+	if r.cfg.Keep {
+		r.kept[k-r.first] = CloudGroup{Z: fl.z, LogW: slices.Clone(fl.logw[:m]), LogZ: fl.logZ}
+	}
+	if r.st != nil {
+		var err error
+		if fl.z, err = r.st.handOver(k, CloudGroup{Z: fl.z, LogW: slices.Clone(fl.logw[:m]), LogZ: fl.logZ}); err != nil {
+			return GroupResult{}, err
+		}
+	}
+	return out, nil
 }
 
 // streamer hands the groups' particles to Config.Sink in group order.

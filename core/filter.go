@@ -626,16 +626,7 @@ func (fl *filter) resample() {
 	m := fl.m
 	logw := fl.logw[:m]
 	idx := fl.idx[:m]
-	u := uniformOpen(fl.rng)
-	j, c := 0, math.Exp(logw[0])
-	for p := range m {
-		t := (float64(p) + u) / float64(m)
-		for c < t && j < m-1 {
-			j++
-			c += math.Exp(logw[j])
-		}
-		idx[p] = j
-	}
+	Systematic(idx, logw, uniformOpen(fl.rng))
 	fl.reorder(idx)
 	for p := range logw {
 		logw[p] = -math.Log(float64(m))

@@ -96,17 +96,43 @@ func (c Config) planGroups(n int) (Config, int, error) {
 	if c.Keep && avail < one {
 		return c, 0, &MemoryError{Need: CloudBytes(c.Samples, n) + one, Limit: c.MaxMemory, What: fmt.Sprintf("a cloud of %d particles in %d dimensions", c.Samples, n)}
 	}
-	if avail >= one {
-		return c, int(min(int64(workers), avail/one)), nil
-	}
-	// Not even one group fits: smaller groups, if the count was ours to
-	// choose.
 	perParticle := filterBytes(1, n, bs, false)
 	if c.Sink != nil {
 		// The spare array is as large as the smaller group.
-		avail += spare
 		perParticle += int64(n) * 8
 	}
+	return c.splitGroups(userGroups, n, avail, spare, one, perParticle, func(m int) int64 {
+		b := filterBytes(m, n, bs, false)
+		if c.Sink != nil {
+			b += int64(m) * int64(n) * 8
+		}
+		return b
+	}, func(largest int) int64 {
+		if c.Sink != nil {
+			return int64(largest) * int64(n) * 8
+		}
+		return 0
+	})
+}
+
+// splitGroups is the memory plan's last part, for groups of c (defaults
+// resolved) in n dimensions with avail bytes for the running groups
+// (spare of them set aside for a Sink's spare array, which a split may
+// give back), one the memory of a group of the current size, and
+// perParticle the memory per particle of a group whose spare array is
+// counted with it: as many workers as fit, or, when not even one group
+// fits and the group count was not the user's (userGroups = 0), more
+// and smaller groups. bytes(m) is a running group of m particles' memory
+// with its spare array; spareOf(m) the spare array of a group of m.
+func (c Config) splitGroups(userGroups, n int, avail, spare, one, perParticle int64, bytes, spareOf func(int) int64) (Config, int, error) {
+	workers := min(c.Threads, c.Groups)
+	if avail >= one {
+		return c, int(min(int64(workers), avail/one)), nil
+	}
+	largest := (c.Samples + c.Groups - 1) / c.Groups
+	// Not even one group fits: smaller groups, if the count was ours to
+	// choose.
+	avail += spare
 	fit := int(avail / perParticle)
 	if userGroups != 0 || fit < 2 {
 		return c, 0, &MemoryError{Need: one, Limit: c.MaxMemory, What: fmt.Sprintf("a group of %d particles in %d dimensions", largest, n)}
@@ -114,13 +140,11 @@ func (c Config) planGroups(n int) (Config, int, error) {
 	c.Groups = (c.Samples + fit - 1) / fit
 	if c.Groups > MaxSplitGroups {
 		per := (c.Samples + MaxSplitGroups - 1) / MaxSplitGroups
-		return c, 0, &MemoryError{Need: filterBytes(per, n, bs, false), Limit: c.MaxMemory, What: fmt.Sprintf("a group of %d particles in %d dimensions (%d particles split into the most groups allowed, %d)", per, n, c.Samples, MaxSplitGroups)}
+		return c, 0, &MemoryError{Need: bytes(per) - spareOf(per), Limit: c.MaxMemory, What: fmt.Sprintf("a group of %d particles in %d dimensions (%d particles split into the most groups allowed, %d)", per, n, c.Samples, MaxSplitGroups)}
 	}
 	largest = (c.Samples + c.Groups - 1) / c.Groups
-	if c.Sink != nil {
-		avail -= int64(largest) * int64(n) * 8
-	}
-	return c, int(max(1, min(int64(min(c.Threads, c.Groups)), avail/filterBytes(largest, n, bs, false)))), nil
+	avail -= spareOf(largest)
+	return c, int(max(1, min(int64(min(c.Threads, c.Groups)), avail/(bytes(largest)-spareOf(largest))))), nil
 }
 
 // Plan returns cfg as Estimate runs it for a Factor in n dimensions: its
@@ -147,4 +171,21 @@ func CheckMemory(cfg Config, n int) error {
 	cfg.Keep = false
 	_, _, err := cfg.plan(n)
 	return err
+}
+
+// PlanParticles is Plan for an estimator outside this package whose
+// running group takes perParticle bytes per particle (core/vecchia's,
+// RunGroups): cfg's defaults resolved as Estimate resolves them for its
+// Method in n dimensions, Groups raised where cfg.MaxMemory asks for
+// smaller groups (as Plan raises them), and the number of groups that
+// may run at once within it; or a *MemoryError.
+func PlanParticles(cfg Config, n int, perParticle int64) (Config, int, error) {
+	userGroups := cfg.Groups
+	c := cfg.withDefaultsFor(n)
+	if c.MaxMemory <= 0 {
+		return c, min(c.Threads, c.Groups), nil
+	}
+	largest := (c.Samples + c.Groups - 1) / c.Groups
+	bytes := func(m int) int64 { return int64(m) * perParticle }
+	return c.splitGroups(userGroups, n, c.MaxMemory, 0, bytes(largest), perParticle, bytes, func(int) int64 { return 0 })
 }

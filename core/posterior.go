@@ -383,7 +383,22 @@ func (p *Predictor) Finish(dst []Posterior, logZ []float64) error {
 		panic("core: Predictor.Finish: particles are missing")
 	}
 	p.stop()
-	t, g := p.t, len(p.sizes)
+	return CombinePosteriors(dst, p.sizes, logZ, p.pg)
+}
+
+// CombinePosteriors sets dst[j], for each of T = len(dst) test variables,
+// to the posterior combined from G independent particle groups of sizes
+// particles, group g's estimate of log P being logZ[g] and its weighted
+// mean of test variable j's probability pg[g*T + j]: the ratio estimator
+// with weights a_g = n_g I_g and its standard error (Predict gives the
+// formulas), as Predict combines its groups. It returns an *InputError if
+// there are test variables and every group estimated P = 0, and panics if
+// the lengths disagree.
+func CombinePosteriors(dst []Posterior, sizes []int, logZ, pg []float64) error {
+	t, g := len(dst), len(sizes)
+	if len(logZ) != g || len(pg) != g*t {
+		panic("core: CombinePosteriors: the lengths disagree")
+	}
 	maxLogZ := math.Inf(-1)
 	for _, v := range logZ {
 		maxLogZ = math.Max(maxLogZ, v)
@@ -393,15 +408,15 @@ func (p *Predictor) Finish(dst []Posterior, logZ []float64) error {
 	}
 	for j := range t {
 		var sa, sap, sa2d float64
-		for gi, m := range p.sizes {
+		for gi, m := range sizes {
 			a := float64(m) * math.Exp(logZ[gi]-maxLogZ)
 			sa += a
-			sap += a * p.pg[gi*t+j]
+			sap += a * pg[gi*t+j]
 		}
 		pj := sap / sa
-		for gi, m := range p.sizes {
+		for gi, m := range sizes {
 			a := float64(m) * math.Exp(logZ[gi]-maxLogZ)
-			d := p.pg[gi*t+j] - pj
+			d := pg[gi*t+j] - pj
 			sa2d += a * a * d * d
 		}
 		se := math.NaN()

@@ -1,0 +1,15 @@
+//go:build !purego
+
+package core
+
+//go:noescape
+func axpy2AVX512(y, z, x *float64, n int, a, b float64)
+
+//go:noescape
+func axpyAVX512(y, x *float64, n int, a float64)
+
+//go:noescape
+func axpy2AVX2(y, z, x *float64, n int, a, b float64)
+
+//go:noescape
+func axpyAVX2(y, x *float64, n int, a float64)

@@ -1,0 +1,107 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AVX-512 and AVX2 versions of axpy2 (share.go): each element's fused
+// multiply-adds, the Go code's operations, so the same bits.
+
+// AXK1 = the active lanes of a block of min(n, 8) elements, n in CX
+// (clobbers AX).
+#define AXK1 \
+	MOVQ $0xff, AX; \
+	CMPQ CX, $8; \
+	JGE 4(PC); \
+	MOVQ $1, AX; \
+	SHLQ CX, AX; \
+	DECQ AX; \
+	KMOVW AX, K1
+
+// func axpy2AVX512(y, z, x *float64, n int, a, b float64)
+TEXT ·axpy2AVX512(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ z+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+	VBROADCASTSD a+32(FP), Z14
+	VBROADCASTSD b+40(FP), Z15
+
+ax2_loop:
+	AXK1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DI), K1, Z1
+	VMOVUPD.Z (DX), K1, Z2
+	VFMADD231PD Z0, Z14, Z1
+	VFMADD231PD Z0, Z15, Z2
+	VMOVUPD Z1, K1, (DI)
+	VMOVUPD Z2, K1, (DX)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $64, DX
+	SUBQ $8, CX
+	JG ax2_loop
+	VZEROUPPER
+	RET
+
+// func axpyAVX512(y, x *float64, n int, a float64)
+TEXT ·axpyAVX512(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD a+24(FP), Z14
+
+ax1_loop:
+	AXK1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DI), K1, Z1
+	VFMADD231PD Z0, Z14, Z1
+	VMOVUPD Z1, K1, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $8, CX
+	JG ax1_loop
+	VZEROUPPER
+	RET
+
+// func axpy2AVX2(y, z, x *float64, n int, a, b float64), n a multiple of 4
+TEXT ·axpy2AVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ z+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+	VBROADCASTSD a+32(FP), Y14
+	VBROADCASTSD b+40(FP), Y15
+
+ax2v_loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD (DI), Y1
+	VMOVUPD (DX), Y2
+	VFMADD231PD Y0, Y14, Y1
+	VFMADD231PD Y0, Y15, Y2
+	VMOVUPD Y1, (DI)
+	VMOVUPD Y2, (DX)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $4, CX
+	JG ax2v_loop
+	VZEROUPPER
+	RET
+
+// func axpyAVX2(y, x *float64, n int, a float64), n a multiple of 4
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD a+24(FP), Y14
+
+ax1v_loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD (DI), Y1
+	VFMADD231PD Y0, Y14, Y1
+	VMOVUPD Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JG ax1v_loop
+	VZEROUPPER
+	RET
