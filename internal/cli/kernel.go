@@ -43,15 +43,16 @@ Kernels, with alpha the length scale and beta the latent scale (the prior varian
 
 // kernelCmd is gpc-kernel's command line.
 type kernelCmd struct {
-	dataFlags   `embed:""`
-	testFlags   `embed:""`
-	kernelFlags `embed:""`
-	hyperFlags  `embed:""`
-	HyperFile   string    `name:"hyper" help:"Read the kernel and its hyperparameters from this table (gpc-fit's output, Arrow or CSV; - reads standard input) instead of --kernel, --alpha, --beta and --bias."`
-	ClassAlpha  []float64 `sep:"," help:"Multi-class: one length scale alpha per class, in class order (sorted, as gpc:classes lists them), instead of --alpha (not for ard or linear)."`
-	ClassBeta   []float64 `sep:"," help:"Multi-class: one latent scale beta per class, in class order, instead of --beta."`
-	batchFlags  `embed:""`
-	commonFlags `embed:""`
+	dataFlags    `embed:""`
+	testFlags    `embed:""`
+	kernelFlags  `embed:""`
+	hyperFlags   `embed:""`
+	HyperFile    string    `name:"hyper" help:"Read the kernel and its hyperparameters from this table (gpc-fit's output, Arrow or CSV; - reads standard input) instead of --kernel, --alpha, --beta and --bias."`
+	ClassAlpha   []float64 `sep:"," help:"Multi-class: one length scale alpha per class, in class order (sorted, as gpc:classes lists them), instead of --alpha (not for ard or linear)."`
+	ClassBeta    []float64 `sep:"," help:"Multi-class: one latent scale beta per class, in class order, instead of --beta."`
+	vecchiaFlags `embed:""`
+	batchFlags   `embed:""`
+	commonFlags  `embed:""`
 }
 
 // Kernel runs gpc-kernel.
@@ -61,7 +62,7 @@ func Kernel(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Validate checks the flags after parsing.
 func (c *kernelCmd) Validate() error {
-	for _, check := range []func() error{c.validateCommon, c.validateData, func() error { return c.validateTest(&c.dataFlags) }, c.validateBatch} {
+	for _, check := range []func() error{c.validateCommon, c.validateData, func() error { return c.validateTest(&c.dataFlags) }, c.validateBatch, c.validateVecchia} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -172,7 +173,7 @@ func (c *kernelCmd) run(e *env) error {
 	if train.rows == 0 {
 		return &dataError{fmt.Sprintf("%s: no training rows", trainF.Name)}
 	}
-	if avail, ok := availableMemory(); ok {
+	if avail, ok := availableMemory(); ok && c.Vecchia == 0 {
 		if need := 8 * float64(train.rows) * float64(train.rows); need > float64(avail) {
 			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
 		}
@@ -229,6 +230,9 @@ func (c *kernelCmd) run(e *env) error {
 				e.rep.warnf("feature %q is constant in the training set", train.names[j])
 			}
 		}
+	}
+	if c.Vecchia > 0 {
+		return c.runVecchia(e, train, test, labels, k, meta, mem)
 	}
 	if labels.classes != nil {
 		return c.runClasses(e, train, test, labels, k, meta, mem)

@@ -77,6 +77,8 @@ func (c *mergeCmd) run(e *env) error {
 		return c.mergeTune(e, shards, mem)
 	case format.SchemaPosteriorsShard:
 		return c.mergePosteriors(e, shards, mem)
+	case format.SchemaVecchiaCloudShard:
+		return c.mergeVecchiaCloud(e, shards, mem)
 	}
 	return &dataError{fmt.Sprintf("%s: gpc:schema %q is not a shard stream gpc-merge reads", shards[0].name, shards[0].meta[format.KeySchema])}
 }
@@ -150,8 +152,8 @@ func readShard(name string, mem format.Allocator) (*shardIn, error) {
 	if meta[format.KeyShardFingerprint] == "" {
 		return nil, bad(format.KeyShardFingerprint)
 	}
-	if meta[format.KeySchema] == format.SchemaCloudShard {
-		return s, nil // checked whole by mergeCloud
+	if meta[format.KeySchema] == format.SchemaCloudShard || meta[format.KeySchema] == format.SchemaVecchiaCloudShard {
+		return s, nil // checked whole by mergeCloud or mergeVecchiaCloud
 	}
 	if f, err = open(); err != nil {
 		return nil, err

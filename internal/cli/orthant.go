@@ -66,6 +66,13 @@ func (c *orthantCmd) run(e *env) error {
 	defer closeIn()
 	defer lowerGC()()
 	mem := format.NewAllocator()
+	schema, r, err := format.Sniff(r, name)
+	if err != nil {
+		return err
+	}
+	if schema == format.SchemaVecchia {
+		return c.runVecchia(e, r, name, mem)
+	}
 	cov, err := format.ReadCovariance(r, name, mem)
 	if err != nil {
 		return err

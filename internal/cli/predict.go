@@ -96,6 +96,14 @@ func (c *predictCmd) run(e *env) error {
 	testRows := -1  // unknown
 	if c.Cloud == "" {
 		enlargePipe(r)
+		schema, all, err := format.Sniff(r, name)
+		if err != nil {
+			return err
+		}
+		if schema == format.SchemaVecchiaCloud {
+			return c.runVecchia(e, all, name, mem)
+		}
+		r = all
 		if cloud, err = format.OpenCloudLean(r, name, cloudMem); err != nil {
 			return err
 		}
@@ -116,7 +124,14 @@ func (c *predictCmd) run(e *env) error {
 			return &format.IOError{Op: "open --cloud", Err: err}
 		}
 		defer cf.Close()
-		if cloud, err = format.OpenCloudLean(cf, c.Cloud, cloudMem); err != nil {
+		schema, all, err := format.Sniff(cf, c.Cloud)
+		if err != nil {
+			return err
+		}
+		if schema == format.SchemaVecchiaCloud {
+			return usagef("--cloud %s: a Vecchia cloud holds the posteriors of the test rows it was trained with, not its particles (a path of N values each: docs/vecchia.md): predict new rows by running gpc-kernel --vecchia with --test and gpc-train again (the same --seed gives the same training estimate)", c.Cloud)
+		}
+		if cloud, err = format.OpenCloudLean(all, c.Cloud, cloudMem); err != nil {
 			return err
 		}
 		defer cloud.Close()

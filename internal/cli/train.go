@@ -69,6 +69,13 @@ func (c *trainCmd) run(e *env) error {
 	defer closeIn()
 	defer lowerGC()()
 	mem := format.NewAllocator()
+	schema, r, err := format.Sniff(r, name)
+	if err != nil {
+		return err
+	}
+	if schema == format.SchemaVecchia {
+		return c.runVecchia(e, r, name, mem)
+	}
 	cr, err := format.NewCovReader(r, name, mem)
 	if err != nil {
 		return err

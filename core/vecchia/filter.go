@@ -1,0 +1,349 @@
+package vecchia
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gpc/core"
+)
+
+// runner propagates one worker's particle groups through a Prepared
+// model (core.GroupRunner). Storage: the particles' latent values are
+// variable-major, row k (m values, one per particle) at x[k*m:], so that
+// a step's conditional means are sums of its neighbours' rows, each read
+// contiguously; resampling gathers the rows before the current one.
+type runner struct {
+	p   *Prepared
+	ess float64 // resampling threshold, a fraction of m
+	m   int
+
+	x    []float64 // N x m latent values, by variable
+	logw []float64 // normalized log weights of the twisted targets
+	r    []float64 // log of each particle's correction to the model's target (see Prepared)
+	mu   []float64 // the prior's conditional means
+	mh   []float64 // the proposal's conditional means, before the site
+	c    []float64 // the twisted conditional means, with the site divided out
+	lo   []float64 // standardized lower bounds (one-sided steps: the only bound)
+	hi   []float64 // standardized upper bounds (two-sided steps)
+	t    []float64 // P(Z >= lo)
+	cc   []float64 // P(Z < lo)
+	lg   []float64 // log incremental weight's bound part
+	z    []float64 // the truncated standardized draws
+	u    []float64 // their uniforms
+	tmp  []float64
+	idx  []int
+	tmpI []int
+	orig []int // each particle's ancestor at the first variable
+	seen []bool
+
+	src core.PCG
+	rng *rand.Rand
+
+	pg    []float64 // the last group's weighted test posteriors (T)
+	wfin  []float64 // the last group's final normalized weights
+	logZ  float64
+	minES float64
+	res   int
+	dead  int
+}
+
+func newRunner(p *Prepared, ess float64, maxM int) *runner {
+	r := &runner{p: p, ess: ess}
+	vec := func() []float64 { return make([]float64, maxM) }
+	r.x = make([]float64, p.m.N*maxM)
+	r.logw, r.r, r.mu, r.mh, r.c, r.lo, r.hi = vec(), vec(), vec(), vec(), vec(), vec(), vec()
+	r.t, r.cc, r.lg, r.z, r.u, r.tmp, r.wfin = vec(), vec(), vec(), vec(), vec(), vec(), vec()
+	r.idx, r.tmpI, r.orig, r.seen = make([]int, maxM), make([]int, maxM), make([]int, maxM), make([]bool, maxM)
+	r.pg = make([]float64, p.m.T)
+	r.rng = rand.New(&r.src)
+	return r
+}
+
+// runnerBytes is the memory of one running group of m particles on a
+// model of n rows: its latent values and 20 per-particle vectors.
+func runnerBytes(m, n int) int64 { return int64(m) * int64(n+20) * 8 }
+
+// progressEvery is the number of steps between a group's progress reports
+// and checks of its context.
+const progressEvery = 256
+
+// RunGroup propagates group g of m particles (core.GroupRunner).
+func (r *runner) RunGroup(ctx context.Context, g, m int, s core.PCG, progress func(int64)) (core.GroupResult, error) {
+	p := r.p
+	md := p.m
+	n := md.N
+	r.m, r.src = m, s
+	r.logZ, r.minES, r.res, r.dead = 0, 1, 0, -1
+	logw, corr := r.logw[:m], r.r[:m]
+	for q := range m {
+		logw[q] = -math.Log(float64(m))
+		corr[q] = 0
+		r.orig[q] = q
+	}
+	done := 0
+	for k := range n {
+		if k%progressEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return core.GroupResult{}, err
+			}
+			if progress != nil && k > done {
+				progress(int64(m) * int64(k-done))
+				done = k
+			}
+		}
+		if dp := md.Dup(k); dp >= 0 {
+			r.stepRepeat(k, dp)
+		} else {
+			r.step(k)
+		}
+		if math.IsInf(r.logZ, -1) {
+			r.dead = k
+			break
+		}
+	}
+	if progress != nil && n > done {
+		progress(int64(m) * int64(n-done))
+	}
+	if r.dead < 0 {
+		r.finish()
+	}
+	out := core.GroupResult{LogZ: r.logZ, MinESS: r.minES, Resamples: r.res, Ancestors: r.ancestors(), DeadAt: r.dead}
+	return out, nil
+}
+
+// step advances the particles by regular row k: the fully adapted step of
+// the twisted model (Prepared).
+func (r *runner) step(k int) {
+	p, md, m := r.p, r.p.m, r.m
+	mu, mh := r.mu[:m], r.mh[:m]
+	clear(mu)
+	clear(mh)
+	pr := p.prop
+	for q := pr.start[k]; q < pr.start[k+1]; q++ {
+		row := r.x[int(pr.nbr[q])*m : int(pr.nbr[q])*m+m]
+		if b := p.pb[q]; b != 0 {
+			core.Axpy2(mh, mu, pr.off[q], b, row)
+		} else {
+			core.Axpy(mh, pr.off[q], row)
+		}
+	}
+	ad := p.prop.diag[k]
+	a2 := ad * ad
+	tau, nu, eta := p.tau[k], p.nu[k], p.eta[k]
+	lam := a2 - tau
+	ilam := 1 / lam
+	noise := md.Noise
+	sw := math.Sqrt(ilam + noise)
+	isw := 1 / sw
+	// The step's constants: the Gaussian part of the incremental weight,
+	// -log(lambda s^)/2 (s^ = 1/a2), and of the correction,
+	// -log D/2 + log s^/2.
+	r.logZ += -0.5*math.Log(lam/a2) - 0.5*math.Log(md.CondVar[k]) - math.Log(ad)
+	a, b := md.Lower[k], md.Upper[k]
+	c, lo, hi, logw := r.c[:m], r.lo[:m], r.hi[:m], r.logw[:m]
+	// One bound (the classifier's rows): the batch kernels, on the
+	// draw's distance beyond it, sign (w - bound) >= 0.
+	oneSided := math.IsInf(a, -1) != math.IsInf(b, 1)
+	sign := 1.0
+	if math.IsInf(a, -1) && oneSided {
+		sign = -1
+	}
+	for i := range m {
+		mhat := (eta - mh[i]) / ad
+		ci := (mhat*a2 - nu) * ilam
+		c[i] = ci
+		logw[i] += 0.5*lam*ci*ci - 0.5*mhat*mhat*a2
+		mh[i] = mhat
+		if oneSided {
+			if sign > 0 {
+				lo[i] = (a - ci) * isw
+			} else {
+				lo[i] = (ci - b) * isw
+			}
+		} else {
+			lo[i], hi[i] = (a-ci)*isw, (b-ci)*isw
+		}
+	}
+	var mx float64
+	if oneSided {
+		mx = core.OrthantWeights(lo, r.t[:m], r.cc[:m], r.lg[:m], logw)
+	} else {
+		mx = math.Inf(-1)
+		for i := range m {
+			r.lg[i] = core.LogPhiDiff(lo[i], hi[i])
+			logw[i] += r.lg[i]
+			mx = max(mx, logw[i])
+		}
+	}
+	resampled, dead := r.reweight(mx, k)
+	if dead {
+		return
+	}
+	u := r.u[:m]
+	core.DrawUniforms(u, k == 0, resampled, r.idx[:m], &r.src)
+	z := r.z[:m]
+	if oneSided {
+		core.OrthantDraws(z, lo, r.t[:m], r.cc[:m], r.lg[:m], u)
+	} else {
+		for i := range m {
+			z[i] = core.TruncNormQuantile(lo[i], hi[i], u[i])
+		}
+	}
+	// x | w: the twisted Gaussian N(c, 1/lambda) given w = x + noise.
+	gain := ilam / (sw * sw)
+	rsd := math.Sqrt(ilam * noise / (sw * sw))
+	dk := md.CondVar[k]
+	xk := r.x[k*m : k*m+m]
+	corr := r.r[:m]
+	for i := range m {
+		w := c[i] + sign*sw*z[i]
+		xi := c[i] + gain*(w-c[i])
+		if rsd > 0 {
+			xi += rsd * r.rng.NormFloat64()
+		}
+		xk[i] = xi
+		dm, dh := xi-mu[i], xi-mh[i]
+		corr[i] += -dm*dm/(2*dk) + 0.5*dh*dh*a2 - 0.5*tau*xi*xi + nu*xi
+	}
+}
+
+// stepRepeat weights the particles by row k's bound on the latent value
+// of row dp, which it repeats (its conditional variance is 0).
+func (r *runner) stepRepeat(k, dp int) {
+	md, m := r.p.m, r.m
+	src := r.x[dp*m : dp*m+m]
+	copy(r.x[k*m:k*m+m], src)
+	sd := math.Sqrt(md.Noise)
+	a, b := md.Lower[k], md.Upper[k]
+	logw := r.logw[:m]
+	mx := math.Inf(-1)
+	for i, v := range src {
+		var lw float64
+		if sd == 0 {
+			if !(a <= v && v <= b) {
+				lw = math.Inf(-1)
+			}
+		} else {
+			lw = core.LogPhiDiff((a-v)/sd, (b-v)/sd)
+		}
+		logw[i] += lw
+		mx = max(mx, logw[i])
+	}
+	r.reweight(mx, k)
+}
+
+// reweight ends a step's weighting (mx: the largest log weight): the
+// estimate grows by the log sum of the weights, the effective sample size
+// is recorded, and the weights are normalized, or the particles resampled
+// if it fell below the threshold. dead reports that every weight is 0.
+func (r *runner) reweight(mx float64, k int) (resampled, dead bool) {
+	m := r.m
+	logw := r.logw[:m]
+	if math.IsInf(mx, -1) || math.IsNaN(mx) {
+		r.logZ = math.Inf(-1)
+		return false, true
+	}
+	s1, s2 := core.ExpSums(logw, mx)
+	inc := mx + math.Log(s1)
+	r.logZ += inc
+	for i := range logw {
+		logw[i] -= inc
+	}
+	ess := s1 * s1 / s2 / float64(m)
+	r.minES = math.Min(r.minES, ess)
+	if ess >= r.ess {
+		return false, false
+	}
+	idx := r.idx[:m]
+	core.Systematic(idx, logw, r.src.Float64Open())
+	r.reorder(idx, k)
+	for i := range logw {
+		logw[i] = -math.Log(float64(m))
+	}
+	r.res++
+	return true, false
+}
+
+// reorder moves particle idx[i]'s state to slot i: its latent values
+// before row k, its correction, the current step's per-particle values
+// and its first ancestor.
+func (r *runner) reorder(idx []int, k int) {
+	m := r.m
+	tmp := r.tmp[:m]
+	perm := func(v []float64) {
+		for i, j := range idx {
+			tmp[i] = v[j]
+		}
+		copy(v, tmp)
+	}
+	for j := range k {
+		perm(r.x[j*m : j*m+m])
+	}
+	for _, v := range [][]float64{r.r, r.mu, r.mh, r.c, r.lo, r.hi, r.t, r.cc, r.lg} {
+		perm(v[:m])
+	}
+	o := r.tmpI[:m]
+	for i, j := range idx {
+		o[i] = r.orig[j]
+	}
+	copy(r.orig[:m], o)
+}
+
+// finish applies each particle's correction to the model's target (the
+// last step's weights times exp(r)), adds its log mean to the estimate,
+// and sets the group's final normalized weights and test posteriors.
+func (r *runner) finish() {
+	m, md := r.m, r.p.m
+	logw, corr, w := r.logw[:m], r.r[:m], r.wfin[:m]
+	mx := math.Inf(-1)
+	for i := range m {
+		w[i] = logw[i] + corr[i]
+		mx = max(mx, w[i])
+	}
+	s1, s2 := core.ExpSums(w, mx)
+	if debugFinish {
+		var sum, sum2 float64
+		for _, v := range corr {
+			sum += v
+			sum2 += v * v
+		}
+		mean := sum / float64(m)
+		fmt.Printf("finish: twisted minESS %.3g, corr sd %.3f, final ESS %.3g, resamples %d\n", r.minES, math.Sqrt(sum2/float64(m)-mean*mean), s1*s1/s2/float64(m), r.res)
+	}
+	r.logZ += mx + math.Log(s1)
+	r.minES = math.Min(r.minES, s1*s1/s2/float64(m))
+	for i := range w {
+		w[i] = math.Exp(w[i]-mx) / s1
+	}
+	mu := r.mu[:m]
+	for t := range md.T {
+		clear(mu)
+		for q := md.TStart[t]; q < md.TStart[t+1]; q++ {
+			core.Axpy(mu, md.TCoef[q], r.x[int(md.TNbr[q])*m:int(md.TNbr[q])*m+m])
+		}
+		is := 1 / math.Sqrt(md.TCondVar[t]+md.Noise)
+		acc := 0.0
+		for i, v := range mu {
+			acc = math.FMA(w[i], core.Phi(v*is), acc)
+		}
+		r.pg[t] = acc
+	}
+}
+
+// ancestors counts the distinct first ancestors of the particles.
+func (r *runner) ancestors() int {
+	seen := r.seen[:r.m]
+	clear(seen)
+	d := 0
+	for _, o := range r.orig[:r.m] {
+		if !seen[o] {
+			seen[o] = true
+			d++
+		}
+	}
+	return d
+}
+
+var debugFinish = false

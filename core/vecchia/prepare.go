@@ -1,0 +1,201 @@
+package vecchia
+
+import (
+	"context"
+	"fmt"
+
+	"gpc/core"
+)
+
+// Prepared is a Model with the proposal its estimator draws from: the
+// Gaussian
+//
+//	q(x) proportional to exp(-|T x - eta|^2 / 2),   T'T ~ A'A + diag(Tau),  T' eta = Nu,
+//
+// T lower-triangular, so that q's conditional of x_k given the earlier
+// variables is N((eta_k - sum_{j<k} T_kj x_j) / T_kk, 1/T_kk^2), and
+// exp(-Tau_k x^2/2 + Nu_k x) the site that stands for row k's bound
+// (and its repeats'). q approximates the posterior of x: its conditionals
+// see the constraints still ahead through the sites, so the proposal looks
+// ahead as MethodEP's does on a dense covariance.
+//
+// The sites and T come in two parts. The first Block variables (the
+// coarsest of a maxmin order, where a site is not small beside the
+// prior's conditional precision) have expectation propagation's sites and
+// dense rows of T: the exact reverse Cholesky factor of their block of
+// A'A + diag(Tau) once the later variables are eliminated. The later ones
+// have Laplace's sites (Laplace: their posterior is nearly Gaussian, each
+// pinned down by its neighbours) and rows of T in the pattern of A, from an
+// incomplete factorisation (tri.ic0) that drops the fill-in the sites make,
+// which is small there.
+//
+// The estimator is MethodEP's fully adapted filter on the twisted model:
+// the targets are gamma_k(x_1..k) = q(x_1..k) prod_{i <= k} pot_i(x_i) /
+// site_i(x_i), pot_i the probability of row i's bound given x_i (its noise
+// integrated out), so that each step weights a particle by the integral
+// of its twisted conditional against the bound, resamples when the
+// effective sample size falls, and draws w_k = x_k + noise from the
+// truncated normal and x_k given w_k. Each particle also carries the log
+// of r(x) = p(x) prod_i site_i(x_i) / q(x) (p the model's prior), by which
+// its weight is multiplied at the end, so that the estimate is unbiased for
+// the model's P whatever q is; with the exact factor r would be constant,
+// and the dropped fill-in is what makes it vary.
+type Prepared struct {
+	m       *Model
+	prop    *tri
+	pb      []float64 // the model's coefficients B in prop's pattern (0 elsewhere)
+	eta     []float64
+	tau, nu []float64
+	// Block is the number of leading variables with EP's sites and dense
+	// rows; Laplace and EP describe the two solves.
+	Block   int
+	Laplace *Sites
+	EP      core.EPStats
+	// Shift is the diagonal shift the incomplete factorisation needed (0
+	// unless a pivot failed; see tri.ic0).
+	Shift float64
+	// MeanSteps counts the conjugate gradient steps of q's mean.
+	MeanSteps int
+	// Clipped counts the rows whose site precision was lowered to keep
+	// the proposal's conditional precision without it positive.
+	Clipped int
+}
+
+// Model returns the prepared model.
+func (p *Prepared) Model() *Model { return p.m }
+
+// The dense block's size: the variables up to the last whose prior
+// conditional variance D_k times the largest site precision is at least
+// blockTol, and any repeats of them, at most MaxBlock.
+const (
+	blockTol = 1e-3
+	// MaxBlock bounds the dense block: its rows cost O(Block^2) per
+	// particle, its EP O(Block^3).
+	MaxBlock = 1500
+)
+
+// maxSiteShare is the largest share of a step's proposal precision that
+// its site may take.
+const maxSiteShare = 0.99
+
+// Prepare checks the model and computes its proposal (see Prepared),
+// telling tr (if not nil) of its phases. It returns a *core.InputError for
+// a model that is not valid, and ctx's error if ctx is cancelled (checked
+// between the phases' steps).
+func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	say := func(format string, args ...any) {
+		if tr != nil {
+			tr(fmt.Sprintf(format, args...))
+		}
+	}
+	n := m.N
+	a := newTri(m)
+	a.priorFactor(m)
+	say("Laplace: the posterior mode of %d latent values", n)
+	st, err := Laplace(ctx, m, a)
+	if err != nil {
+		return nil, err
+	}
+	p := &Prepared{m: m, Laplace: st, eta: make([]float64, n)}
+	p.Block = blockSize(m, st.Tau)
+	say("EP: %d Newton steps done; parallel EP with a dense block of %d", st.Iterations, p.Block)
+	e := newParallelEP(m, a, hybridPattern(m, a, p.Block), st, p.Block)
+	e.say = say
+	if err := e.run(ctx); err != nil {
+		return nil, err
+	}
+	say("the proposal's factor (EP: %v)", e.stats)
+	p.EP = e.stats
+	p.Shift = e.shift
+	p.tau, p.nu = e.tau, e.nu
+	// The proposal's own factor, in the pattern grown by two hops after
+	// the block.
+	t := hybridPattern(m, twoHop(m), p.Block)
+	pd, po := make([]float64, n), make([]float64, len(t.nbr))
+	t.assemble(a, p.tau, pd, po)
+	shift, err := t.factorShifted(pd, po, 0, n)
+	if err != nil {
+		return nil, err
+	}
+	p.Shift = max(p.Shift, shift)
+	for k := range n {
+		if m.CondVar[k] == 0 {
+			continue
+		}
+		if lim := maxSiteShare * t.diag[k] * t.diag[k]; p.tau[k] > lim {
+			p.tau[k] = lim
+			p.Clipped++
+		}
+	}
+	if p.Clipped > 0 {
+		t.assemble(a, p.tau, pd, po)
+		if shift, err = t.factorShifted(pd, po, 0, n); err != nil {
+			return nil, err
+		}
+		p.Shift = max(p.Shift, shift)
+	}
+	p.prop = t
+	// The prior's coefficients in the proposal's pattern (which holds the
+	// model's), so that a step reads each earlier row once.
+	p.pb = make([]float64, len(t.nbr))
+	for k := range n {
+		y := t.start[k]
+		for q := m.Start[k]; q < m.Start[k+1]; q++ {
+			for t.nbr[y] != m.Nbr[q] {
+				y++
+			}
+			p.pb[y] = m.Coef[q]
+		}
+	}
+	// q's mean: the exact mean of p(x) prod site(x), mu = P^-1 Nu with
+	// P = A'A + diag(Tau), by conjugate gradients preconditioned by T'T,
+	// and eta = T mu. Then log r(x) = -(x - mu)'(P - T'T)(x - mu)/2 +
+	// const: the dropped fill-in enters r only through the particles'
+	// spread about the mean, not through the mean itself (which T'T eta =
+	// Nu would leave |mu| away from P^-1 Nu).
+	mu := make([]float64, n)
+	p.MeanSteps = meanOf(mu, a, t, p.tau, p.nu)
+	t.mulTo(p.eta, mu)
+	return p, nil
+}
+
+// blockSize returns the dense block's size for the model with sites of
+// precisions tau (see blockTol).
+func blockSize(m *Model, tau []float64) int {
+	wmax := 0.0
+	for _, v := range tau {
+		wmax = max(wmax, v)
+	}
+	k0 := 0
+	for k := range m.N {
+		if m.CondVar[k]*wmax >= blockTol {
+			k0 = k + 1
+		}
+	}
+	k0 = min(k0, MaxBlock, m.N)
+	for k0 < m.N && m.CondVar[k0] == 0 {
+		k0++ // a repeat goes with the point it repeats
+	}
+	return k0
+}
+
+// meanOf sets mu to the mean of the Gaussian with precision P = A'A +
+// diag(tau) and linear term nu, P^-1 nu, by conjugate gradients
+// preconditioned by t'T, and returns the steps taken.
+func meanOf(mu []float64, a, t *tri, tau, nu []float64) int {
+	n := len(mu)
+	ax, tmp := make([]float64, n), make([]float64, n)
+	return newCG(n).solveTol(mu, nu, func(dst, v []float64) {
+		a.mulTo(ax, v)
+		a.mulTransTo(dst, ax)
+		for k := range n {
+			dst[k] += tau[k] * v[k]
+		}
+	}, func(dst, r []float64) {
+		t.solveTransTo(tmp, r)
+		t.solveTo(dst, tmp)
+	}, meanTol)
+}

@@ -1,0 +1,298 @@
+package format
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"strconv"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"gpc/core"
+)
+
+// The Vecchia cloud (gpc.vecchia-cloud/1): what gpc-train writes from a
+// Vecchia model. Its particles are not kept: a particle's path is a value
+// per training point, 8 N bytes (80 GB for 10^4 particles at N = 10^6), so
+// each group predicts the test rows at its end, and the cloud holds the
+// test rows (row, id, y) and then, group by group as the estimate runs,
+// each group's outcome (core.GroupResult) and weighted test posteriors.
+// gpc-predict combines them (core.CombinePosteriors). gpc-train --shard
+// writes gpc.vecchia-cloud-shard/1: the test rows and its range of groups,
+// with the shard keys, which gpc-merge joins into the unsharded cloud.
+const (
+	SchemaVecchiaCloud      = "gpc.vecchia-cloud/1"
+	SchemaVecchiaCloudShard = "gpc.vecchia-cloud-shard/1"
+
+	ColKind      = "kind"
+	ColGroup     = "group"
+	ColLogP      = "log_p"
+	ColMinESS    = "min_ess"
+	ColResamples = "resamples"
+	ColAncestors = "ancestors"
+	ColDeadAt    = "dead_at"
+	ColP         = "p"
+)
+
+// VecchiaCloudSchema returns the Vecchia cloud's schema with meta.
+func VecchiaCloudSchema(meta map[string]string) *arrow.Schema {
+	f64 := arrow.PrimitiveTypes.Float64
+	i64 := arrow.PrimitiveTypes.Int64
+	fields := []arrow.Field{
+		{Name: ColKind, Type: arrow.BinaryTypes.String},
+		{Name: ColRow, Type: i64, Nullable: true},
+		{Name: ColID, Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: ColY, Type: f64, Nullable: true},
+		{Name: ColGroup, Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: ColLogP, Type: f64, Nullable: true},
+		{Name: ColMinESS, Type: f64, Nullable: true},
+		{Name: ColResamples, Type: i64, Nullable: true},
+		{Name: ColAncestors, Type: i64, Nullable: true},
+		{Name: ColDeadAt, Type: i64, Nullable: true},
+		{Name: ColP, Type: arrow.ListOf(f64), Nullable: true},
+	}
+	md := arrow.MetadataFrom(meta)
+	return arrow.NewSchema(fields, &md)
+}
+
+// VecchiaGroup is one group row of a Vecchia cloud.
+type VecchiaGroup struct {
+	Group int
+	Out   core.GroupResult
+	P     []float64
+}
+
+// VecchiaCloud is a read Vecchia cloud: its test rows' input rows, ids
+// (nil: none) and labels (NaN: none), its group rows in order, and its
+// metadata.
+type VecchiaCloud struct {
+	Row    []int
+	ID     []string
+	Y      []float64
+	Groups []VecchiaGroup
+	Meta   map[string]string
+}
+
+// VecchiaCloudWriter writes a Vecchia cloud: the test rows when it is
+// made, then one record batch per group.
+type VecchiaCloudWriter struct {
+	bw     *bufio.Writer
+	iw     *ipc.Writer
+	rb     *array.RecordBuilder
+	schema *arrow.Schema
+	tests  int
+}
+
+// NewVecchiaCloudWriter starts a Vecchia cloud with the metadata meta
+// (complete: gpc:schema included) and writes the test rows (rows, their
+// ids or nil, their labels), batchRows per record batch.
+func NewVecchiaCloudWriter(w io.Writer, meta map[string]string, rows []int, ids []string, y []float64, batchRows int, mem memory.Allocator) (*VecchiaCloudWriter, error) {
+	schema := VecchiaCloudSchema(maps.Clone(meta))
+	cw := &VecchiaCloudWriter{bw: bufio.NewWriter(w), schema: schema, tests: len(rows)}
+	cw.iw = ipc.NewWriter(cw.bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	cw.rb = array.NewRecordBuilder(mem, schema)
+	batch := max(1, batchRows)
+	for i := range rows {
+		cw.rb.Field(0).(*array.StringBuilder).Append("test")
+		cw.rb.Field(1).(*array.Int64Builder).Append(int64(rows[i]))
+		if ids != nil {
+			cw.rb.Field(2).(*array.StringBuilder).Append(ids[i])
+		} else {
+			cw.rb.Field(2).AppendNull()
+		}
+		if math.IsNaN(y[i]) {
+			cw.rb.Field(3).AppendNull()
+		} else {
+			cw.rb.Field(3).(*array.Float64Builder).Append(y[i])
+		}
+		for c := 4; c < len(schema.Fields()); c++ {
+			cw.rb.Field(c).AppendNull()
+		}
+		if (i+1)%batch == 0 || i == len(rows)-1 {
+			if err := cw.flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return cw, nil
+}
+
+func (cw *VecchiaCloudWriter) flush() error {
+	rec := cw.rb.NewRecord()
+	defer rec.Release()
+	if err := cw.iw.Write(rec); err != nil {
+		return &IOError{Op: "write the Vecchia cloud", Err: err}
+	}
+	return nil
+}
+
+// WriteGroup writes group g's row: its outcome and its weighted test
+// posteriors (one per test row; NaN for a group whose particles all
+// failed).
+func (cw *VecchiaCloudWriter) WriteGroup(g int, out core.GroupResult, pg []float64) error {
+	if len(pg) != cw.tests {
+		panic("format: WriteGroup: the posteriors' length is not the test rows'")
+	}
+	rb := cw.rb
+	rb.Field(0).(*array.StringBuilder).Append("group")
+	rb.Field(1).AppendNull()
+	rb.Field(2).AppendNull()
+	rb.Field(3).AppendNull()
+	rb.Field(4).(*array.Int32Builder).Append(int32(g))
+	rb.Field(5).(*array.Float64Builder).Append(out.LogZ)
+	rb.Field(6).(*array.Float64Builder).Append(out.MinESS)
+	rb.Field(7).(*array.Int64Builder).Append(int64(out.Resamples))
+	rb.Field(8).(*array.Int64Builder).Append(int64(out.Ancestors))
+	rb.Field(9).(*array.Int64Builder).Append(int64(out.DeadAt))
+	lb := rb.Field(10).(*array.ListBuilder)
+	lb.Append(true)
+	lb.ValueBuilder().(*array.Float64Builder).AppendValues(pg, nil)
+	return cw.flush()
+}
+
+// Close writes the end-of-stream marker.
+func (cw *VecchiaCloudWriter) Close() error {
+	defer cw.rb.Release()
+	if err := cw.iw.Close(); err != nil {
+		return &IOError{Op: "write the Vecchia cloud", Err: err}
+	}
+	if err := cw.bw.Flush(); err != nil {
+		return &IOError{Op: "write the Vecchia cloud", Err: err}
+	}
+	return nil
+}
+
+// ReadVecchiaCloud reads a Vecchia cloud, or with shard set a shard of one,
+// and checks it: the schema, the rows' kinds (test rows first), the group
+// rows' fields and their posteriors' length (gpc:tests), gpc:rows and the
+// end of the stream. Errors are *DataError or *IOError.
+func ReadVecchiaCloud(r io.Reader, name string, shard bool, mem memory.Allocator) (c *VecchiaCloud, err error) {
+	in, err := openInput(r, name)
+	if err != nil {
+		return nil, err
+	}
+	if in.kind != kindArrowStream && in.kind != kindArrowFile {
+		return nil, dataErrorf(name, "not an Arrow IPC stream: a Vecchia cloud is gpc-train's output")
+	}
+	defer recoverArrow(name, &err)
+	src, schema, err := in.arrowSource(mem)
+	if err != nil {
+		return nil, err
+	}
+	defer src.release()
+	meta := schema.Metadata().ToMap()
+	want := SchemaVecchiaCloud
+	if shard {
+		want = SchemaVecchiaCloudShard
+	}
+	if v := meta[KeySchema]; v != want {
+		return nil, dataErrorf(name, "schema %q where %s was expected", v, want)
+	}
+	proto := VecchiaCloudSchema(nil)
+	if !schema.Equal(proto) {
+		return nil, dataErrorf(name, "its columns are not the Vecchia cloud's (%s)", proto)
+	}
+	tests, err := strconv.Atoi(meta[KeyTests])
+	if err != nil || tests < 0 {
+		return nil, dataErrorf(name, "metadata %s = %q is not a count", KeyTests, meta[KeyTests])
+	}
+	c = &VecchiaCloud{Meta: meta}
+	rows := 0
+	for batch := 0; ; batch++ {
+		rec, err := src.next()
+		if err != nil {
+			return nil, in.w.classify(name, err)
+		}
+		if rec == nil {
+			break
+		}
+		if err := c.addBatch(rec, name, batch, rows, tests); err != nil {
+			return nil, err
+		}
+		rows += int(rec.NumRows())
+	}
+	if err := checkRows(meta, rows); err != nil {
+		return nil, &DataError{Where: name, Err: err}
+	}
+	if len(c.Row) != tests {
+		return nil, dataErrorf(name, "%d test rows where the metadata announces %d", len(c.Row), tests)
+	}
+	return c, nil
+}
+
+func (c *VecchiaCloud) addBatch(rec arrow.Record, name string, batch, base, tests int) error {
+	kind := rec.Column(0).(*array.String)
+	for i := range int(rec.NumRows()) {
+		where := fmt.Sprintf("batch %d, row %d", batch, base+i)
+		notNull := func(cols ...int) error {
+			for _, k := range cols {
+				if rec.Column(k).IsNull(i) {
+					return dataErrorf(name, "%s: %s is null", where, rec.Schema().Field(k).Name)
+				}
+			}
+			return nil
+		}
+		switch kind.Value(i) {
+		case "test":
+			if len(c.Groups) > 0 {
+				return dataErrorf(name, "%s: a test row after the group rows", where)
+			}
+			if err := notNull(1); err != nil {
+				return err
+			}
+			c.Row = append(c.Row, int(rec.Column(1).(*array.Int64).Value(i)))
+			if !rec.Column(2).IsNull(i) {
+				if c.ID == nil {
+					c.ID = make([]string, len(c.Row)-1, tests)
+				}
+				c.ID = append(c.ID, rec.Column(2).(*array.String).Value(i))
+			} else if c.ID != nil {
+				c.ID = append(c.ID, "")
+			}
+			y := math.NaN()
+			if !rec.Column(3).IsNull(i) {
+				y = rec.Column(3).(*array.Float64).Value(i)
+			}
+			c.Y = append(c.Y, y)
+		case "group":
+			if err := notNull(4, 5, 6, 7, 8, 9, 10); err != nil {
+				return err
+			}
+			g := VecchiaGroup{Group: int(rec.Column(4).(*array.Int32).Value(i))}
+			g.Out = core.GroupResult{
+				LogZ:      rec.Column(5).(*array.Float64).Value(i),
+				MinESS:    rec.Column(6).(*array.Float64).Value(i),
+				Resamples: int(rec.Column(7).(*array.Int64).Value(i)),
+				Ancestors: int(rec.Column(8).(*array.Int64).Value(i)),
+				DeadAt:    int(rec.Column(9).(*array.Int64).Value(i)),
+			}
+			l := rec.Column(10).(*array.List)
+			a, b := l.ValueOffsets(i)
+			if int(b-a) != tests {
+				return dataErrorf(name, "%s: group %d has %d test posteriors where the metadata announces %d test rows", where, g.Group, b-a, tests)
+			}
+			vals := l.ListValues().(*array.Float64)
+			if vals.NullN() > 0 {
+				return dataErrorf(name, "%s: null test posteriors", where)
+			}
+			g.P = append([]float64(nil), vals.Float64Values()[a:b]...)
+			for _, p := range g.P {
+				if !(p >= 0 && p <= 1) && !(math.IsNaN(p) && g.Out.DeadAt >= 0) {
+					return dataErrorf(name, "%s: group %d: test posterior %v is not a probability", where, g.Group, p)
+				}
+			}
+			if math.IsNaN(g.Out.LogZ) || math.IsInf(g.Out.LogZ, 1) {
+				return dataErrorf(name, "%s: group %d: log_p %v", where, g.Group, g.Out.LogZ)
+			}
+			c.Groups = append(c.Groups, g)
+		default:
+			return dataErrorf(name, "%s: kind %q is not test or group", where, kind.Value(i))
+		}
+	}
+	return nil
+}
