@@ -105,3 +105,79 @@ ax1v_loop:
 	JG ax1v_loop
 	VZEROUPPER
 	RET
+
+// func combineAVX512(y, x *float64, off *int64, a *float64, nj, n int)
+// y[i] = fma(a[nj-1], x[off[nj-1]+i], ... fma(a[0], x[off[0]+i], y[i])) for
+// i < n, eight at a time.
+TEXT ·combineAVX512(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ off+16(FP), R8
+	MOVQ a+24(FP), R9
+	MOVQ nj+32(FP), R10
+	MOVQ n+40(FP), CX
+	XORQ R12, R12 // byte offset of the chunk
+
+c1_chunk:
+	AXK1
+	VMOVUPD.Z (DI)(R12*1), K1, Z0
+	XORQ R11, R11 // j
+
+c1_j:
+	CMPQ R11, R10
+	JGE c1_store
+	MOVQ (R8)(R11*8), R13
+	SHLQ $3, R13
+	ADDQ SI, R13
+	VMOVUPD.Z (R13)(R12*1), K1, Z2
+	VFMADD231PD.BCST (R9)(R11*8), Z2, Z0
+	INCQ R11
+	JMP c1_j
+
+c1_store:
+	VMOVUPD Z0, K1, (DI)(R12*1)
+	ADDQ $64, R12
+	SUBQ $8, CX
+	JG c1_chunk
+	VZEROUPPER
+	RET
+
+// func combine2AVX512(y, z, x *float64, off *int64, a, b *float64, nj, n int)
+// combineAVX512 of a into y and of b into z, reading x once.
+TEXT ·combine2AVX512(SB), NOSPLIT, $0-64
+	MOVQ y+0(FP), DI
+	MOVQ z+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ off+24(FP), R8
+	MOVQ a+32(FP), R9
+	MOVQ b+40(FP), R14
+	MOVQ nj+48(FP), R10
+	MOVQ n+56(FP), CX
+	XORQ R12, R12
+
+c2_chunk:
+	AXK1
+	VMOVUPD.Z (DI)(R12*1), K1, Z0
+	VMOVUPD.Z (DX)(R12*1), K1, Z1
+	XORQ R11, R11
+
+c2_j:
+	CMPQ R11, R10
+	JGE c2_store
+	MOVQ (R8)(R11*8), R13
+	SHLQ $3, R13
+	ADDQ SI, R13
+	VMOVUPD.Z (R13)(R12*1), K1, Z2
+	VFMADD231PD.BCST (R9)(R11*8), Z2, Z0
+	VFMADD231PD.BCST (R14)(R11*8), Z2, Z1
+	INCQ R11
+	JMP c2_j
+
+c2_store:
+	VMOVUPD Z0, K1, (DI)(R12*1)
+	VMOVUPD Z1, K1, (DX)(R12*1)
+	ADDQ $64, R12
+	SUBQ $8, CX
+	JG c2_chunk
+	VZEROUPPER
+	RET

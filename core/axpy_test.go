@@ -38,3 +38,51 @@ func TestAxpyPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCombinePaths checks Combine and Combine2 against Axpy, bit for bit,
+// on every path.
+func TestCombinePaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	x := make([]float64, 4000)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	for _, path := range VecPaths() {
+		if err := SetVecPath(path); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{0, 1, 7, 8, 9, 31, 156} {
+			for _, nj := range []int{0, 1, 5, 33} {
+				off := make([]int64, nj)
+				a, b := make([]float64, nj), make([]float64, nj)
+				for j := range off {
+					off[j] = int64(r.IntN(len(x) - n + 1))
+					a[j], b[j] = r.NormFloat64(), r.NormFloat64()
+				}
+				y0, z0 := make([]float64, n), make([]float64, n)
+				for i := range y0 {
+					y0[i], z0[i] = r.NormFloat64(), r.NormFloat64()
+				}
+				wy, wz := append([]float64(nil), y0...), append([]float64(nil), z0...)
+				for j, o := range off {
+					for i := range wy {
+						wy[i] = math.FMA(a[j], x[int(o)+i], wy[i])
+						wz[i] = math.FMA(b[j], x[int(o)+i], wz[i])
+					}
+				}
+				y1 := append([]float64(nil), y0...)
+				Combine(y1, x, off, a)
+				y2, z2 := append([]float64(nil), y0...), append([]float64(nil), z0...)
+				Combine2(y2, z2, x, off, a, b)
+				for i := range wy {
+					if y1[i] != wy[i] || y2[i] != wy[i] || z2[i] != wz[i] {
+						t.Fatalf("%s, n = %d, %d rows, element %d: Combine %v, Combine2 %v %v, want %v %v", path, n, nj, i, y1[i], y2[i], z2[i], wy[i], wz[i])
+					}
+				}
+			}
+		}
+	}
+	if err := SetVecPath(VecPaths()[0]); err != nil {
+		t.Fatal(err)
+	}
+}

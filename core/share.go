@@ -129,3 +129,47 @@ func Axpy2(y, z []float64, a, b float64, x []float64) {
 		z[i] = math.FMA(b, x[i], z[i])
 	}
 }
+
+// Combine adds to each y[i] (i < len(y)) the combination sum_j a[j]
+// x[off[j]+i] of the rows of x that start at the offsets off, as Axpy(y,
+// a[j], x[off[j]:]) for j = 0, 1, ... does it: the same fused multiply-adds
+// in the same order, so the same bits. It reads the rows side by side, a
+// vector of each at a time, so that their memory latencies overlap (a
+// particle filter's neighbours' rows, scattered in memory). It panics if a
+// row is out of x's range.
+func Combine(y, x []float64, off []int64, a []float64) {
+	n := len(y)
+	a = a[:len(off)]
+	checkRows(x, off, n)
+	if vec() == vecAVX512 && n > 0 && len(off) > 0 {
+		combineAVX512(&y[0], &x[0], &off[0], &a[0], len(off), n)
+		return
+	}
+	for j, o := range off {
+		Axpy(y, a[j], x[o:o+int64(n)])
+	}
+}
+
+// Combine2 is Combine of a into y and of b into z, reading the rows once.
+func Combine2(y, z, x []float64, off []int64, a, b []float64) {
+	n := len(y)
+	z, a, b = z[:n], a[:len(off)], b[:len(off)]
+	checkRows(x, off, n)
+	if vec() == vecAVX512 && n > 0 && len(off) > 0 {
+		combine2AVX512(&y[0], &z[0], &x[0], &off[0], &a[0], &b[0], len(off), n)
+		return
+	}
+	for j, o := range off {
+		Axpy2(y, z, a[j], b[j], x[o:o+int64(n)])
+	}
+}
+
+// checkRows panics if a row of n values at an offset of off is not within
+// x.
+func checkRows(x []float64, off []int64, n int) {
+	for _, o := range off {
+		if o < 0 || o+int64(n) > int64(len(x)) {
+			panic("core: Combine: a row is out of range")
+		}
+	}
+}

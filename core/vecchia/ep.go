@@ -8,22 +8,26 @@ import (
 	"gpc/core"
 )
 
-// Parallel expectation propagation for the proposal's sites. Each row k
-// (each observation: a repeated point has its own) has a site
-// exp(-tau_k x^2/2 + nu_k x) on its latent variable; the proposal q is the
-// Gaussian of the prior times the sites, through the factor T (Prepared).
-// A round takes q's marginal of every latent variable, divides out each
-// row's site (the cavity), matches the moments of the cavity times the
-// row's bound (its noise integrated out: obsDerivs), and moves the site a
-// damped step towards the Gaussian that matches them, all rows at once,
-// then factors T again.
+// Expectation propagation for the proposal's sites. Each row k (each
+// observation: a repeated point has its own) has a site exp(-tau_k x^2/2 +
+// nu_k x) on its latent variable; the proposal q is the Gaussian of the
+// prior times the sites, through the factor T (Prepared). An update takes
+// q's marginal of a row's latent variable, divides out the row's site (the
+// cavity), matches the moments of the cavity times the row's bound (its
+// noise integrated out: obsDerivs), and moves the site a damped step
+// towards the Gaussian that matches them.
 //
-// q's marginal variances: exact for the dense block (the inverse of its
-// rows' factor, whose marginal is theirs alone), and by Monte Carlo for the
-// later variables, from epSamples exact draws of q (T^-1 z, fixed random
-// numbers: the preparation does not depend on the estimate's seed), whose
-// relative error sqrt(2/epSamples) only shapes the proposal. q's mean is
-// exact (conjugate gradients).
+// A round first eliminates the later rows (those after the dense block)
+// with their current sites: what is left is the block's prior given the
+// later sites, N(Lambda^-1 h, Lambda^-1). Then the block's sites are
+// updated in blockSweeps parallel sweeps on it alone, each with the
+// block's exact marginals (its dense factor, O(Block^3/3) on the vector
+// kernels); then, with the whole factor, the later rows' sites in one
+// parallel update, with q's exact mean (conjugate gradients) and marginal
+// variances from epSamples exact draws of q (T^-1 z, fixed random numbers:
+// the preparation does not depend on the estimate's seed), whose relative
+// error sqrt(2/epSamples) only shapes the proposal: a later row's site is
+// small beside its neighbours' information.
 //
 // References: T. Minka (2001), "Expectation propagation for approximate
 // Bayesian inference", UAI; M. van Gerven, B. Cseke, F. de Lange and T.
@@ -49,9 +53,13 @@ type parallelEP struct {
 }
 
 const (
-	// epRounds bounds the parallel EP's rounds.
+	// epRounds is the number of rounds.
 	epRounds = 6
-	// epDamping is the share of a round's step a site takes.
+	// blockSweeps is the number of the block's sweeps in a round.
+	blockSweeps = 6
+	// blockDamping is the share of a step a block site takes.
+	blockDamping = 0.5
+	// epDamping is the share of a step a later row's site takes.
 	epDamping = 0.9
 	// epRoundTol is the sites' largest change, relative to the cavity
 	// precision, below which the rounds stop.
@@ -61,8 +69,13 @@ const (
 	epSamples = 96
 )
 
-// meanTol is the relative residual of q's mean.
-const meanTol = 1e-10
+// meanTol is the relative residual of q's mean; roundMeanTol that of the
+// mean in EP's rounds, which only shapes the cavities (each round starts
+// from the last's).
+const (
+	meanTol      = 1e-10
+	roundMeanTol = 1e-6
+)
 
 // epSeed is the fixed seed of the marginal variances' draws.
 const epSeed = 0x76656363686961
@@ -95,32 +108,108 @@ func (e *parallelEP) sum() {
 	}
 }
 
-// factor factors A'A + diag(tau) into t and computes q's mean.
-func (e *parallelEP) factor() error {
-	n := e.m.N
-	e.t.assemble(e.a, e.tau, e.pd, e.po)
-	shift, err := e.t.factorShifted(e.pd, e.po, 0, n)
-	if err != nil {
-		return err
+// update moves row k's site towards the one whose product with the
+// cavity, from the marginal N(mean, s2) of its latent variable, matches
+// the moments of the cavity times its bound, by the share damping of the
+// step, and returns the step's size relative to the cavity's precision
+// (0 where the cavity is not proper).
+func (e *parallelEP) update(k int, mean, s2, damping float64) float64 {
+	m := e.m
+	tc := 1/s2 - e.rtau[k]
+	nc := mean/s2 - e.rnu[k]
+	if !(tc > 0) || math.IsInf(tc, 1) {
+		return 0
 	}
-	e.shift = max(e.shift, shift)
-	meanOf(e.mean, e.a, e.t, e.tau, e.nu)
+	mc, vc := nc/tc, 1/tc
+	_, g, w := obsDerivs(mc, m.Lower[k], m.Upper[k], vc+m.Noise)
+	mh := mc + vc*g
+	vh := vc - vc*vc*w
+	if !(vh > 0) {
+		return 0
+	}
+	nt := math.Max(1/vh-tc, 0)
+	nn := mh/vh - nc
+	ch := math.Max(math.Abs(nt-e.rtau[k]), math.Abs(nn-e.rnu[k])*math.Sqrt(vc)) / tc
+	e.rtau[k] = (1-damping)*e.rtau[k] + damping*nt
+	e.rnu[k] = (1-damping)*e.rnu[k] + damping*nn
+	return ch
+}
+
+// run iterates the rounds, leaving the sites in tau and nu.
+func (e *parallelEP) run(ctx context.Context) error {
+	m, t, k0 := e.m, e.t, e.block
+	n := m.N
+	e.sum()
+	blk := newDenseBlock(t, k0)
+	late := make([]float64, n)
+	for e.stats.Sweeps = 1; e.stats.Sweeps <= epRounds; e.stats.Sweeps++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.stats.Sweeps > 1 && e.say != nil {
+			e.say("EP: round %d, after change %.3g", e.stats.Sweeps, e.stats.Change)
+		}
+		// The later rows, with their sites (the block's 0 for now).
+		copy(late, e.tau)
+		clear(late[:k0])
+		t.assemble(e.a, late, e.pd, e.po)
+		shift, err := t.factorShifted(e.pd, e.po, k0, n)
+		if err != nil {
+			return err
+		}
+		e.shift = max(e.shift, shift)
+		change := 0.0
+		if k0 > 0 {
+			// The block's prior given the later sites: its precision,
+			// now in t's block rows, and its linear term.
+			h := slices.Clone(e.nu)
+			clear(h[:k0])
+			t.backSubstitute(h, k0)
+			blk.load(t)
+			for range blockSweeps {
+				if err := blk.factor(e.tau); err != nil {
+					return err
+				}
+				mean, vars := blk.marginals(h, e.nu)
+				for k := range k0 {
+					v := latent(m, k)
+					if i := blk.idx[v]; i >= 0 {
+						change = max(change, e.update(k, mean[i], vars[i], blockDamping))
+					}
+				}
+				e.sum()
+			}
+			if err := blk.factor(e.tau); err != nil {
+				return err
+			}
+		}
+		// The whole factor, q's mean and marginals: the later rows'
+		// sites.
+		meanOf(e.mean, e.a, t, e.tau, e.nu, roundMeanTol)
+		e.sampleVariances()
+		for k := k0; k < n; k++ {
+			v := latent(m, k)
+			change = max(change, e.update(k, e.mean[v], e.vars[v], epDamping))
+		}
+		e.sum()
+		e.stats.Change = change
+	}
+	e.stats.Sweeps = epRounds
 	return nil
 }
 
-// marginals sets vars to q's marginal variances.
-func (e *parallelEP) marginals() {
-	m, t := e.m, e.t
-	n := m.N
+// sampleVariances sets vars to q's marginal variances, estimated from
+// epSamples draws x = T^-1 z (the block's too, unused).
+func (e *parallelEP) sampleVariances() {
+	n := e.m.N
 	clear(e.vars)
-	// The later variables: draws x = T^-1 z.
 	g := core.GroupStream(epSeed, 0)
 	z, x := make([]float64, n), make([]float64, n)
 	for range epSamples {
 		for k := range z {
 			z[k] = core.PhiInv(g.Float64Open())
 		}
-		t.solveTo(x, z)
+		e.t.solveTo(x, z)
 		for k, v := range x {
 			e.vars[k] += v * v
 		}
@@ -128,107 +217,4 @@ func (e *parallelEP) marginals() {
 	for k := range e.vars {
 		e.vars[k] /= epSamples
 	}
-	// The block: exactly, diag(L^-1 L^-T) for its rows L (dense, lower,
-	// over its regular rows), whose marginal is theirs alone.
-	var reg []int
-	idx := make([]int, e.block)
-	for k := range e.block {
-		idx[k] = -1
-		if !t.dup[k] {
-			idx[k] = len(reg)
-			reg = append(reg, k)
-		}
-	}
-	nr := len(reg)
-	if nr == 0 {
-		return
-	}
-	l := make([]float64, nr*nr)
-	for i, k := range reg {
-		l[i*nr+i] = t.diag[k]
-		for q := t.start[k]; q < t.start[k+1]; q++ {
-			l[i*nr+idx[t.nbr[q]]] = t.off[q]
-		}
-	}
-	// Column c of L^-1, by forward substitution, adds its squares to the
-	// variances of its rows.
-	col := make([]float64, nr)
-	for i := range nr {
-		e.vars[reg[i]] = 0
-	}
-	for c := range nr {
-		for i := c; i < nr; i++ {
-			v := 0.0
-			if i == c {
-				v = 1
-			}
-			row := l[i*nr : i*nr+i]
-			for q := c; q < i; q++ {
-				v -= row[q] * col[q]
-			}
-			col[i] = v / l[i*nr+i]
-			e.vars[reg[i]] += col[i] * col[i]
-		}
-	}
-}
-
-// run iterates the rounds and leaves the final factor, sites and eta.
-func (e *parallelEP) run(ctx context.Context) error {
-	m := e.m
-	n := m.N
-	e.sum()
-	for e.stats.Sweeps = 1; ; e.stats.Sweeps++ {
-		if err := e.factor(); err != nil {
-			return err
-		}
-		if e.stats.Sweeps > epRounds {
-			e.stats.Sweeps = epRounds
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if e.stats.Sweeps > 1 && e.say != nil {
-			e.say("EP: round %d, after change %.3g", e.stats.Sweeps, e.stats.Change)
-		}
-		e.marginals()
-		change, moving := 0.0, 0
-		newTau, newNu := slices.Clone(e.rtau), slices.Clone(e.rnu)
-		for k := range n {
-			v := latent(m, k)
-			s2 := e.vars[v]
-			tc := 1/s2 - e.rtau[k]
-			nc := e.mean[v]/s2 - e.rnu[k]
-			if !(tc > 0) || math.IsInf(tc, 1) {
-				continue
-			}
-			mc, vc := nc/tc, 1/tc
-			_, g, w := obsDerivs(mc, m.Lower[k], m.Upper[k], vc+m.Noise)
-			mh := mc + vc*g
-			vh := vc - vc*vc*w
-			if !(vh > 0) {
-				continue
-			}
-			nt := math.Max(1/vh-tc, 0)
-			nn := mh/vh - nc
-			ch := math.Max(math.Abs(nt-e.rtau[k]), math.Abs(nn-e.rnu[k])*math.Sqrt(vc)) / tc
-			change = math.Max(change, ch)
-			if ch >= epRoundTol {
-				moving++
-			}
-			newTau[k] = (1-epDamping)*e.rtau[k] + epDamping*nt
-			newNu[k] = (1-epDamping)*e.rnu[k] + epDamping*nn
-		}
-		e.stats.Change, e.stats.Moving = change, moving
-		copy(e.rtau, newTau)
-		copy(e.rnu, newNu)
-		e.sum()
-		if change < epRoundTol {
-			if err := e.factor(); err != nil {
-				return err
-			}
-			break
-		}
-	}
-	return nil
 }

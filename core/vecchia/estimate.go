@@ -76,7 +76,7 @@ func EstimateGroups(ctx context.Context, p *Prepared, cfg core.Config, first, la
 	sizes := core.GroupSizes(cfg.Samples, cfg.Groups)
 	ord := newOrdered(first, sink)
 	outs, err := core.RunGroups(ctx, cfg.Seed, sizes, first, last, workers, func() core.GroupRunner {
-		return &sinkRunner{newRunner(p, cfg.ESSThreshold, sizes[first]), ord}
+		return &sinkRunner{newRunner(p, &cfg, sizes[first]), ord}
 	}, cfg.Progress)
 	if err != nil {
 		return cfg, nil, err

@@ -2,9 +2,9 @@ package vecchia
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gpc/core"
 )
@@ -35,7 +35,8 @@ type runner struct {
 	tmp  []float64
 	idx  []int
 	tmpI []int
-	orig []int // each particle's ancestor at the first variable
+	off  []int64 // the rows' offsets of a step (offsets)
+	orig []int   // each particle's ancestor at the first variable
 	seen []bool
 
 	src core.PCG
@@ -49,10 +50,14 @@ type runner struct {
 	dead  int
 }
 
-func newRunner(p *Prepared, ess float64, maxM int) *runner {
-	r := &runner{p: p, ess: ess}
+func newRunner(p *Prepared, cfg *core.Config, maxM int) *runner {
+	r := &runner{p: p, ess: cfg.ESSThreshold}
 	vec := func() []float64 { return make([]float64, maxM) }
-	r.x = make([]float64, p.m.N*maxM)
+	if cfg.Alloc != nil {
+		r.x = cfg.Alloc(p.m.N * maxM)[:p.m.N*maxM]
+	} else {
+		r.x = make([]float64, p.m.N*maxM)
+	}
 	r.logw, r.r, r.mu, r.mh, r.c, r.lo, r.hi = vec(), vec(), vec(), vec(), vec(), vec(), vec()
 	r.t, r.cc, r.lg, r.z, r.u, r.tmp, r.wfin = vec(), vec(), vec(), vec(), vec(), vec(), vec()
 	r.idx, r.tmpI, r.orig, r.seen = make([]int, maxM), make([]int, maxM), make([]int, maxM), make([]bool, maxM)
@@ -121,13 +126,14 @@ func (r *runner) step(k int) {
 	clear(mu)
 	clear(mh)
 	pr := p.prop
-	for q := pr.start[k]; q < pr.start[k+1]; q++ {
-		row := r.x[int(pr.nbr[q])*m : int(pr.nbr[q])*m+m]
-		if b := p.pb[q]; b != 0 {
-			core.Axpy2(mh, mu, pr.off[q], b, row)
-		} else {
-			core.Axpy(mh, pr.off[q], row)
-		}
+	s, e := pr.start[k], pr.start[k+1]
+	off := r.offsets(pr.nbr[s:e])
+	if k >= p.Block {
+		// The proposal's pattern is the model's: one pass.
+		core.Combine2(mh, mu, r.x, off, pr.off[s:e], p.pb[s:e])
+	} else {
+		core.Combine(mh, r.x, off, pr.off[s:e])
+		core.Combine(mu, r.x, r.offsets(md.Nbr[md.Start[k]:md.Start[k+1]]), md.Coef[md.Start[k]:md.Start[k+1]])
 	}
 	ad := p.prop.diag[k]
 	a2 := ad * ad
@@ -213,25 +219,17 @@ func (r *runner) step(k int) {
 // of row dp, which it repeats (its conditional variance is 0).
 func (r *runner) stepRepeat(k, dp int) {
 	md, m := r.p.m, r.m
-	src := r.x[dp*m : dp*m+m]
-	copy(r.x[k*m:k*m+m], src)
 	sd := math.Sqrt(md.Noise)
 	a, b := md.Lower[k], md.Upper[k]
 	logw := r.logw[:m]
 	mx := math.Inf(-1)
-	for i, v := range src {
-		var lw float64
-		if sd == 0 {
-			if !(a <= v && v <= b) {
-				lw = math.Inf(-1)
-			}
-		} else {
-			lw = core.LogPhiDiff((a-v)/sd, (b-v)/sd)
-		}
-		logw[i] += lw
+	for i, v := range r.x[dp*m : dp*m+m] {
+		logw[i] += core.LogPhiDiff((a-v)/sd, (b-v)/sd)
 		mx = max(mx, logw[i])
 	}
 	r.reweight(mx, k)
+	// The row's latent values are its point's, as resampled.
+	copy(r.x[k*m:k*m+m], r.x[dp*m:dp*m+m])
 }
 
 // reweight ends a step's weighting (mx: the largest log weight): the
@@ -303,15 +301,6 @@ func (r *runner) finish() {
 		mx = max(mx, w[i])
 	}
 	s1, s2 := core.ExpSums(w, mx)
-	if debugFinish {
-		var sum, sum2 float64
-		for _, v := range corr {
-			sum += v
-			sum2 += v * v
-		}
-		mean := sum / float64(m)
-		fmt.Printf("finish: twisted minESS %.3g, corr sd %.3f, final ESS %.3g, resamples %d\n", r.minES, math.Sqrt(sum2/float64(m)-mean*mean), s1*s1/s2/float64(m), r.res)
-	}
 	r.logZ += mx + math.Log(s1)
 	r.minES = math.Min(r.minES, s1*s1/s2/float64(m))
 	for i := range w {
@@ -320,9 +309,7 @@ func (r *runner) finish() {
 	mu := r.mu[:m]
 	for t := range md.T {
 		clear(mu)
-		for q := md.TStart[t]; q < md.TStart[t+1]; q++ {
-			core.Axpy(mu, md.TCoef[q], r.x[int(md.TNbr[q])*m:int(md.TNbr[q])*m+m])
-		}
+		core.Combine(mu, r.x, r.offsets(md.TNbr[md.TStart[t]:md.TStart[t+1]]), md.TCoef[md.TStart[t]:md.TStart[t+1]])
 		is := 1 / math.Sqrt(md.TCondVar[t]+md.Noise)
 		acc := 0.0
 		for i, v := range mu {
@@ -346,4 +333,13 @@ func (r *runner) ancestors() int {
 	return d
 }
 
-var debugFinish = false
+// offsets returns the offsets in x of the rows of positions nbr (the
+// current group's rows, m values each), in a scratch slice reused by the
+// next call.
+func (r *runner) offsets(nbr []int32) []int64 {
+	r.off = slices.Grow(r.off[:0], len(nbr))[:len(nbr)]
+	for q, j := range nbr {
+		r.off[q] = int64(j) * int64(r.m)
+	}
+	return r.off
+}

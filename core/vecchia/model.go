@@ -75,15 +75,15 @@ func (m *Model) Dup(k int) int {
 // neighbour before its row (a test row's among the training rows), finite
 // coefficients, positive finite conditional variances (or a duplicate
 // row: variance 0, one neighbour that is not itself a duplicate,
-// coefficient 1), a noise variance in [0, +Inf) and bounds with Lower <=
+// coefficient 1), a positive finite noise variance and bounds with Lower <=
 // Upper. It returns a *core.InputError naming the first row that is
 // wrong (a test row's index counts from N).
 func (m *Model) Validate() error {
 	if m.N < 1 {
 		return &core.InputError{Index: -1, Msg: fmt.Sprintf("a Vecchia model of %d training rows", m.N)}
 	}
-	if !(m.Noise >= 0) || math.IsInf(m.Noise, 1) {
-		return &core.InputError{Index: -1, Msg: fmt.Sprintf("noise variance %v: must be finite and >= 0", m.Noise)}
+	if !(m.Noise > 0) || math.IsInf(m.Noise, 1) {
+		return &core.InputError{Index: -1, Msg: fmt.Sprintf("noise variance %v: must be positive and finite (the estimator integrates each row's noise)", m.Noise)}
 	}
 	if len(m.Start) != m.N+1 || len(m.CondVar) != m.N || len(m.Lower) != m.N || len(m.Upper) != m.N || m.Start[0] != 0 || m.Start[m.N] != len(m.Nbr) || len(m.Coef) != len(m.Nbr) {
 		return &core.InputError{Index: -1, Msg: "the model's arrays have inconsistent lengths"}

@@ -113,7 +113,7 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	p.tau, p.nu = e.tau, e.nu
 	// The proposal's own factor, in the pattern grown by two hops after
 	// the block.
-	t := hybridPattern(m, twoHop(m), p.Block)
+	t := hybridPattern(m, a, p.Block)
 	pd, po := make([]float64, n), make([]float64, len(t.nbr))
 	t.assemble(a, p.tau, pd, po)
 	shift, err := t.factorShifted(pd, po, 0, n)
@@ -156,8 +156,8 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	// const: the dropped fill-in enters r only through the particles'
 	// spread about the mean, not through the mean itself (which T'T eta =
 	// Nu would leave |mu| away from P^-1 Nu).
-	mu := make([]float64, n)
-	p.MeanSteps = meanOf(mu, a, t, p.tau, p.nu)
+	mu := e.mean // the last round's, a start close to the end
+	p.MeanSteps = meanOf(mu, a, t, p.tau, p.nu, meanTol)
 	t.mulTo(p.eta, mu)
 	return p, nil
 }
@@ -183,9 +183,10 @@ func blockSize(m *Model, tau []float64) int {
 }
 
 // meanOf sets mu to the mean of the Gaussian with precision P = A'A +
-// diag(tau) and linear term nu, P^-1 nu, by conjugate gradients
-// preconditioned by t'T, and returns the steps taken.
-func meanOf(mu []float64, a, t *tri, tau, nu []float64) int {
+// diag(tau) and linear term nu, P^-1 nu, by conjugate gradients from mu's
+// own value to relative residual tol, preconditioned by t'T, and returns
+// the steps taken.
+func meanOf(mu []float64, a, t *tri, tau, nu []float64, tol float64) int {
 	n := len(mu)
 	ax, tmp := make([]float64, n), make([]float64, n)
 	return newCG(n).solveTol(mu, nu, func(dst, v []float64) {
@@ -197,5 +198,5 @@ func meanOf(mu []float64, a, t *tri, tau, nu []float64) int {
 	}, func(dst, r []float64) {
 		t.solveTransTo(tmp, r)
 		t.solveTo(dst, tmp)
-	}, meanTol)
+	}, tol)
 }

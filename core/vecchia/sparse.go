@@ -2,10 +2,10 @@ package vecchia
 
 import (
 	"fmt"
-
-	"gpc/core"
 	"math"
 	"slices"
+
+	"gpc/core"
 )
 
 // tri is a lower-triangular matrix with the sparsity of a Vecchia model's
@@ -24,6 +24,8 @@ type tri struct {
 	// of regular rows before q.
 	full int
 	rank []int32
+	slot []int32   // pairs' scatter array (slots)
+	buf  []pairRef // pairs' list, reused
 }
 
 // newTri returns the pattern of model m with zero values.
@@ -95,6 +97,24 @@ func (t *tri) solveTo(dst, y []float64) {
 	}
 }
 
+// backSubstitute runs solveTransTo's substitution in place on y for rows
+// n-1 down to k0 only: rows from k0 on then hold the solution's, and rows
+// below k0 what is left of y's linear term once the later rows are
+// eliminated.
+func (t *tri) backSubstitute(y []float64, k0 int) {
+	for k := t.n - 1; k >= k0; k-- {
+		if t.dup[k] {
+			y[k] = 0
+			continue
+		}
+		v := y[k] / t.diag[k]
+		y[k] = v
+		for q := t.start[k]; q < t.start[k+1]; q++ {
+			y[t.nbr[q]] -= t.off[q] * v
+		}
+	}
+}
+
 // solveTransTo sets dst = T'^-1 y (back substitution, row by row from the
 // last, each scattering into its columns). y is not modified.
 func (t *tri) solveTransTo(dst, y []float64) {
@@ -112,78 +132,68 @@ func (t *tri) solveTransTo(dst, y []float64) {
 	}
 }
 
-// pairs calls fn(ao, bo, pos) for the pairs (p, q) of entries of row i of
+// pairRef is a pair (p, q) of entries of a row: ao and bo are the entries'
+// indices in the row's t.off (ao -1 for the diagonal, p = the row), pos
+// the index of entry (p, q) in the other pattern's off.
+type pairRef struct{ ao, bo, pos int32 }
+
+// pairs returns, in buf's storage, the pairs (p, q) of entries of row i of
 // t's pattern (its columns and i itself) with p > q and q a column of row
-// p of the pattern of in: ao and bo are the entries' indices in t.off (ao
-// -1 for p = i), pos that of entry (p, q) in in.off. It walks in's row p
-// and the row's columns below p together, both increasing.
-func (t *tri) pairs(i int, in *tri, fn func(ao, bo, pos int)) {
+// p of the pattern of in. Row i's columns are marked in a scatter array,
+// and each row p's pattern is walked once.
+func (t *tri) pairs(i int, in *tri, buf []pairRef) []pairRef {
+	buf = buf[:0]
 	s, e := t.start[i], t.start[i+1]
 	cols := t.nbr[s:e]
+	slot := t.slots()
+	for x, q := range cols {
+		slot[q] = int32(x)
+	}
 	for ai := len(cols); ai >= 0; ai-- {
-		var p int
-		var below []int32
-		aOff := -1
-		if ai == len(cols) {
-			p, below = i, cols
-		} else {
-			p, below, aOff = int(cols[ai]), cols[:ai], s+ai
+		p, aOff := i, int32(-1)
+		if ai < len(cols) {
+			p, aOff = int(cols[ai]), int32(s+ai)
 		}
 		if in.dup[p] {
 			continue
 		}
 		if p < in.full {
-			for x, q := range below {
-				fn(aOff, s+x, in.start[p]+int(in.rank[q]))
+			ps := int32(in.start[p])
+			for x, q := range cols[:ai] {
+				buf = append(buf, pairRef{aOff, int32(s + x), ps + in.rank[q]})
 			}
 			continue
 		}
-		cp := in.nbr[in.start[p]:in.start[p+1]]
-		x, y := 0, 0
-		for x < len(below) && y < len(cp) {
-			switch {
-			case below[x] < cp[y]:
-				x++
-			case below[x] > cp[y]:
-				y++
-			default:
-				fn(aOff, s+x, in.start[p]+y)
-				x++
-				y++
-			}
+		ps := in.start[p]
+		row := in.nbr[ps:in.start[p+1]]
+		// Branch-free: every candidate is written, and the count grows
+		// only for a column of row i below p (0 <= x < ai: a
+		// misprediction per entry otherwise costs more than the walk).
+		cnt := len(buf)
+		buf = slices.Grow(buf, len(row))[:cnt+len(row)]
+		lim := uint64(ai)
+		for y, q := range row {
+			x := slot[q]
+			buf[cnt] = pairRef{aOff, int32(s) + x, int32(ps + y)}
+			cnt += int((uint64(uint32(x)) - lim) >> 63)
 		}
+		buf = buf[:cnt]
 	}
+	for _, q := range cols {
+		slot[q] = -1
+	}
+	return buf
 }
 
-// twoHop returns the pattern of m's factor grown by its neighbours'
-// neighbours: row k's columns are c(k) and c(j) for j in c(k), increasing,
-// with zero values.
-func twoHop(m *Model) *tri { return twoHopWhere(m, func(int) bool { return true }) }
-
-// twoHopWhere is twoHop on the rows where grow is true, A's pattern on
-// the others.
-func twoHopWhere(m *Model, grow func(k int) bool) *tri {
-	t := &tri{n: m.N, start: make([]int, m.N+1), dup: make([]bool, m.N), diag: make([]float64, m.N)}
-	var cols []int32
-	for k := range m.N {
-		t.dup[k] = m.CondVar[k] == 0
-		cols = cols[:0]
-		if !t.dup[k] {
-			for q := m.Start[k]; q < m.Start[k+1]; q++ {
-				j := m.Nbr[q]
-				cols = append(cols, j)
-				if grow(k) {
-					cols = append(cols, m.Nbr[m.Start[j]:m.Start[j+1]]...)
-				}
-			}
-			slices.Sort(cols)
-			cols = slices.Compact(cols)
+// slots returns t's scatter array of n entries, all -1 between uses.
+func (t *tri) slots() []int32 {
+	if t.slot == nil {
+		t.slot = make([]int32, t.n)
+		for k := range t.slot {
+			t.slot[k] = -1
 		}
-		t.nbr = append(t.nbr, cols...)
-		t.start[k+1] = len(t.nbr)
 	}
-	t.off = make([]float64, len(t.nbr))
-	return t
+	return t.slot
 }
 
 // ic0 sets t to the incomplete Cholesky factor, in reverse order, of
@@ -227,13 +237,14 @@ func (t *tri) assemble(a *tri, w []float64, pd, po []float64) {
 		for q := s; q < e; q++ {
 			pd[a.nbr[q]] += a.off[q] * a.off[q]
 		}
-		a.pairs(i, t, func(ao, bo, pos int) {
+		t.buf = a.pairs(i, t, t.buf)
+		for _, r := range t.buf {
 			av := a.diag[i]
-			if ao >= 0 {
-				av = a.off[ao]
+			if r.ao >= 0 {
+				av = a.off[r.ao]
 			}
-			po[pos] += av * a.off[bo]
-		})
+			po[r.pos] += av * a.off[r.bo]
+		}
 	}
 	for k := range a.n {
 		pd[k] += w[k]
@@ -297,11 +308,12 @@ func (t *tri) eliminate(lo, hi int) bool {
 			}
 			continue
 		}
-		t.pairs(k, t, func(ao, bo, pos int) {
-			if ao >= 0 {
-				t.off[pos] -= t.off[ao] * t.off[bo]
+		t.buf = t.pairs(k, t, t.buf)
+		for _, r := range t.buf {
+			if r.ao >= 0 {
+				t.off[r.pos] -= t.off[r.ao] * t.off[r.bo]
 			}
-		})
+		}
 	}
 	return true
 }

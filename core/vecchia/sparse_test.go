@@ -3,27 +3,16 @@ package vecchia
 import (
 	"math"
 	"testing"
-
-	"gpc/core/gp"
 )
 
 // TestIC0Prior checks that the incomplete factorisation of A'A alone (no
 // sites) in A's pattern is A itself: the reverse Cholesky factor of A'A
-// has no fill.
+// has no fill; and with a dense block, the same.
 func TestIC0Prior(t *testing.T) {
-	x, y := twoClass(300, 1)
-	s, err := NewStructure(x, 300, 2, Options{M: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := &gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{1}, Beta: 10}
-	m, err := NewClassifier(s, k, x, y, DefaultNugget, nil, nil, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := classifier2D(t, 300, 10)
 	a := newTri(m)
 	a.priorFactor(m)
-	for _, pat := range []*tri{newTri(m), twoHop(m)} {
+	for _, pat := range []*tri{newTri(m), hybridPattern(m, a, 100)} {
 		w := make([]float64, m.N)
 		pd, po := make([]float64, m.N), make([]float64, len(pat.nbr))
 		if _, err := pat.ic0(a, w, pd, po); err != nil {
@@ -45,6 +34,56 @@ func TestIC0Prior(t *testing.T) {
 		}
 		if worst > 1e-8 {
 			t.Errorf("pattern of %d entries: largest relative difference from A %g", len(pat.nbr), worst)
+		}
+	}
+}
+
+// TestIC0Full checks that the factorisation in the full pattern is the
+// exact reverse Cholesky factor: T'T = A'A + diag(w).
+func TestIC0Full(t *testing.T) {
+	m := classifier2D(t, 120, 6)
+	n := m.N
+	a := newTri(m)
+	a.priorFactor(m)
+	w := make([]float64, n)
+	for k := range w {
+		w[k] = 0.1 + 0.5*float64(k%7)/7
+	}
+	full := fullPattern(m)
+	if _, err := full.ic0(a, w, make([]float64, n), make([]float64, len(full.nbr))); err != nil {
+		t.Fatal(err)
+	}
+	dense := func(p *tri) []float64 {
+		d := make([]float64, n*n)
+		for k := range n {
+			d[k*n+k] = p.diag[k]
+			for q := p.start[k]; q < p.start[k+1]; q++ {
+				d[k*n+int(p.nbr[q])] = p.off[q]
+			}
+		}
+		return d
+	}
+	gram := func(d []float64) []float64 { // d'd
+		g := make([]float64, n*n)
+		for i := range n {
+			for j := range n {
+				s := 0.0
+				for r := range n {
+					s += d[r*n+i] * d[r*n+j]
+				}
+				g[i*n+j] = s
+			}
+		}
+		return g
+	}
+	want, got := gram(dense(a)), gram(dense(full))
+	for k := range n {
+		want[k*n+k] += w[k]
+	}
+	for i := range want {
+		scale := math.Sqrt(want[(i/n)*n+i/n] * want[(i%n)*n+i%n])
+		if e := math.Abs(got[i]-want[i]) / scale; e > 1e-9 {
+			t.Fatalf("entry (%d, %d): T'T %v, A'A + W %v", i/n, i%n, got[i], want[i])
 		}
 	}
 }

@@ -1,0 +1,33 @@
+package core
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func BenchmarkCombineRows(b *testing.B) {
+	const rows, m, nj = 100000, 156, 31
+	x := make([]float64, rows*m)
+	r := rand.New(rand.NewPCG(1, 1))
+	off := make([]int64, nj)
+	a, c := make([]float64, nj), make([]float64, nj)
+	y, z := make([]float64, m), make([]float64, m)
+	b.Run("impl=combine2", func(b *testing.B) {
+		for b.Loop() {
+			for j := range off {
+				off[j] = int64(r.IntN(rows)) * m
+			}
+			Combine2(y, z, x, off, a, c)
+		}
+	})
+	b.Run("impl=axpy2", func(b *testing.B) {
+		for b.Loop() {
+			for j := range off {
+				off[j] = int64(r.IntN(rows)) * m
+			}
+			for j, o := range off {
+				Axpy2(y, z, a[j], c[j], x[o:o+m])
+			}
+		}
+	})
+}

@@ -1,0 +1,118 @@
+package vecchia
+
+import (
+	"slices"
+
+	"gpc/core"
+)
+
+// denseBlock is the proposal's dense block during EP (parallelEP.run): the
+// first k0 rows of the factor t, full rows of every earlier regular
+// column. Once the later rows are eliminated, t's block rows hold the
+// precision Lambda of the block's prior given the later sites; load keeps
+// a copy, and factor factors Lambda + diag(tau) in t's block rows.
+type denseBlock struct {
+	t      *tri
+	k0     int
+	reg    []int // the block's regular rows
+	idx    []int // idx[k]: row k's index among reg, -1 for a repeat
+	pd, po []float64
+	// scratch
+	ut   []float64 // nr x nr: the factor's transpose, row i = column i of L
+	col  []float64
+	vars []float64
+	mean []float64
+}
+
+func newDenseBlock(t *tri, k0 int) *denseBlock {
+	b := &denseBlock{t: t, k0: k0, idx: make([]int, k0)}
+	for k := range k0 {
+		b.idx[k] = -1
+		if !t.dup[k] {
+			b.idx[k] = len(b.reg)
+			b.reg = append(b.reg, k)
+		}
+	}
+	return b
+}
+
+// load copies the block's rows of t (Lambda).
+func (b *denseBlock) load(t *tri) {
+	b.pd = append(b.pd[:0], t.diag[:b.k0]...)
+	b.po = append(b.po[:0], t.off[:t.start[b.k0]]...)
+}
+
+// factor sets t's block rows to the reverse Cholesky factor of Lambda +
+// diag(tau) (tau by latent variable).
+func (b *denseBlock) factor(tau []float64) error {
+	pd := slices.Clone(b.pd)
+	for _, k := range b.reg {
+		pd[k] += tau[k]
+	}
+	_, err := b.t.factorShifted(pd, b.po, 0, b.k0)
+	return err
+}
+
+// marginals returns the means and variances, by regular row, of the
+// block's Gaussian with precision L'L (t's block rows: factor's) and
+// linear term h + nu (over the block's rows):
+//
+//	mean = (L'L)^-1 (h + nu),   variances = diag(L^-1 L^-T).
+//
+// The variances are the squared rows of L^-1, from its columns by forward
+// substitution on the vector kernels (L's transpose, so that each step's
+// update is contiguous): nr^3/6 multiply-adds.
+func (b *denseBlock) marginals(h, nu []float64) (mean, vars []float64) {
+	t := b.t
+	nr := len(b.reg)
+	b.ut = slices.Grow(b.ut[:0], nr*nr)[:nr*nr]
+	clear(b.ut)
+	diag := make([]float64, nr)
+	for i, k := range b.reg {
+		diag[i] = t.diag[k]
+		for q := t.start[k]; q < t.start[k+1]; q++ {
+			j := b.idx[t.nbr[q]]
+			b.ut[j*nr+i] = t.off[q] // ut[j][i] = L[i][j]
+		}
+	}
+	// mean: L' eta = h + nu (back substitution), L mean = eta (forward).
+	b.mean = slices.Grow(b.mean[:0], nr)[:nr]
+	eta := make([]float64, nr)
+	for i, k := range b.reg {
+		eta[i] = h[k] + nu[k]
+	}
+	for i := nr - 1; i >= 0; i-- {
+		eta[i] /= diag[i]
+		v := eta[i]
+		// eta[j] -= L[i][j] eta[i] for j < i: column i of L' is row i of
+		// L, ut's column i.
+		for j := range i {
+			eta[j] -= b.ut[j*nr+i] * v
+		}
+	}
+	copy(b.mean, eta)
+	for i := range nr {
+		s := b.mean[i]
+		for j := range i {
+			s -= b.ut[j*nr+i] * b.mean[j]
+		}
+		b.mean[i] = s / diag[i]
+	}
+	// variances: column c of L^-1, u, from u_c = 1/L_cc down.
+	b.vars = slices.Grow(b.vars[:0], nr)[:nr]
+	clear(b.vars)
+	b.col = slices.Grow(b.col[:0], nr)[:nr]
+	u := b.col
+	for c := range nr {
+		clear(u[c:])
+		u[c] = 1
+		for i := c; i < nr; i++ {
+			u[i] /= diag[i]
+			if i+1 < nr {
+				core.Axpy(u[i+1:], -u[i], b.ut[i*nr+i+1:i*nr+nr])
+			}
+			b.vars[i] += u[i] * u[i]
+		}
+	}
+	return b.mean, b.vars
+}
