@@ -453,6 +453,10 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-orthant", what: "a plan with fewer rows than its gpc:rows (batch dropped, marker kept)", args: []string{"--samples", "200", "--plan", "@short-plan.arrows", "testdata/equicorr3.csv"}, files: sh.files, code: ExitData, want: "the stream was cut short"},
 		{tool: "gpc-orthant", what: "a plan whose order is not a permutation", args: []string{"--samples", "200", "--plan", "@broken-plan.arrows", "testdata/equicorr3.csv"}, files: sh.files, code: ExitData, want: "not a permutation"},
 		{tool: "gpc-orthant", what: "a result given as --plan", args: []string{"--samples", "200", "--plan", "@orthant.arrows", "testdata/equicorr3.csv"}, files: sh.files, code: ExitData, want: "not a plan"},
+		{tool: "gpc-orthant", what: "--plan - (standard input) with the input on standard input too", args: []string{"--plan", "-"}, stdin: "plan.arrows", input: func() []byte { return sh.files["plan.arrows"] }, code: ExitUsage, want: "name the input file"},
+		{tool: "gpc-orthant", what: "--prepare-only for a run that cannot fit in memory (as the run itself: a fixed --groups whose groups do not)", args: []string{"--prepare-only", "--samples", "100000", "--groups", "2", "--max-memory", "1MB", "testdata/equicorr3.csv"}, code: ExitUsage, want: "use fewer samples"},
+		{tool: "gpc-orthant", what: "--fingerprint without --shard", args: []string{"--fingerprint", "testdata/equicorr3.csv"}, code: ExitUsage, want: "give --shard I/K"},
+		{tool: "gpc-predict", what: "more shards than test rows", args: []string{"--shard", "0/9"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitUsage, want: "at most one shard per row"},
 	}
 }
 

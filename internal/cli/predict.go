@@ -225,13 +225,22 @@ func (c *predictCmd) run(e *env) error {
 		if testRows < 0 {
 			return &dataError{fmt.Sprintf("%s: --shard splits the test rows, and their count is not known before they are read (no gpc:rows in the metadata)", name)}
 		}
+		if sk > testRows {
+			return tooManyShards(si, sk, testRows, "test rows", "row", "")
+		}
 		lo, hi = shardRange(si, sk, testRows)
 		rows = hi - lo
 		addShardMeta(outMeta, format.SchemaPosteriorsShard, si, sk, lo, hi, "")
 		outMeta[format.KeyShardRowsOf] = strconv.Itoa(testRows)
 		outMeta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
+		if c.Fingerprint {
+			return c.printPredictFingerprint(e, cloud, tests, ahead, stream, outMeta, estimate, sk)
+		}
 	}
+	// The shard's fingerprint covers every test row, which it reads all.
+	digest := format.NewRowDigest()
 	if stream {
+		digest.Add(ahead)
 		if sk > 0 {
 			ahead, opt.First = sliceTests(ahead, lo, hi), lo
 		}
@@ -241,7 +250,7 @@ func (c *predictCmd) run(e *env) error {
 		}
 		estimate()
 		if sk > 0 {
-			outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
+			outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk, digest.Sum())
 		}
 		tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, ahead.Len(), c.BatchSize, mem)
 		var sum predictSummary
@@ -265,10 +274,14 @@ func (c *predictCmd) run(e *env) error {
 		return err
 	}
 	estimate()
-	if sk > 0 {
-		outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
+	// A shard's posteriors (a few numbers a row) are held until every
+	// test row has been read: its fingerprint covers them all, and goes
+	// first, in the schema.
+	var tw *format.TableWriter
+	var held []*format.Table
+	if sk == 0 {
+		tw = format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, rows, c.BatchSize, mem)
 	}
-	tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, rows, c.BatchSize, mem)
 	e.rep.startProgress(c.Progress, rowsProgress(testRows, "test rows"))
 	defer e.rep.stopProgress()
 	row := 0
@@ -290,6 +303,7 @@ func (c *predictCmd) run(e *env) error {
 		first := row
 		row += t.Len()
 		if sk > 0 {
+			digest.Add(t)
 			// This shard's rows of the batch, [lo, hi) less first.
 			a, b := min(max(lo-first, 0), t.Len()), max(min(hi-first, t.Len()), 0)
 			if a >= b {
@@ -307,7 +321,9 @@ func (c *predictCmd) run(e *env) error {
 			warned = true
 		}
 		sum.add(t, post)
-		if err := tw.Write(posteriorTable(t, post, first, pos, neg)); err != nil {
+		if pt := posteriorTable(t, post, first, pos, neg); sk > 0 {
+			held = append(held, pt)
+		} else if err := tw.Write(pt); err != nil {
 			return err
 		}
 		e.rep.add(int64(t.Len()))
@@ -315,8 +331,52 @@ func (c *predictCmd) run(e *env) error {
 	if row == 0 {
 		return c.noTests(name)
 	}
+	if sk > 0 {
+		outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk, digest.Sum())
+		tw = format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, rows, c.BatchSize, mem)
+		for _, pt := range held {
+			if err := tw.Write(pt); err != nil {
+				return err
+			}
+		}
+	}
 	tw.Note = sum.line(outMeta)
 	return tw.Close()
+}
+
+// printPredictFingerprint is --fingerprint: it reads the cloud's
+// particles through (their groups' estimates are in the fingerprint) and
+// every test row, as a shard does, and prints the fingerprint.
+func (c *predictCmd) printPredictFingerprint(e *env, cloud *format.CloudReader, tests testSource, ahead *format.TestRows, stream bool, meta map[string]string, estimate func(), k int) error {
+	digest := format.NewRowDigest()
+	if ahead != nil {
+		digest.Add(ahead)
+	}
+	for {
+		ps, err := cloud.NextParticles()
+		if err != nil {
+			return err
+		}
+		if ps == nil {
+			break
+		}
+		ps.Release()
+	}
+	for !stream {
+		if err := e.ctx.Err(); err != nil {
+			return err
+		}
+		t, err := tests.NextTest(c.BatchSize)
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			break
+		}
+		digest.Add(t)
+	}
+	estimate()
+	return printFingerprint(e, c.predictFingerprint(meta, k, digest.Sum()))
 }
 
 // predictSummary sums up the test rows whose labels are known, for the
@@ -521,8 +581,9 @@ func posteriorTable(t *format.TestRows, post []core.Posterior, first int, pos, n
 
 // predictFingerprint is a posteriors shard's gpc:shard_fingerprint: the
 // cloud (its estimate and train block, in the output's metadata), the
-// flags that change the posteriors, K and the compute path.
-func (c *predictCmd) predictFingerprint(meta map[string]string, k int) string {
-	return format.ShardFingerprint("gpc-predict", meta[format.KeyFingerprint], meta[format.KeyGroupLogP], meta[format.KeySeed],
+// test rows (all of them: tests, their format.RowDigest), the flags that
+// change the posteriors, K and the compute path.
+func (c *predictCmd) predictFingerprint(meta map[string]string, k int, tests string) string {
+	return format.ShardFingerprint("gpc-predict", meta[format.KeyFingerprint], meta[format.KeyGroupLogP], meta[format.KeySeed], "tests="+tests,
 		fmt.Sprintf("count=%s seed=%d batch-size=%d", c.Count, c.Seed, c.BatchSize), "shards="+strconv.Itoa(k), "path="+computePath())
 }

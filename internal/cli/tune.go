@@ -341,6 +341,9 @@ func (c *tuneCmd) run(e *env) error {
 	if err := base.Validate(d); err != nil {
 		return usagef("%v", err)
 	}
+	if c.Fingerprint {
+		return c.printTuneFingerprint(e, train, g.len())
+	}
 	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
 	cands := candidates(c.Method, c.Order)
 	cfg := c.config(c.Threads, byteSize(0).limit())
@@ -395,7 +398,7 @@ func (c *tuneCmd) run(e *env) error {
 	lo, hi := 0, n
 	if sk > 0 {
 		if sk > n {
-			return usagef("--shard %d/%d: %d shards of %d grid points: at most one shard per point", si, sk, sk, n)
+			return tooManyShards(si, sk, n, "grid points", "point", "")
 		}
 		lo, hi = shardRange(si, sk, n)
 	}

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gpc/format"
+)
+
+// The tools' side of resuming a failed sharded run (examples/slurm/run.sh):
+// --fingerprint says which shards belong to a run before any is computed,
+// gpc-merge --check says which files are complete shards, and a plan can
+// come from standard input.
+
+// shardMeta returns a shard stream's metadata.
+func shardMeta(t *testing.T, data []byte) map[string]string {
+	t.Helper()
+	meta, err := format.StreamMeta(bytes.NewReader(data), "shard", format.NewAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return meta
+}
+
+// fingerprintOf runs tool with --fingerprint and returns its line.
+func fingerprintOf(t *testing.T, tool func([]string, io.Reader, io.Writer, io.Writer) int, args []string, stdin []byte) string {
+	t.Helper()
+	out := runCLI(t, tool, cliCase{args: append([]string{"--fingerprint"}, args...), stdin: stdin})
+	line, ok := strings.CutSuffix(string(out), "\n")
+	if !ok || strings.Contains(line, "\n") || len(line) != 32 {
+		t.Fatalf("--fingerprint wrote %q, not one line of 32 hex digits", out)
+	}
+	return line
+}
+
+// crabsReversed writes the crabs' test rows in reverse order (the same rows,
+// another test set) and returns its path.
+func crabsReversed(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../../examples/crabs/test.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	body := lines[1:]
+	slices.Reverse(body)
+	name := filepath.Join(t.TempDir(), "reversed.csv")
+	if err := os.WriteFile(name, []byte(lines[0]+"\n"+strings.Join(body, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestFingerprint: --fingerprint prints, without computing a shard, the
+// gpc:shard_fingerprint that every shard of the run carries, for each
+// sharded tool (gpc-orthant and gpc-train from a plan and without one,
+// gpc-tune's grid, gpc-predict with the test rows first, after the
+// particles, and from a saved cloud); another seed or K gives another.
+func TestFingerprint(t *testing.T) {
+	t.Parallel()
+	fx := getFixtures(t)
+	crabsCov := func(test string) []byte {
+		return runCLI(t, Kernel, cliCase{args: []string{"--standardize", "--alpha", "4", "--beta", "10", "--train", "../../examples/crabs/train.csv", "--test", test}})
+	}
+	cov := crabsCov("../../examples/crabs/test.csv")
+	streamed := runCLI(t, Train, cliCase{args: []string{"--samples", "2000"}, stdin: cov})
+	// 2000 test rows, more than a small cloud's quarter: after its particles.
+	dir := t.TempDir()
+	test, err := os.ReadFile("../../examples/crabs/test.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(test), "\n")
+	many := filepath.Join(dir, "many.csv")
+	if err := os.WriteFile(many, []byte(lines[0]+strings.Repeat(strings.Join(lines[1:], ""), 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	manyCov := crabsCov(many)
+	held := runCLI(t, Train, cliCase{args: []string{"--samples", "400", "--groups", "4"}, stdin: manyCov})
+	if bytes.Contains(held, []byte(format.KeyTestsFirst)) {
+		t.Fatal("the small cloud has its test rows first")
+	}
+	heldFile := filepath.Join(dir, "held.arrows")
+	if err := os.WriteFile(heldFile, held, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(dir, "plan.arrows")
+	orthantArgs := []string{"--samples", "4000", "--format", "arrow", "../../examples/onefactor-100.csv"}
+	if err := os.WriteFile(plan, runCLI(t, Orthant, cliCase{args: append([]string{"--prepare-only"}, orthantArgs...)}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		tool  func([]string, io.Reader, io.Writer, io.Writer) int
+		args  []string
+		stdin []byte
+		k     int
+		other []string // another run's flags
+	}{
+		{"gpc-orthant with a plan", Orthant, append([]string{"--plan", plan}, orthantArgs...), nil, 3, []string{"--groups", "16"}},
+		{"gpc-orthant preparing", Orthant, orthantArgs, nil, 3, []string{"--seed", "2"}},
+		{"gpc-train", Train, []string{"--samples", "64", "--groups", "4", "--batch-size", "2"}, fx.cov, 2, []string{"--batch-size", "3"}},
+		{"gpc-tune", Tune, []string{"--standardize", "--alpha", "2:64:4", "--beta", "1e2:1e6:3", "--samples", "200", "--exploit", "0", "--no-optimize", "--format", "arrow", "--train", "../../examples/crabs/train.csv"}, nil, 5, []string{"--samples", "201"}},
+		{"gpc-predict, test rows first", Predict, []string{"--format", "arrow", "--batch-size", "7"}, streamed, 3, []string{"--count", "hard"}},
+		{"gpc-predict, test rows after the particles", Predict, []string{"--format", "arrow", "--batch-size", "16"}, held, 3, []string{"--seed", "2", "--count", "hard"}},
+		{"gpc-predict --cloud, the cloud held", Predict, []string{"--format", "arrow", "--cloud", heldFile, "--batch-size", "300"}, manyCov, 4, []string{"--batch-size", "17"}},
+		{"gpc-predict --cloud, predicted in one pass", Predict, []string{"--format", "arrow", "--cloud", heldFile}, cov, 4, []string{"--count", "hard"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shardArgs := func(i, k int, extra ...string) []string {
+				return append(append(append([]string{}, tc.args...), extra...), "--shard", fmt.Sprintf("%d/%d", i, k))
+			}
+			want := fingerprintOf(t, tc.tool, shardArgs(0, tc.k), tc.stdin)
+			for i := range tc.k {
+				shard := runCLI(t, tc.tool, cliCase{args: shardArgs(i, tc.k), stdin: tc.stdin})
+				if got := shardMeta(t, shard)[format.KeyShardFingerprint]; got != want {
+					t.Errorf("shard %d/%d carries %s, --fingerprint says %s", i, tc.k, got, want)
+				}
+			}
+			if got := fingerprintOf(t, tc.tool, shardArgs(tc.k-1, tc.k), tc.stdin); got != want {
+				t.Errorf("--fingerprint with --shard %d/%d: %s, with 0/%d: %s", tc.k-1, tc.k, got, tc.k, want)
+			}
+			if got := fingerprintOf(t, tc.tool, shardArgs(0, tc.k-1), tc.stdin); got == want {
+				t.Errorf("K = %d and K = %d give the same fingerprint", tc.k-1, tc.k)
+			}
+			if got := fingerprintOf(t, tc.tool, shardArgs(0, tc.k, tc.other...), tc.stdin); got == want {
+				t.Errorf("%v gives the same fingerprint", tc.other)
+			}
+		})
+	}
+	// gpc-predict's test rows are its input: the same cloud's posteriors
+	// of other test rows (the same rows in another order) are another
+	// run's, and gpc-merge refuses to mix them.
+	t.Run("gpc-predict, other test rows", func(t *testing.T) {
+		other := crabsCov(crabsReversed(t))
+		args := func(i int) []string {
+			return []string{"--format", "arrow", "--cloud", heldFile, "--shard", fmt.Sprintf("%d/2", i)}
+		}
+		a, b := fingerprintOf(t, Predict, args(0), cov), fingerprintOf(t, Predict, args(0), other)
+		if a == b {
+			t.Fatalf("the test rows reversed give the same fingerprint %s", a)
+		}
+		_, names := writeShards(t, [][]byte{runCLI(t, Predict, cliCase{args: args(0), stdin: cov}), runCLI(t, Predict, cliCase{args: args(1), stdin: other})})
+		runCLI(t, Merge, cliCase{args: names, code: ExitData, stderr: "of another run"})
+	})
+}
+
+// TestMergeCheck: gpc-merge --check reads each file on its own and says
+// whether it is a complete shard, with its index and fingerprint (exit 0
+// whatever it finds): complete orthant and cloud shards; a shard cut at a
+// batch boundary, one with batches dropped, a cloud shard cut short; a
+// result that is not a shard; a CSV file.
+func TestMergeCheck(t *testing.T) {
+	t.Parallel()
+	sh := getShardFixtures(t)
+	dir := t.TempDir()
+	var names []string
+	for _, f := range []string{"shard-0.arrows", "shard-1.arrows", "cut-shard-1.arrows", "short-shard-1.arrows", "cloud-shard-0.arrows", "cut-cloud-shard-1.arrows", "short-cloud-shard-1.arrows", "orthant.arrows"} {
+		name := filepath.Join(dir, f)
+		if err := os.WriteFile(name, sh.files[f], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	names = append(names, "testdata/equicorr3.csv")
+	out := runCLI(t, Merge, cliCase{args: append([]string{"--check", "--format", "csv"}, names...)})
+	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"shard", "fingerprint", "complete", "of", "problem", "file"}; !slices.Equal(rows[0], want) {
+		t.Fatalf("columns %q, want %q", rows[0], want)
+	}
+	orthantFP := shardMeta(t, sh.files["shard-0.arrows"])[format.KeyShardFingerprint]
+	cloudFP := shardMeta(t, sh.files["cloud-shard-0.arrows"])[format.KeyShardFingerprint]
+	for j, want := range []struct{ shard, fp, complete, of, problem string }{
+		{"0/2", orthantFP, "yes", format.SchemaOrthant, ""},
+		{"1/2", orthantFP, "yes", format.SchemaOrthant, ""},
+		{"1/2", orthantFP, "no", format.SchemaOrthant, "end-of-stream marker"},
+		{"1/2", orthantFP, "no", format.SchemaOrthant, "cut short"},
+		{"0/2", cloudFP, "yes", format.SchemaCloud, ""},
+		{"1/2", cloudFP, "no", format.SchemaCloud, "end-of-stream marker"},
+		{"1/2", cloudFP, "no", format.SchemaCloud, "cut short"},
+		{"", "", "no", "", "not a shard stream"},
+		{"", "", "no", "", "not an Arrow IPC stream"},
+	} {
+		r := rows[j+1]
+		if r[0] != want.shard || r[1] != want.fp || r[2] != want.complete || r[3] != want.of || r[5] != names[j] ||
+			(want.problem == "") != (r[4] == "") || !strings.Contains(r[4], want.problem) {
+			t.Errorf("%s: %q, want %+v", names[j], r, want)
+		}
+	}
+}
+
+// TestPlanStdin: --plan - reads the plan from standard input, with the
+// same output as --plan FILE.
+func TestPlanStdin(t *testing.T) {
+	t.Parallel()
+	args := []string{"--samples", "4000", "--format", "arrow", "../../examples/onefactor-100.csv"}
+	plan := runCLI(t, Orthant, cliCase{args: append([]string{"--prepare-only"}, args...)})
+	want := runCLI(t, Orthant, cliCase{args: args})
+	if got := runCLI(t, Orthant, cliCase{args: append([]string{"--plan", "-"}, args...), stdin: plan}); !bytes.Equal(got, want) {
+		t.Errorf("--plan - differs from the run without a plan")
+	}
+	runCLI(t, Orthant, cliCase{args: append([]string{"--plan", "-", "--seed", "2"}, args...), stdin: plan, code: ExitData, stderr: "the plan on standard input was prepared for another input"})
+}
