@@ -211,3 +211,82 @@ func TestPlanStdin(t *testing.T) {
 	}
 	runCLI(t, Orthant, cliCase{args: append([]string{"--plan", "-", "--seed", "2"}, args...), stdin: plan, code: ExitData, stderr: "the plan on standard input was prepared for another input"})
 }
+
+// withValue returns the table stream data with column col's value in row
+// set to v (what an edit by hand would leave).
+func withValue(t *testing.T, data []byte, col string, row int, v float64) []byte {
+	t.Helper()
+	tab, err := format.ReadTable(bytes.NewReader(data), "table", format.NewAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.Column(col).Float[row] = v
+	var b bytes.Buffer
+	if err := format.WriteTable(&b, tab, format.Arrow, 0, format.NewAllocator()); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestTuneFrom: gpc-tune --from GRID runs the exploit and optimum stages
+// from a grid computed in K shards and merged, and writes the unsharded
+// run's output byte for byte (from a whole run's output too); a grid of
+// another run (another seed, grid, data or flags), an edited estimate, a
+// shard instead of the merged grid are refused.
+func TestTuneFrom(t *testing.T) {
+	t.Parallel()
+	args := []string{"--standardize", "--alpha", "4:256:4", "--beta", "1e3:1e7:3", "--samples", "300", "--exploit", "2", "--exploit-samples", "2000", "--format", "arrow", "--train", "../../examples/crabs/train.csv"}
+	want := runCLI(t, Tune, cliCase{args: args})
+	var shards [][]byte
+	for i := range 3 {
+		shards = append(shards, runCLI(t, Tune, cliCase{args: append(append([]string{}, args...), "--exploit", "0", "--no-optimize", "--shard", fmt.Sprintf("%d/3", i))}))
+	}
+	_, names := writeShards(t, shards)
+	grid := runCLI(t, Merge, cliCase{args: append([]string{"--format", "arrow"}, names...)})
+	dir := t.TempDir()
+	file := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	from := func(path string, extra ...string) []string {
+		return append(append(append([]string{}, args...), extra...), "--from", path)
+	}
+	if got := runCLI(t, Tune, cliCase{args: from(file("grid.arrows", grid))}); !bytes.Equal(got, want) {
+		t.Errorf("--from the merged grid differs from the unsharded run:\n%s\nunsharded:\n%s", dump(t, got), dump(t, want))
+	}
+	if got := runCLI(t, Tune, cliCase{args: from("-"), stdin: want}); !bytes.Equal(got, want) {
+		t.Errorf("--from - of the whole run's output differs from it")
+	}
+	// The best grid point: the one --from estimates again.
+	tab, err := format.ReadTable(bytes.NewReader(grid), "grid", format.NewAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := 0
+	for i, v := range tab.Column("log_ml").Float {
+		if v > tab.Column("log_ml").Float[best] {
+			best = i
+		}
+	}
+	edited := withValue(t, grid, "log_ml", best, tab.Column("log_ml").Float[best]+1e-9)
+	for _, c := range []struct {
+		name  string
+		args  []string
+		code  int
+		error string
+	}{
+		{"another seed", from(file("grid.arrows", grid), "--seed", "2"), ExitData, `metadata gpc:seed is "1", this run's "2"`},
+		{"another grid", from(file("grid.arrows", grid), "--beta", "1e3:1e7:4"), ExitData, "not this run's grid"},
+		{"other data", append(from(file("grid.arrows", grid)), "--train", "../../examples/exp4/train.csv"), ExitData, "not this run's grid"},
+		{"an edited estimate", from(file("edited.arrows", edited)), ExitData, fmt.Sprintf("grid point %d, estimated again", best)},
+		{"a shard", from(names[0]), ExitData, "not a gpc-tune grid"},
+		{"with --shard", from(file("grid.arrows", grid), "--exploit", "0", "--no-optimize", "--shard", "0/2"), ExitUsage, "not both"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			runCLI(t, Tune, cliCase{args: c.args, code: c.code, stderr: c.error})
+		})
+	}
+}
