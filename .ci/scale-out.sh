@@ -204,7 +204,8 @@ GPC_CHECK=1 timeout 300 "$run" gpc-orthant 4 "$d/merged.arrows" "$d/cov500.arrow
 
 echo "== gpc-train prepared once, then a 4-task job array on Slurm (4 sub-clouds), merged, predicted, against the unsharded gpc-train | gpc-predict"
 gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv > "$d/crabs.arrows"
-GPC_CHECK=1 timeout 300 "$run" gpc-train 4 "$d/cloud.arrows" --samples 20000 "$d/crabs.arrows"
+GPC_CHECK=1 timeout 300 "$run" --shards "$d/train-shards" gpc-train 4 "$d/cloud.arrows" --samples 20000 "$d/crabs.arrows"
+[ -s "$d/train-shards/shard-3.arrows" ] || fail "the shard directory named by --shards was not kept"
 gpc-train --samples 20000 "$d/crabs.arrows" | gpc-predict --format arrow > "$d/posteriors.arrows"
 gpc-predict --format arrow "$d/cloud.arrows" | cmp - "$d/posteriors.arrows"
 echo "posteriors of the merged cloud: byte-identical"
@@ -237,12 +238,14 @@ bg k3 "$run" gpc-orthant 3 "$out" "${oargs[@]}"
 finish k3 1
 has k3 "$dir/shard-0.arrows is shard 0/4 of another run"
 
-echo "== the same command again: only shard 1 is submitted; the merge is byte-identical to the unsharded run"
+echo "== the same command again, shard 3 cut short meanwhile: only shards 1 and 3 are submitted; the merge is byte-identical to the unsharded run"
+head -c 2000 "$dir/shard-3.arrows" > "$d/cut" && mv "$d/cut" "$dir/shard-3.arrows"
 bg resume "$run" gpc-orthant 4 "$out" "${oargs[@]}"
 finish resume 0
-has resume "reusing the 3 complete shards of this run in $dir (0 2 3); computing 1 (1)"
-tasks=$(scontrol show job -o "$(array resume)" | grep -o 'ArrayTaskId=[^ ]*' | tr '\n' ' ')
-[ "$tasks" = "ArrayTaskId=1 " ] || fail "the resumed run's array ran $tasks"
+has resume "$dir/shard-3.arrows is not a complete shard: computing it again"
+has resume "reusing the 2 complete shards of this run in $dir (0 2); computing 2 (1 3)"
+tasks=$(scontrol show job -o "$(array resume)" | grep -o 'ArrayTaskId=[^ ]*' | sort | tr '\n' ' ')
+[ "$tasks" = "ArrayTaskId=1 ArrayTaskId=3 " ] || fail "the resumed run's array ran $tasks"
 cmp "$out" "$d/ref.arrows"
 [ ! -e "$dir" ] || fail "$dir was not removed after the success"
 echo "byte-identical to the unsharded run"
@@ -273,6 +276,21 @@ finish requeue 0
 scontrol show job -o "${a}_1" | grep -q 'Restarts=1' || fail "task 1 was not restarted"
 cmp "$out" "$d/ref.arrows"
 echo "byte-identical to the unsharded run"
+
+echo "== run.sh interrupted (^C: SIGINT) while its tasks run: it cancels its jobs and exits 130, the shard directory kept"
+rm -f "$out"
+set -m # the run in its own process group, SIGINT not ignored, as in a terminal
+bg int "$run" gpc-orthant 4 "$out" "${oargs[@]}"
+set +m
+running gpc-orthant 0/4 >/dev/null
+a=$(array int)
+kill -INT "$(pgrep -P "${bgpids[-1]}")"
+finish int 130
+has int "interrupted: jobs"
+for _ in $(seq 100); do squeue -h -j "$a" 2>/dev/null | grep -q . || break; sleep 0.1; done
+! squeue -h -j "$a" 2>/dev/null | grep -q . || fail "run.sh left its jobs in the queue: $(squeue -j "$a")"
+[ -s "$dir/plan.arrows" ] || fail "the shard directory was not kept"
+rm -rf "$dir"
 
 echo "== the whole array cancelled (scancel): run.sh fails; an existing output is left as it was"
 echo "an older output" > "$out"

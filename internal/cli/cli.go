@@ -338,7 +338,7 @@ func interruptContext() (context.Context, func()) {
 // work to stop at its next batch, or interruptGrace at most. A second
 // SIGTERM changes nothing: a batch system sends SIGTERM to every process
 // of a job, and the script that runs the tool often passes its own on as
-// well (examples/slurm/shard.sbatch), so a tool may get it twice and
+// well (examples/slurm/task.sbatch), so a tool may get it twice and
 // still stops at its next batch with exit status 130. A panic in work is
 // returned as an error (exit 100), since it happens in another goroutine
 // than the runner's recover.

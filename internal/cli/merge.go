@@ -22,8 +22,11 @@ A run too long for one machine is split into K shards, each a fixed, seed-determ
 
 The inputs are the K shard files, or directories whose files (all of them, in name order, hidden ones skipped) are the shards. gpc-merge refuses, with one line naming the shard (exit 65): a missing shard, a duplicate, a shard of another run (another input, flags, seed, K or compute path: the shards' gpc:shard_fingerprint differ), a stream that is not a shard, and a truncated shard.
 
+With --check it merges nothing: it checks each file on its own and writes one row per file (its shard I/K, fingerprint, whether it is a complete shard, and why not), which tells what a failed run left that can be kept; a tool run with --shard I/K --fingerprint prints the fingerprint of its run's shards.
+
 ` + examplesHelp + `
   gpc-merge shard-0.arrows shard-1.arrows   # after gpc-orthant --help's examples: = gpc-orthant examples/onefactor-100.csv
+  gpc-merge --check shard-0.arrows shard-1.arrows   # which files are complete shards, of which run
 
 ` + exitHelp
 

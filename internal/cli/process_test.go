@@ -197,7 +197,7 @@ type interruptCase struct {
 	after time.Duration                // when to send SIGINT
 	// term sends SIGTERM twice, 50 ms apart, instead: what a Slurm task
 	// gets at its time limit, from Slurm and from its script
-	// (examples/slurm/shard.sbatch).
+	// (examples/slurm/task.sbatch).
 	term bool
 }
 
