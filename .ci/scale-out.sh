@@ -220,14 +220,18 @@ gpc-tune "${tune[@]}" --exploit-samples 5000 --format arrow --from "$d/grid.arro
 gpc-show "$d/tune.arrows" --format csv | grep '^optimum'
 echo "gpc-tune --from the sharded grid: byte-identical to the unsharded run, its maximum included"
 
-echo "== a task killed (SIGKILL) while it computes: run.sh fails, naming it and the kept shard directory; nothing written"
-rm -f "$out"
+echo "== a task killed (SIGKILL) while it computes: run.sh fails, naming it and the kept shard directory; the merge cancelled; an older output left as it was"
+echo "an older output" > "$out"
+cp "$out" "$d/older"
 bg kill "$run" gpc-orthant 4 "$out" "${oargs[@]}"
 kill -KILL "$(running gpc-orthant 1/4)"
 finish kill 1
-has kill "shard 1 (job $(array kill)_1): FAILED"
+has kill "shard 1 (job $(array kill)_1): FAILED, exit 137 (the tool killed by signal 9)"
+has kill "the merge (job"
+has kill "CANCELLED (DependencyNeverSatisfied)"
+has kill "$out was not written"
 has kill "failed shards: 1; the complete shards and the logs are kept in $dir"
-[ ! -e "$out" ] || fail "run.sh wrote $out"
+cmp "$out" "$d/older" || fail "run.sh changed $out"
 [ -s "$dir/shard-0.arrows" ] && [ -s "$dir/shard-2.arrows" ] && [ -s "$dir/shard-3.arrows" ] && [ ! -e "$dir/shard-1.arrows" ] || fail "the shards kept are not 0, 2 and 3: $(ls -A "$dir")"
 
 echo "== the same directory for another run (another seed: its plan; another K: its shards): refused"
@@ -237,6 +241,7 @@ has seed "$dir was left by another run"
 bg k3 "$run" gpc-orthant 3 "$out" "${oargs[@]}"
 finish k3 1
 has k3 "$dir/shard-0.arrows is shard 0/4 of another run"
+if grep -q '^run\.sh: job' "$d/seed.err" "$d/k3.err"; then fail "a refused run submitted a job"; fi
 
 echo "== the same command again, shard 3 cut short meanwhile: only shards 1 and 3 are submitted; the merge is byte-identical to the unsharded run"
 head -c 2000 "$dir/shard-3.arrows" > "$d/cut" && mv "$d/cut" "$dir/shard-3.arrows"
@@ -254,6 +259,7 @@ echo "== a task sent SIGTERM (scancel --batch --signal=TERM: what --signal=B:TER
 rm -f "$out"
 bg term "$run" gpc-orthant 4 "$out" "${oargs[@]}"
 p=$(running gpc-orthant 2/4)
+sleep 0.3 # past the tool's start, when it catches signals (before, SIGTERM kills it: exit 143)
 scancel --batch --signal=TERM "$(array term)_2"
 finish term 1
 has term "shard 2 (job $(array term)_2): FAILED, exit 130 (interrupted: SIGTERM or SIGINT): gpc-orthant: interrupted"
@@ -297,9 +303,11 @@ echo "an older output" > "$out"
 cp "$out" "$d/older"
 bg cancel "$run" gpc-orthant 4 "$out" "${oargs[@]}"
 running gpc-orthant 0/4 >/dev/null
+sleep 0.3 # past the tool's start, when it catches signals
 scancel "$(array cancel)"
 finish cancel 1
-has cancel "shard 0 (job $(array cancel)_0): CANCELLED"
+has cancel "shard 0 (job $(array cancel)_0): CANCELLED, exit 130"
+has cancel "shard 3 (job $(array cancel)_3): CANCELLED"
 has cancel "$out was not written"
 cmp "$out" "$d/older"
 rm -rf "$dir" "$out"
@@ -311,6 +319,8 @@ shard="gpc-orthant --plan $d/plan.arrows --shard {}/4 --samples 200000 --threads
 bg par parallel --will-cite -j 2 --halt now,fail=1 --joblog "$d/parallel/.joblog" --resume-failed "$shard" ::: 0 1 2 3
 kill -KILL "$(running gpc-orthant 2/4)"
 finish par 137
+alive=$(ps -C gpc-orthant -o pid=,stat= | awk '$2 !~ /Z/') || true # not counting those not yet reaped
+[ -z "$alive" ] || fail "parallel left shards running: $alive"
 [ ! -e "$d/parallel/shard-2.arrows" ] || fail "the killed shard 2 left a shard"
 bg parresume parallel --will-cite -j 2 --halt now,fail=1 --joblog "$d/parallel/.joblog" --resume-failed "$shard" ::: 0 1 2 3
 finish parresume 0
@@ -321,6 +331,6 @@ echo "byte-identical to the unsharded run"
 
 echo "== the time limit run, started at the beginning"
 finish timeout 1
-has timeout "shard 0 (job $(array timeout)_0): TIMEOUT"
+has timeout "shard 0 (job $(array timeout)_0): TIMEOUT, exit 130"
 has timeout "gpc-tune: interrupted"
 if ls -A "$d/timeout" | grep -q 'shard-0'; then fail "the timed-out shard left a file: $(ls -A "$d/timeout")"; fi
