@@ -158,6 +158,14 @@ pending() {
   done
   fail "$1 was not requeued"
 }
+# restarted NAME TASK: the run NAME succeeded, TASK ran twice, and the
+# output is the unsharded run's.
+restarted() {
+  finish "$1" 0
+  scontrol show job -o "$2" | grep -q 'Restarts=1' || fail "$2 was not restarted"
+  cmp "$out" "$d/ref.arrows"
+  echo "byte-identical to the unsharded run"
+}
 has() { grep -qF -- "$2" "$d/$1.err" || fail "$1: the report does not say \"$2\""; }
 
 # --- the runs -----------------------------------------------------------------
@@ -186,10 +194,7 @@ for p in $(pgrep -x gpc-orthant); do kill -KILL "$p"; done # the tasks die with 
 kill -CONT "${pids[1]}"
 for _ in $(seq 100); do sinfo -h -o %T | grep -qx idle && break; sleep 0.1; done
 scontrol update JobId="$a" StartTime=now
-finish node 0
-scontrol show job -o "${a}_0" | grep -q 'Restarts=1' || fail "task 0 was not restarted"
-cmp "$out" "$d/ref.arrows"
-echo "byte-identical to the unsharded run"
+restarted node "${a}_0"
 
 # A time limit, in the background (the node failure above requeues every
 # task on the node: this one starts after it).
@@ -278,10 +283,7 @@ a=$(array requeue)
 scontrol requeue "${a}_1"
 pending "${a}_1"
 scontrol update JobId="${a}_1" StartTime=now
-finish requeue 0
-scontrol show job -o "${a}_1" | grep -q 'Restarts=1' || fail "task 1 was not restarted"
-cmp "$out" "$d/ref.arrows"
-echo "byte-identical to the unsharded run"
+restarted requeue "${a}_1"
 
 echo "== run.sh interrupted (^C: SIGINT) while its tasks run: it cancels its jobs and exits 130, the shard directory kept"
 rm -f "$out"

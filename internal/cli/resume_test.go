@@ -71,18 +71,8 @@ func TestFingerprint(t *testing.T) {
 	}
 	cov := crabsCov("../../examples/crabs/test.csv")
 	streamed := runCLI(t, Train, cliCase{args: []string{"--samples", "2000"}, stdin: cov})
-	// 2000 test rows, more than a small cloud's quarter: after its particles.
 	dir := t.TempDir()
-	test, err := os.ReadFile("../../examples/crabs/test.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(test), "\n")
-	many := filepath.Join(dir, "many.csv")
-	if err := os.WriteFile(many, []byte(lines[0]+strings.Repeat(strings.Join(lines[1:], ""), 20)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	manyCov := crabsCov(many)
+	manyCov := crabsCov(manyCrabsTests(t))
 	held := runCLI(t, Train, cliCase{args: []string{"--samples", "400", "--groups", "4"}, stdin: manyCov})
 	if bytes.Contains(held, []byte(format.KeyTestsFirst)) {
 		t.Fatal("the small cloud has its test rows first")
