@@ -63,7 +63,7 @@ if [ -z "$shards" ]; then
   shards=$out.shards chosen=1
 fi
 shards=$(realpath -m -- "$shards")
-mkdir -p "$shards/log"
+mkdir -p "$shards/log" "$(dirname "$out")"
 export GPC_SHARDS=$shards GPC_OUT=$out GPC_K=$k
 
 # --- job states -------------------------------------------------------------
