@@ -176,7 +176,9 @@ if [ -s "$shards/.jobs" ]; then
     exit 1
   fi
 fi
-rm -f "$shards/.merged" "$shards/.jobs" "$shards/.jobs.new"
+# No job of a run on the directory is left: the hidden files of jobs that
+# were killed before they could remove them go.
+rm -f "$shards/.merged" "$shards/.jobs" "$shards/.jobs.new" "$shards"/.*.part "$(dirname "$out")/.$(basename "$out")".*.part
 
 plan=()
 case $tool in
