@@ -280,3 +280,29 @@ func TestTuneFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestPrepareOnlyMemory: --prepare-only refuses a run that cannot fit in
+// memory as the run itself does (the same line, exit 80), for gpc-orthant
+// and gpc-train, before preparing anything.
+func TestPrepareOnlyMemory(t *testing.T) {
+	t.Parallel()
+	fx := getFixtures(t)
+	for _, tc := range []struct {
+		name  string
+		tool  func([]string, io.Reader, io.Writer, io.Writer) int
+		args  []string
+		stdin []byte
+	}{
+		{"gpc-orthant", Orthant, []string{"--samples", "100000", "--groups", "2", "--max-memory", "1MB", "testdata/equicorr3.csv"}, nil},
+		{"gpc-train", Train, []string{"--samples", "100000", "--groups", "2", "--max-memory", "1MB"}, fx.cov},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var runErr, prepErr bytes.Buffer
+			code := tc.tool(tc.args, bytes.NewReader(tc.stdin), io.Discard, &runErr)
+			prepCode := tc.tool(append([]string{"--prepare-only"}, tc.args...), bytes.NewReader(tc.stdin), io.Discard, &prepErr)
+			if code != ExitUsage || prepCode != code || prepErr.String() != runErr.String() {
+				t.Errorf("the run: exit %d, %q; --prepare-only: exit %d, %q", code, runErr.String(), prepCode, prepErr.String())
+			}
+		})
+	}
+}
