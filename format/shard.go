@@ -41,6 +41,7 @@ const (
 	KeyShardESS         = "gpc:shard_ess_threshold" // the resampling threshold as planned (a fraction of a group)
 	KeyShardPath        = "gpc:shard_path"          // the compute path (exact, or openblas)
 	KeyShardGrid        = "gpc:shard_grid"          // gpc-tune: the grid's axis sizes, the last axis fastest
+	KeyShardTests       = "gpc:shard_tests"         // gpc-predict: every test row's RowDigest (all the shards read them all)
 )
 
 // IsShardKey reports whether a metadata key is one that a shard stream

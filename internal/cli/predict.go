@@ -250,7 +250,8 @@ func (c *predictCmd) run(e *env) error {
 		}
 		estimate()
 		if sk > 0 {
-			outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk, digest.Sum())
+			outMeta[format.KeyShardTests] = digest.Sum()
+			outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
 		}
 		tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, ahead.Len(), c.BatchSize, mem)
 		var sum predictSummary
@@ -332,7 +333,8 @@ func (c *predictCmd) run(e *env) error {
 		return c.noTests(name)
 	}
 	if sk > 0 {
-		outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk, digest.Sum())
+		outMeta[format.KeyShardTests] = digest.Sum()
+		outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
 		tw = format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, rows, c.BatchSize, mem)
 		for _, pt := range held {
 			if err := tw.Write(pt); err != nil {
@@ -376,7 +378,8 @@ func (c *predictCmd) printPredictFingerprint(e *env, cloud *format.CloudReader, 
 		digest.Add(t)
 	}
 	estimate()
-	return printFingerprint(e, c.predictFingerprint(meta, k, digest.Sum()))
+	meta[format.KeyShardTests] = digest.Sum()
+	return printFingerprint(e, c.predictFingerprint(meta, k))
 }
 
 // predictSummary sums up the test rows whose labels are known, for the
@@ -581,9 +584,10 @@ func posteriorTable(t *format.TestRows, post []core.Posterior, first int, pos, n
 
 // predictFingerprint is a posteriors shard's gpc:shard_fingerprint: the
 // cloud (its estimate and train block, in the output's metadata), the
-// test rows (all of them: tests, their format.RowDigest), the flags that
-// change the posteriors, K and the compute path.
-func (c *predictCmd) predictFingerprint(meta map[string]string, k int, tests string) string {
-	return format.ShardFingerprint("gpc-predict", meta[format.KeyFingerprint], meta[format.KeyGroupLogP], meta[format.KeySeed], "tests="+tests,
+// test rows (all of them: gpc:shard_tests, their format.RowDigest, which
+// the shard sets first), the flags that change the posteriors, K and the
+// compute path.
+func (c *predictCmd) predictFingerprint(meta map[string]string, k int) string {
+	return format.ShardFingerprint("gpc-predict", meta[format.KeyFingerprint], meta[format.KeyGroupLogP], meta[format.KeySeed], "tests="+meta[format.KeyShardTests],
 		fmt.Sprintf("count=%s seed=%d batch-size=%d", c.Count, c.Seed, c.BatchSize), "shards="+strconv.Itoa(k), "path="+computePath())
 }
