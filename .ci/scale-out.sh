@@ -30,9 +30,15 @@ stop() {
   if [ "$rc" -ne 0 ]; then # the daemons' logs, to see why
     for f in "$d"/*.out "$d"/*.log "$d"/munge/munged.log "$d"/*.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done
   fi
-  # Any run still going, then slurmd and slurmctld, then munged (by its
-  # pid file, so that su, its parent here, sees it exit), and wait for each.
+  # Any run still going and its jobs (their steps outlive slurmd), then
+  # slurmd and slurmctld, then munged (by its pid file, so that su, its
+  # parent here, sees it exit), and wait for each.
   for p in "${bgpids[@]}"; do pkill -TERM -P "$p" 2>/dev/null || true; done
+  if [ -n "$(squeue -h -o %i 2>/dev/null)" ]; then
+    # shellcheck disable=SC2046 # one argument per job
+    scancel $(squeue -h -o %i) 2>/dev/null || true
+    for _ in $(seq 150); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.1; done
+  fi
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   [ -s "$d/munge/munged.pid" ] && kill "$(cat "$d/munge/munged.pid")" 2>/dev/null || true
   wait || true
@@ -94,6 +100,7 @@ AccountingStorageType=accounting_storage/none
 MpiDefault=none
 ReturnToService=2
 SchedulerParameters=sched_interval=1
+KillWait=5
 SlurmdParameters=config_overrides
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$(($(nproc) + 1)) State=UNKNOWN
 PartitionName=ci Nodes=ALL Default=YES MaxTime=INFINITE State=UP
@@ -192,8 +199,14 @@ scontrol update NodeName="$host" State=DOWN Reason=ci-node-failure
 pending "${a}_0"
 for p in $(pgrep -x gpc-orthant); do kill -KILL "$p"; done # the tasks die with their node
 kill -CONT "${pids[1]}"
-for _ in $(seq 100); do sinfo -h -o %T | grep -qx idle && break; sleep 0.1; done
-scontrol update JobId="$a" StartTime=now
+# The node back, and the killed tasks' steps gone (a task launched again
+# while its old step lingers drains the node: "Duplicate jobid").
+for _ in $(seq 300); do
+  sinfo -h -o %T | grep -qx idle && ! pgrep -f 'slurmstepd: \[' >/dev/null && break
+  sleep 0.1
+done
+sleep 1
+scontrol update JobId="$a" StartTime=now 2>/dev/null || true # (a task not yet started when the node was lost is no longer pending)
 restarted node "${a}_0"
 
 # A time limit, in the background (the node failure above requeues every
