@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # A one-node Slurm for the tests, started and stopped here (as root,
 # without systemd): munged as the munge user, slurmctld and slurmd, on
-# their own ports, with their configuration, state and logs in a
+# free ports of their own, with their configuration, state and logs in a
 # temporary directory (SLURM_CONF points the clients at it). Then the
-# sharded runs of examples/slurm/ on it, each merged and compared byte for
-# byte with the unsharded run (gpc-orthant, gpc-train then gpc-predict,
-# gpc-predict by test rows, gpc-tune's grid); and the orthant run driven by GNU parallel.
-# Installs Debian's Slurm, munge and parallel if missing. Usage:
-# .ci/scale-out.sh (with the tools built in bin/).
+# sharded runs of examples/slurm/run.sh on it, each merged and compared byte
+# for byte with the unsharded run (gpc-orthant, gpc-train then gpc-predict,
+# gpc-predict by test rows, gpc-tune's grid and then gpc-tune --from); the
+# faults of docs/scale-out.md, each run.sh's exit status, report and files
+# checked (a task killed, resumed; a directory of another run refused; a task
+# sent SIGTERM; a task requeued; the node lost; the array cancelled; a task
+# past its time limit); and the orthant run driven by GNU parallel, killed
+# and resumed. Installs Debian's Slurm, munge and parallel if missing.
+# Usage: .ci/scale-out.sh (with the tools built in bin/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=$PWD/bin:$PATH
+run=$PWD/examples/slurm/run.sh
 
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null || ! command -v sbatch >/dev/null || ! command -v parallel >/dev/null; then
   apt-get update -qq && apt-get install -y -qq slurmctld slurmd slurm-client munge parallel >/dev/null
@@ -19,20 +24,41 @@ fi
 d=$(mktemp -d /tmp/gpc-slurm.XXXXXX)
 chmod 755 "$d"
 host=$(hostname -s)
-pids=()
+pids=() bgpids=()
 stop() {
   rc=$?
   if [ "$rc" -ne 0 ]; then # the daemons' logs, to see why
-    for f in "$d"/*.out "$d"/*.log "$d"/munge/munged.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done
+    for f in "$d"/*.out "$d"/*.log "$d"/munge/munged.log "$d"/*.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done
   fi
+  # Any run still going and its jobs (their steps outlive slurmd), then
   # slurmd and slurmctld, then munged (by its pid file, so that su, its
   # parent here, sees it exit), and wait for each.
+  for p in "${bgpids[@]}"; do pkill -TERM -P "$p" 2>/dev/null || true; done
+  if [ -n "$(squeue -h -o %i 2>/dev/null)" ]; then
+    # shellcheck disable=SC2046 # one argument per job
+    scancel $(squeue -h -o %i) 2>/dev/null || true
+    for _ in $(seq 150); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.1; done
+  fi
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   [ -s "$d/munge/munged.pid" ] && kill "$(cat "$d/munge/munged.pid")" 2>/dev/null || true
   wait || true
   rm -rf "$d"
 }
 trap stop EXIT
+
+# Two free ports (another Slurm of these tests may run on the machine).
+free_port() {
+  local p
+  for p in $(seq "$1" 2 $(($1 + 200))); do
+    if ! (: </dev/tcp/127.0.0.1/"$p") 2>/dev/null && ! (: </dev/tcp/127.0.0.1/$((p + 1))) 2>/dev/null; then
+      echo "$p"
+      return
+    fi
+  done
+  echo "no free port" >&2
+  return 1
+}
+port=$(free_port 16817)
 
 # munge: its own key, socket and files, run as the munge user.
 # (The socket's directory must be open to all, the key's to munge only.)
@@ -46,14 +72,16 @@ su -s /bin/sh munge -c "exec munged --foreground --key-file=$d/munge/munge.key -
 for _ in $(seq 50); do [ -S "$d/sock/munge.socket" ] && break; sleep 0.1; done
 [ -S "$d/sock/munge.socket" ] || { echo "munged did not start"; exit 1; }
 
+# The node offers one CPU more than the machine has (config_overrides): the
+# time-limit test's task idles on a FIFO, and the others keep every core.
 mkdir -p "$d/state" "$d/spool"
 export SLURM_CONF=$d/slurm.conf
 cat > "$SLURM_CONF" <<CONF
 ClusterName=gpcci
 SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
-SlurmctldPort=16817
-SlurmdPort=16818
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
 AuthType=auth/munge
 AuthInfo=socket=$d/sock/munge.socket
 CredType=cred/munge
@@ -72,7 +100,9 @@ AccountingStorageType=accounting_storage/none
 MpiDefault=none
 ReturnToService=2
 SchedulerParameters=sched_interval=1
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
+KillWait=5
+SlurmdParameters=config_overrides
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$(($(nproc) + 1)) State=UNKNOWN
 PartitionName=ci Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 touch "$d/plugstack.conf"
@@ -84,30 +114,239 @@ for _ in $(seq 100); do sinfo -h -o %T 2>/dev/null | grep -qx idle && break; sle
 sinfo -h -o %T | grep -qx idle || { echo "the Slurm node did not come up"; cat "$d"/slurm*.log; exit 1; }
 sinfo
 
+# --- helpers of the fault runs ------------------------------------------------
+
+fail() {
+  echo "FAILED: $*" >&2
+  exit 1
+}
+# bg NAME COMMAND...: runs COMMAND in the background, its output in
+# $d/NAME.out and .err and its exit status in .rc.
+bg() {
+  local name=$1
+  shift
+  (
+    rc=0
+    "$@" >"$d/$name.out" 2>"$d/$name.err" || rc=$?
+    echo "$rc" >"$d/$name.rc"
+  ) &
+  bgpids+=($!)
+}
+# finish NAME RC: waits for the background run NAME and checks its exit status.
+finish() {
+  for _ in $(seq 1500); do [ -s "$d/$1.rc" ] && break; sleep 0.2; done
+  [ -s "$d/$1.rc" ] || fail "$1 did not end in 5 minutes"
+  cat "$d/$1.out" "$d/$1.err"
+  [ "$(cat "$d/$1.rc")" = "$2" ] || fail "$1: exit $(cat "$d/$1.rc"), want $2"
+}
+# running TOOL I/K: waits until the tool computes shard I/K, and prints its pid.
+running() {
+  local p
+  for _ in $(seq 600); do
+    p=$({ pgrep -a -x "$1" || true; } | awk -v s="$2" '{ for (i = 1; i < NF; i++) if ($i == "--shard" && $(i + 1) == s) { print $1; exit } }')
+    [ -n "$p" ] && { echo "$p"; return; }
+    sleep 0.05
+  done
+  fail "$1 --shard $2 did not start"
+}
+# array NAME: the job id of the job array of the run NAME (from run.sh's report).
+array() {
+  for _ in $(seq 200); do
+    sed -n 's/^run\.sh: job \([0-9]*\): shards .*/\1/p' "$d/$1.err" | grep . && return
+    sleep 0.05
+  done
+  fail "$1: no job array"
+}
+# pending JOB: waits until the job (a task) is pending again, requeued.
+pending() {
+  for _ in $(seq 200); do
+    scontrol show job -o "$1" | grep -q 'JobState=PENDING' && return
+    sleep 0.05
+  done
+  fail "$1 was not requeued"
+}
+# restarted NAME TASK: the run NAME succeeded, TASK ran twice, and the
+# output is the unsharded run's.
+restarted() {
+  finish "$1" 0
+  scontrol show job -o "$2" | grep -q 'Restarts=1' || fail "$2 was not restarted"
+  cmp "$out" "$d/ref.arrows"
+  echo "byte-identical to the unsharded run"
+}
+has() { grep -qF -- "$2" "$d/$1.err" || fail "$1: the report does not say \"$2\""; }
+
+# --- the runs -----------------------------------------------------------------
+
 # An N = 500 GP-classification covariance: exp4's 400 patterns and 100 of
 # them moved a little.
 { cat examples/exp4/train.csv; tail -n +2 examples/exp4/test.csv
   tail -n +2 examples/exp4/train.csv | head -100 | awk -F, '{ printf "%.6f,%.6f,%s\n", $1 + 0.01, $2 - 0.01, $3 }'; } > "$d/train500.csv"
 gpc-kernel --standardize --alpha 1 --beta 10 --train "$d/train500.csv" > "$d/cov500.arrows"
 
+# The fault runs: gpc-orthant in 4 shards of 50000 particles, each a second
+# or more of computing.
+oargs=(--samples 200000 "$d/cov500.arrows")
+gpc-orthant --format arrow "${oargs[@]}" > "$d/ref.arrows"
+out=$d/faults.arrows dir=$d/faults.arrows.shards
+
+echo "== the node lost while tasks run (slurmd stopped, the node marked DOWN, its tasks killed; then back): the tasks are requeued (--requeue) and start over; byte-identical"
+rm -f "$out"
+bg node "$run" gpc-orthant 4 "$out" "${oargs[@]}"
+running gpc-orthant 0/4 >/dev/null
+a=$(array node)
+kill -STOP "${pids[1]}" # slurmd: the node does not answer
+scontrol update NodeName="$host" State=DOWN Reason=ci-node-failure
+pending "${a}_0"
+for p in $(pgrep -x gpc-orthant); do kill -KILL "$p"; done # the tasks die with their node
+kill -CONT "${pids[1]}"
+# The node back, and the killed tasks' steps gone (a task launched again
+# while its old step lingers drains the node: "Duplicate jobid").
+for _ in $(seq 300); do
+  sinfo -h -o %T | grep -qx idle && ! pgrep -f 'slurmstepd: \[' >/dev/null && break
+  sleep 0.1
+done
+sleep 1
+scontrol update JobId="$a" StartTime=now 2>/dev/null || true # (a task not yet started when the node was lost is no longer pending)
+restarted node "${a}_0"
+
+# A time limit, in the background (the node failure above requeues every
+# task on the node: this one starts after it).
+echo "== (in the background) a gpc-tune shard past its time limit (SBATCH_TIMELIMIT=1 minute; it waits on a FIFO): run.sh fails, naming it TIMEOUT"
+mkfifo "$d/never.csv"
+bg timeout env SBATCH_TIMELIMIT=1 "$run" --shards "$d/timeout" gpc-tune 1 "$d/timeout.arrows" --beta 1,2 --exploit 0 --no-optimize --train "$d/never.csv"
+
+
 echo "== gpc-orthant prepared once by a Slurm job, then a 4-task job array reading its plan (N = 500), merged, against the unsharded run"
-GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-orthant 4 "$d/merged.arrows" "$d/cov500.arrows"
+GPC_CHECK=1 timeout 300 "$run" gpc-orthant 4 "$d/merged.arrows" "$d/cov500.arrows"
+[ ! -e "$d/merged.arrows.shards" ] || fail "the shard directory run.sh chose was not removed"
 
 echo "== gpc-train prepared once, then a 4-task job array on Slurm (4 sub-clouds), merged, predicted, against the unsharded gpc-train | gpc-predict"
 gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv > "$d/crabs.arrows"
-GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-train 4 "$d/cloud.arrows" --samples 20000 "$d/crabs.arrows"
+GPC_CHECK=1 timeout 300 "$run" --shards "$d/train-shards" gpc-train 4 "$d/cloud.arrows" --samples 20000 "$d/crabs.arrows"
+[ -s "$d/train-shards/shard-3.arrows" ] || fail "the shard directory named by --shards was not kept"
 gpc-train --samples 20000 "$d/crabs.arrows" | gpc-predict --format arrow > "$d/posteriors.arrows"
 gpc-predict --format arrow "$d/cloud.arrows" | cmp - "$d/posteriors.arrows"
 echo "posteriors of the merged cloud: byte-identical"
 echo "== gpc-predict on the merged cloud in a 4-task job array (by test rows), merged, against the unsharded posteriors"
-GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-predict 4 "$d/posteriors-sharded.arrows" "$d/cloud.arrows"
+GPC_CHECK=1 timeout 300 "$run" gpc-predict 4 "$d/posteriors-sharded.arrows" "$d/cloud.arrows"
 
-echo "== gpc-tune's grid (6 x 5 points) in a 4-task job array on Slurm, merged, against the unsharded grid"
-GPC_CHECK=1 timeout 300 examples/slurm/run.sh gpc-tune 4 "$d/grid.arrows" --standardize --alpha 2:64:6 --beta 1e2:1e6:5 --samples 500 --exploit 0 --no-optimize --train examples/crabs/train.csv
+echo "== gpc-tune's grid (6 x 5 points) in a 4-task job array on Slurm, merged, against the unsharded grid; then gpc-tune --from the merged grid, against the unsharded run's whole output"
+tune=(--standardize --alpha 2:64:6 --beta 1e2:1e6:5 --samples 500 --train examples/crabs/train.csv)
+GPC_CHECK=1 timeout 300 "$run" gpc-tune 4 "$d/grid.arrows" "${tune[@]}" --exploit 0 --no-optimize
+gpc-tune "${tune[@]}" --exploit-samples 5000 --format arrow > "$d/tune.arrows"
+gpc-tune "${tune[@]}" --exploit-samples 5000 --format arrow --from "$d/grid.arrows" | cmp - "$d/tune.arrows"
+gpc-show "$d/tune.arrows" --format csv | grep '^optimum'
+echo "gpc-tune --from the sharded grid: byte-identical to the unsharded run, its maximum included"
 
-echo "== the orthant run prepared once (--prepare-only), in 4 shards that read the plan, driven by GNU parallel (docs/scale-out.md), merged, against the unsharded run"
-mkdir "$d/parallel"
-gpc-orthant --prepare-only "$d/cov500.arrows" > "$d/plan.arrows"
-parallel --will-cite "gpc-orthant --plan $d/plan.arrows --shard {}/4 --format arrow $d/cov500.arrows > $d/parallel/shard-{}.arrows" ::: 0 1 2 3
-gpc-merge --format arrow "$d/parallel" | cmp - "$d/merged.arrows"
+echo "== a task killed (SIGKILL) while it computes: run.sh fails, naming it and the kept shard directory; the merge cancelled; an older output left as it was"
+echo "an older output" > "$out"
+cp "$out" "$d/older"
+bg kill "$run" gpc-orthant 4 "$out" "${oargs[@]}"
+kill -KILL "$(running gpc-orthant 1/4)"
+finish kill 1
+has kill "shard 1 (job $(array kill)_1): FAILED, exit 137 (the tool killed by signal 9)"
+has kill "the merge (job"
+has kill "CANCELLED (DependencyNeverSatisfied)"
+has kill "$out was not written"
+has kill "failed shards: 1; the complete shards and the logs are kept in $dir"
+cmp "$out" "$d/older" || fail "run.sh changed $out"
+[ -s "$dir/shard-0.arrows" ] && [ -s "$dir/shard-2.arrows" ] && [ -s "$dir/shard-3.arrows" ] && [ ! -e "$dir/shard-1.arrows" ] || fail "the shards kept are not 0, 2 and 3: $(ls -A "$dir")"
+
+echo "== the same directory for another run (another seed: its plan; another K: its shards): refused"
+bg seed "$run" gpc-orthant 4 "$out" "${oargs[@]}" --seed 2
+finish seed 1
+has seed "$dir was left by another run"
+bg k3 "$run" gpc-orthant 3 "$out" "${oargs[@]}"
+finish k3 1
+has k3 "$dir/shard-0.arrows is shard 0/4 of another run"
+if grep -q '^run\.sh: job' "$d/seed.err" "$d/k3.err"; then fail "a refused run submitted a job"; fi
+
+echo "== the same command again, shard 3 cut short meanwhile: only shards 1 and 3 are submitted; the merge is byte-identical to the unsharded run"
+head -c 2000 "$dir/shard-3.arrows" > "$d/cut" && mv "$d/cut" "$dir/shard-3.arrows"
+bg resume "$run" gpc-orthant 4 "$out" "${oargs[@]}"
+finish resume 0
+has resume "$dir/shard-3.arrows is not a complete shard: computing it again"
+has resume "reusing the 2 complete shards of this run in $dir (0 2); computing 2 (1 3)"
+tasks=$(scontrol show job -o "$(array resume)" | grep -o 'ArrayTaskId=[^ ]*' | sort | tr '\n' ' ')
+[ "$tasks" = "ArrayTaskId=1 ArrayTaskId=3 " ] || fail "the resumed run's array ran $tasks"
+cmp "$out" "$d/ref.arrows"
+[ ! -e "$dir" ] || fail "$dir was not removed after the success"
 echo "byte-identical to the unsharded run"
+
+echo "== a task sent SIGTERM (scancel --batch --signal=TERM: what --signal=B:TERM@T delivers): the tool stops, exit 130, no shard left; resumed, byte-identical"
+rm -f "$out"
+bg term "$run" gpc-orthant 4 "$out" "${oargs[@]}"
+p=$(running gpc-orthant 2/4)
+sleep 0.3 # past the tool's start, when it catches signals (before, SIGTERM kills it: exit 143)
+scancel --batch --signal=TERM "$(array term)_2"
+finish term 1
+has term "shard 2 (job $(array term)_2): FAILED, exit 130 (interrupted: SIGTERM or SIGINT): gpc-orthant: interrupted"
+! kill -0 "$p" 2>/dev/null || fail "the tool of shard 2 still runs"
+if ls -A "$dir" | grep -q 'shard-2'; then fail "shard 2 left a file: $(ls -A "$dir")"; fi
+bg termresume "$run" gpc-orthant 4 "$out" "${oargs[@]}"
+finish termresume 0
+cmp "$out" "$d/ref.arrows"
+echo "byte-identical to the unsharded run"
+
+echo "== a running task requeued (scontrol requeue; released at once: StartTime=now): it starts over; byte-identical"
+rm -f "$out"
+bg requeue "$run" gpc-orthant 4 "$out" "${oargs[@]}"
+running gpc-orthant 1/4 >/dev/null
+a=$(array requeue)
+scontrol requeue "${a}_1"
+pending "${a}_1"
+scontrol update JobId="${a}_1" StartTime=now
+restarted requeue "${a}_1"
+
+echo "== run.sh interrupted (^C: SIGINT) while its tasks run: it cancels its jobs and exits 130, the shard directory kept"
+rm -f "$out"
+set -m # the run in its own process group, SIGINT not ignored, as in a terminal
+bg int "$run" gpc-orthant 4 "$out" "${oargs[@]}"
+set +m
+running gpc-orthant 0/4 >/dev/null
+a=$(array int)
+kill -INT "$(pgrep -P "${bgpids[-1]}")"
+finish int 130
+has int "interrupted: jobs"
+for _ in $(seq 100); do squeue -h -j "$a" 2>/dev/null | grep -q . || break; sleep 0.1; done
+! squeue -h -j "$a" 2>/dev/null | grep -q . || fail "run.sh left its jobs in the queue: $(squeue -j "$a")"
+[ -s "$dir/plan.arrows" ] || fail "the shard directory was not kept"
+rm -rf "$dir"
+
+echo "== the whole array cancelled (scancel): run.sh fails; an existing output is left as it was"
+echo "an older output" > "$out"
+cp "$out" "$d/older"
+bg cancel "$run" gpc-orthant 4 "$out" "${oargs[@]}"
+running gpc-orthant 0/4 >/dev/null
+sleep 0.3 # past the tool's start, when it catches signals
+scancel "$(array cancel)"
+finish cancel 1
+has cancel "shard 0 (job $(array cancel)_0): CANCELLED, exit 130"
+has cancel "shard 3 (job $(array cancel)_3): CANCELLED"
+has cancel "$out was not written"
+cmp "$out" "$d/older"
+rm -rf "$dir" "$out"
+
+echo "== GNU parallel (the docs' recipe): --halt now,fail=1 --joblog --resume-failed; a shard killed makes it fail; the same command again runs what did not finish; merged, byte-identical"
+mkdir "$d/parallel"
+gpc-orthant --prepare-only --samples 200000 "$d/cov500.arrows" > "$d/plan.arrows"
+shard="gpc-orthant --plan $d/plan.arrows --shard {}/4 --samples 200000 --threads 1 $d/cov500.arrows > $d/parallel/.shard-{}.part && mv $d/parallel/.shard-{}.part $d/parallel/shard-{}.arrows"
+bg par parallel --will-cite -j 2 --halt now,fail=1 --joblog "$d/parallel/.joblog" --resume-failed "$shard" ::: 0 1 2 3
+kill -KILL "$(running gpc-orthant 2/4)"
+finish par 137
+alive=$(ps -C gpc-orthant -o pid=,stat= | awk '$2 !~ /Z/') || true # not counting those not yet reaped
+[ -z "$alive" ] || fail "parallel left shards running: $alive"
+[ ! -e "$d/parallel/shard-2.arrows" ] || fail "the killed shard 2 left a shard"
+bg parresume parallel --will-cite -j 2 --halt now,fail=1 --joblog "$d/parallel/.joblog" --resume-failed "$shard" ::: 0 1 2 3
+finish parresume 0
+awk 'NR > 1 && $7 == 0 { print $1 }' "$d/parallel/.joblog" | sort | uniq -d | grep -q . && fail "a finished shard ran again: $(cat "$d/parallel/.joblog")"
+[ "$(awk 'NR > 1 && $7 == 0' "$d/parallel/.joblog" | wc -l)" = 4 ] || fail "not 4 shards finished: $(cat "$d/parallel/.joblog")"
+gpc-merge "$d"/parallel/shard-*.arrows > "$d/par.arrows.part" && mv "$d/par.arrows.part" "$d/par.arrows"
+cmp "$d/par.arrows" "$d/ref.arrows"
+echo "byte-identical to the unsharded run"
+
+echo "== the time limit run, started at the beginning"
+finish timeout 1
+has timeout "shard 0 (job $(array timeout)_0): TIMEOUT, exit 130"
+has timeout "gpc-tune: interrupted"
+if ls -A "$d/timeout" | grep -q 'shard-0'; then fail "the timed-out shard left a file: $(ls -A "$d/timeout")"; fi

@@ -110,7 +110,10 @@
 // point's group estimates, comma-separated), and gpc:shard_grid (the axes'
 // sizes). gpc.posteriors-shard/1 is the posteriors of a range of the test
 // rows, with gpc:shard_rows_of (all the test rows) and
-// gpc:shard_batch_size (the unsharded output's rows per record batch).
+// gpc:shard_batch_size (the unsharded output's rows per record batch),
+// and gpc:shard_tests, the RowDigest of every test row, which its
+// fingerprint covers (so the shard holds its rows until it has read them
+// all).
 //
 // # Tuning table (gpc.tune/1)
 //

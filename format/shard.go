@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"strings"
@@ -40,6 +41,7 @@ const (
 	KeyShardESS         = "gpc:shard_ess_threshold" // the resampling threshold as planned (a fraction of a group)
 	KeyShardPath        = "gpc:shard_path"          // the compute path (exact, or openblas)
 	KeyShardGrid        = "gpc:shard_grid"          // gpc-tune: the grid's axis sizes, the last axis fastest
+	KeyShardTests       = "gpc:shard_tests"         // gpc-predict: every test row's RowDigest (all the shards read them all)
 )
 
 // IsShardKey reports whether a metadata key is one that a shard stream
@@ -84,6 +86,57 @@ func Digest(vs ...[]float64) string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// RowDigest is the identity of a sequence of test rows, read in batches:
+// the first 128 bits of the SHA-256 of each row's covariances, variance,
+// label and id (each marked absent where the rows have none), in hex. The
+// same rows give the same digest however they are batched.
+type RowDigest struct {
+	h    hash.Hash
+	rows int
+}
+
+// NewRowDigest returns the digest of no rows.
+func NewRowDigest() *RowDigest { return &RowDigest{h: sha256.New()} }
+
+// Add adds the rows of t.
+func (d *RowDigest) Add(t *TestRows) {
+	n := t.Len()
+	if n == 0 {
+		return
+	}
+	width := len(t.Cov) / n
+	var b [8]byte
+	put := func(u uint64) {
+		binary.LittleEndian.PutUint64(b[:], u)
+		d.h.Write(b[:])
+	}
+	for i := range n {
+		put(uint64(width))
+		for _, x := range t.Cov[i*width : (i+1)*width] {
+			put(math.Float64bits(x))
+		}
+		put(math.Float64bits(t.Var[i]))
+		if t.Y != nil {
+			put(1)
+			put(math.Float64bits(t.Y[i]))
+		} else {
+			put(0)
+		}
+		if t.ID != nil {
+			put(uint64(len(t.ID[i])) + 1)
+			io.WriteString(d.h, t.ID[i])
+		} else {
+			put(0)
+		}
+	}
+	d.rows += n
+}
+
+// Sum returns the digest of the rows added so far, with their count.
+func (d *RowDigest) Sum() string {
+	return fmt.Sprintf("%d:%s", d.rows, hex.EncodeToString(d.h.Sum(nil)[:16]))
 }
 
 // ReadTable reads a small gpc result stream (an Arrow IPC stream or file

@@ -123,9 +123,13 @@ func getShardFixtures(t *testing.T) *shardFixtures {
 		shardFix.files["cut-plan.arrows"] = cut(t, plan, 1, false)
 		shardFix.files["short-plan.arrows"] = cut(t, plan, 1, true)
 		shardFix.files["broken-plan.arrows"] = brokenPlan(t, plan)
+		shardFix.files["tune-grid.arrows"] = runCLI(t, Tune, cliCase{args: tinyTrain(tuneGridArgs...)})
 	})
 	return &shardFix
 }
+
+// tuneGridArgs are the catalogue's gpc-tune grid (with tinyTrain).
+var tuneGridArgs = []string{"--beta", "1,2", "--samples", "200", "--exploit", "0", "--no-optimize", "--format", "arrow"}
 
 // brokenPlan is plan with its first two variables' input indices equal.
 func brokenPlan(t *testing.T, plan []byte) []byte {
@@ -453,6 +457,13 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-orthant", what: "a plan with fewer rows than its gpc:rows (batch dropped, marker kept)", args: []string{"--samples", "200", "--plan", "@short-plan.arrows", "testdata/equicorr3.csv"}, files: sh.files, code: ExitData, want: "the stream was cut short"},
 		{tool: "gpc-orthant", what: "a plan whose order is not a permutation", args: []string{"--samples", "200", "--plan", "@broken-plan.arrows", "testdata/equicorr3.csv"}, files: sh.files, code: ExitData, want: "not a permutation"},
 		{tool: "gpc-orthant", what: "a result given as --plan", args: []string{"--samples", "200", "--plan", "@orthant.arrows", "testdata/equicorr3.csv"}, files: sh.files, code: ExitData, want: "not a plan"},
+		{tool: "gpc-orthant", what: "--plan - (standard input) with the input on standard input too", args: []string{"--plan", "-"}, stdin: "plan.arrows", input: func() []byte { return sh.files["plan.arrows"] }, code: ExitUsage, want: "name the input file"},
+		{tool: "gpc-orthant", what: "--prepare-only for a run that cannot fit in memory (as the run itself: a fixed --groups whose groups do not)", args: []string{"--prepare-only", "--samples", "100000", "--groups", "2", "--max-memory", "1MB", "testdata/equicorr3.csv"}, code: ExitUsage, want: "use fewer samples"},
+		{tool: "gpc-tune", what: "--from a grid of another run (another seed)", args: tinyTrain(append([]string{"--from", "@tune-grid.arrows", "--seed", "2"}, tuneGridArgs...)...), files: sh.files, code: ExitData, want: "not this run's grid"},
+		{tool: "gpc-tune", what: "--from a shard of a grid (merge the shards first)", args: tinyTrain(append([]string{"--from", "@shard-0.arrows"}, tuneGridArgs...)...), files: sh.files, code: ExitData, want: "not a gpc-tune grid"},
+		{tool: "gpc-tune", what: "--from with --shard", args: tinyTrain("--beta", "1,2", "--exploit", "0", "--no-optimize", "--from", "grid.arrows", "--shard", "0/2"), code: ExitUsage, want: "not both"},
+		{tool: "gpc-orthant", what: "--fingerprint without --shard", args: []string{"--fingerprint", "testdata/equicorr3.csv"}, code: ExitUsage, want: "give --shard I/K"},
+		{tool: "gpc-predict", what: "more shards than test rows", args: []string{"--shard", "0/9"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitUsage, want: "at most one shard per row"},
 	}
 }
 

@@ -215,9 +215,9 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 			rep.noticef("waiting for %s on standard input, a terminal: pipe it in or name a file (see --help); ^D ends the input, ^C stops", what)
 		}}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
-	err = runInterruptible(ctx, stop, func() error {
+	err = runInterruptible(ctx, func() { signal.Reset(os.Interrupt) }, func() error {
 		return cmd.run(&env{ctx: ctx, stdin: stdin, stdout: stdout, rep: rep})
 	})
 	rep.stopProgress()
@@ -311,13 +311,38 @@ func joinNegative(args []string) []string {
 // behind and exits; its output has no end-of-stream marker either way.
 const interruptGrace = 2 * time.Second
 
+// interruptContext returns a context cancelled by the first SIGINT or
+// SIGTERM, and what stops catching them.
+func interruptContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel()
+	}
+}
+
 // runInterruptible runs work in a goroutine. When ctx is cancelled (SIGINT
-// or SIGTERM) it restores the signals' default action, so that a second
-// interrupt kills the process at once, and waits for work to stop at its
-// next batch, or interruptGrace at most. A panic in work is returned as an
-// error (exit 100), since it happens in another goroutine than the
-// runner's recover.
-func runInterruptible(ctx context.Context, stop func(), work func() error) error {
+// or SIGTERM) it calls interrupted, which restores SIGINT's default
+// action, so that a second ^C kills the process at once, and waits for
+// work to stop at its next batch, or interruptGrace at most. A second
+// SIGTERM changes nothing: a batch system sends SIGTERM to every process
+// of a job, and the script that runs the tool often passes its own on as
+// well (examples/slurm/task.sbatch), so a tool may get it twice and
+// still stops at its next batch with exit status 130. A panic in work is
+// returned as an error (exit 100), since it happens in another goroutine
+// than the runner's recover.
+func runInterruptible(ctx context.Context, interrupted func(), work func() error) error {
 	done := make(chan error, 1)
 	go func() {
 		defer func() {
@@ -332,7 +357,7 @@ func runInterruptible(ctx context.Context, stop func(), work func() error) error
 		return err
 	case <-ctx.Done():
 	}
-	stop()
+	interrupted()
 	select {
 	case err := <-done:
 		return err // nil if it had finished its output

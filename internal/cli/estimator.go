@@ -125,7 +125,7 @@ func lowerGC() (restore func()) {
 // the preparation (reporter.trace).
 func (c *estimatorFlags) prepare(e *env, box core.Box, name string, cfg *core.Config, progress bool) (*core.Factor, []core.Pilot, error) {
 	if c.plan != nil && c.plan.Plan != "" {
-		return c.readPlan(c.plan.Plan, box, cfg)
+		return c.readPlan(e, c.plan.Plan, box, cfg)
 	}
 	cands := candidates(c.Method, c.Order)
 	if cands[0].Order == core.OrderInterleave && box.Labels == nil {

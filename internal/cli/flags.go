@@ -15,7 +15,7 @@ package cli
 //	estimatorFlags  --samples --seed --method --order --groups --ess --jitter: gpc-orthant, gpc-train, gpc-tune, gpc-mcmc
 //	seedFlags       --seed: in estimatorFlags, and gpc-predict
 //	memoryFlags     --max-memory: gpc-orthant, gpc-train, gpc-predict
-//	shardFlags      --shard: gpc-orthant, gpc-train, gpc-predict, gpc-tune
+//	shardFlags      --shard --fingerprint: gpc-orthant, gpc-train, gpc-predict, gpc-tune
 //
 // A flag whose default differs between tools takes it from a kong
 // variable set where the struct is embedded (estimatorFlags' --samples:
@@ -132,13 +132,17 @@ type memoryFlags struct {
 // shardFlags is --shard, the part of a run a tool computes: gpc-orthant,
 // gpc-train, gpc-predict, gpc-tune.
 type shardFlags struct {
-	Shard string `placeholder:"I/K" help:"Compute only shard I of K (I from 0 to K-1): a range of the particle groups (gpc-predict: of the test rows; gpc-tune: of the grid points), written as a partial result that gpc-merge combines with the other shards into exactly the unsharded output, byte for byte; slurm takes I and K from a Slurm job array (SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN, and SLURM_ARRAY_TASK_COUNT). See docs/scale-out.md."`
+	Shard       string `placeholder:"I/K" help:"Compute only shard I of K (I from 0 to K-1): a range of the particle groups (gpc-predict: of the test rows; gpc-tune: of the grid points), written as a partial result that gpc-merge combines with the other shards into exactly the unsharded output, byte for byte; slurm takes I and K from a Slurm job array (SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN, and SLURM_ARRAY_TASK_COUNT). See docs/scale-out.md."`
+	Fingerprint bool   `help:"With --shard: print the fingerprint that the run's shards carry (gpc:shard_fingerprint: a hash of the input, the flags, the seed, K and the compute path) as one line, and exit without computing them. A driver compares it with the shards a failed run left (gpc-merge --check) to reuse those of this run (examples/slurm/run.sh). It reads the input and prepares as the shard would (quick with --plan; gpc-predict reads the whole cloud)."`
 }
 
 // shard returns --shard's I and K, or K = 0 without --shard; slurm reads
 // them from the job array's environment.
 func (s *shardFlags) shard() (i, k int, err error) {
 	if s.Shard == "" {
+		if s.Fingerprint {
+			return 0, 0, usagef("--fingerprint prints the fingerprint of a sharded run's shards: give --shard I/K (K matters)")
+		}
 		return 0, 0, nil
 	}
 	if s.Shard == "slurm" {

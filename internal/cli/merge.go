@@ -22,14 +22,18 @@ A run too long for one machine is split into K shards, each a fixed, seed-determ
 
 The inputs are the K shard files, or directories whose files (all of them, in name order, hidden ones skipped) are the shards. gpc-merge refuses, with one line naming the shard (exit 65): a missing shard, a duplicate, a shard of another run (another input, flags, seed, K or compute path: the shards' gpc:shard_fingerprint differ), a stream that is not a shard, and a truncated shard.
 
+With --check it merges nothing: it checks each file on its own and writes one row per file (its shard I/K, fingerprint, whether it is a complete shard, and why not), which tells what a failed run left that can be kept; a tool run with --shard I/K --fingerprint prints the fingerprint of its run's shards.
+
 ` + examplesHelp + `
   gpc-merge shard-0.arrows shard-1.arrows   # after gpc-orthant --help's examples: = gpc-orthant examples/onefactor-100.csv
+  gpc-merge --check shard-0.arrows shard-1.arrows   # which files are complete shards, of which run
 
 ` + exitHelp
 
 // mergeCmd is gpc-merge's command line.
 type mergeCmd struct {
 	Inputs      []string `arg:"" name:"shard" help:"The shard streams: files, or directories of them."`
+	Check       bool     `help:"Check each file on its own, as the merge does, and merge nothing: write one row per file (shard: I/K; fingerprint; complete: yes or no; of: the merged stream's schema; problem: why it is not a complete shard; file), and exit 0. A driver reads it to reuse the complete shards of a failed run (examples/slurm/run.sh)."`
 	commonFlags `embed:""`
 }
 
@@ -56,6 +60,9 @@ func (c *mergeCmd) run(e *env) error {
 		return err
 	}
 	mem := format.NewAllocator()
+	if c.Check {
+		return c.checkFiles(e, names, mem)
+	}
 	var shards []*shardIn
 	for _, name := range names {
 		s, err := readShard(name, mem)
@@ -114,7 +121,8 @@ func shardFiles(inputs []string) ([]string, error) {
 }
 
 // readShard reads one shard stream's metadata and gpc:shard keys, and a
-// table shard's rows.
+// table shard's rows. On an error after the metadata was read, the
+// shardIn it returns with it holds the metadata (what --check reports).
 func readShard(name string, mem format.Allocator) (*shardIn, error) {
 	open := func() (*os.File, error) {
 		f, err := os.Open(name)
@@ -133,36 +141,111 @@ func readShard(name string, mem format.Allocator) (*shardIn, error) {
 		return nil, err
 	}
 	s := &shardIn{name: name, meta: meta}
-	bad := func(key string) error {
-		return &dataError{fmt.Sprintf("%s: not a shard stream (gpc:schema %q, %s %q): gpc-merge reads what a tool's --shard writes", name, meta[format.KeySchema], key, meta[key])}
+	bad := func(key string) (*shardIn, error) {
+		return s, &dataError{fmt.Sprintf("%s: not a shard stream (gpc:schema %q, %s %q): gpc-merge reads what a tool's --shard writes", name, meta[format.KeySchema], key, meta[key])}
 	}
 	is, ks, ok := strings.Cut(meta[format.KeyShard], "/")
 	var e1, e2 error
 	s.i, e1 = strconv.Atoi(is)
 	s.k, e2 = strconv.Atoi(ks)
 	if !ok || e1 != nil || e2 != nil || s.k < 1 || s.i < 0 || s.i >= s.k {
-		return nil, bad(format.KeyShard)
+		return bad(format.KeyShard)
 	}
 	los, his, ok := strings.Cut(meta[format.KeyShardRange], "-")
 	s.lo, e1 = strconv.Atoi(los)
 	s.hi, e2 = strconv.Atoi(his)
 	if !ok || e1 != nil || e2 != nil || s.lo < 0 || s.hi <= s.lo {
-		return nil, bad(format.KeyShardRange)
+		return bad(format.KeyShardRange)
 	}
 	if meta[format.KeyShardFingerprint] == "" {
-		return nil, bad(format.KeyShardFingerprint)
+		return bad(format.KeyShardFingerprint)
 	}
 	if meta[format.KeySchema] == format.SchemaCloudShard || meta[format.KeySchema] == format.SchemaVecchiaCloudShard {
 		return s, nil // checked whole by mergeCloud or mergeVecchiaCloud
 	}
 	if f, err = open(); err != nil {
-		return nil, err
+		return s, err
 	}
 	defer f.Close()
 	if s.t, err = format.ReadTable(f, name, mem); err != nil {
-		return nil, err
+		return s, err
 	}
 	return s, nil
+}
+
+// checkFiles is --check: each file read and checked whole on its own (a
+// table shard's rows, a cloud shard's groups), one row per file.
+func (c *mergeCmd) checkFiles(e *env, names []string, mem format.Allocator) error {
+	n := len(names)
+	col := func(name string) format.Column { return format.Column{Name: name, Str: make([]string, n)} }
+	t := &format.Table{
+		Meta: map[string]string{format.KeySchema: "gpc.shard-check/1", format.KeyTool: "gpc-merge", format.KeyVersion: Version},
+		Cols: []format.Column{col("shard"), col("fingerprint"), col("complete"), col("of"), col("problem"), col("file")},
+	}
+	for j, name := range names {
+		s, err := readShard(name, mem)
+		if err == nil {
+			err = checkWhole(s, mem)
+		}
+		complete := "yes"
+		if err != nil {
+			complete = "no"
+			t.Cols[4].Str[j] = oneLine(err.Error())
+		}
+		if s != nil {
+			t.Cols[0].Str[j] = s.meta[format.KeyShard]
+			t.Cols[1].Str[j] = s.meta[format.KeyShardFingerprint]
+			t.Cols[3].Str[j] = s.meta[format.KeyShardOf]
+		}
+		t.Cols[2].Str[j] = complete
+		t.Cols[5].Str[j] = name
+	}
+	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, mem)
+}
+
+// checkWhole checks what of a shard can be checked without the others: a
+// table shard's rows against its range, a cloud shard's groups whole. A
+// shard read as a stream (not a table) of a kind it does not know is not
+// taken for complete.
+func checkWhole(s *shardIn, mem format.Allocator) error {
+	if s.meta[format.KeySchema] != format.SchemaCloudShard {
+		if s.t == nil {
+			return &dataError{fmt.Sprintf("%s: gpc-merge --check cannot check a %s shard whole", s.name, s.meta[format.KeySchema])}
+		}
+		if s.t.Rows() != s.hi-s.lo {
+			return &dataError{fmt.Sprintf("%s: shard %d/%d has %d rows for %d-%d", s.name, s.i, s.k, s.t.Rows(), s.lo, s.hi)}
+		}
+		return nil
+	}
+	sizes, err := cloudGroupSizes(s)
+	if err != nil {
+		return err
+	}
+	if s.hi > len(sizes) {
+		return &dataError{fmt.Sprintf("%s: shard %d/%d covers groups %d-%d of %d", s.name, s.i, s.k, s.lo, s.hi, len(sizes))}
+	}
+	_, err = checkCloudFile(s, sizes, mem)
+	return err
+}
+
+// cloudGroupSizes is a cloud shard's gpc:group_sizes.
+func cloudGroupSizes(s *shardIn) ([]int, error) {
+	sizes, err := metaInts(s.meta[format.KeyGroupSizes])
+	if err != nil || len(sizes) == 0 {
+		return nil, &dataError{fmt.Sprintf("%s: metadata %s = %q does not give the sizes of the shards' groups", s.name, format.KeyGroupSizes, s.meta[format.KeyGroupSizes])}
+	}
+	return sizes, nil
+}
+
+// checkCloudFile reads the cloud shard s whole and checks it
+// (format.CheckCloudShard).
+func checkCloudFile(s *shardIn, sizes []int, mem format.Allocator) (*format.CloudShardInfo, error) {
+	f, err := os.Open(s.name)
+	if err != nil {
+		return nil, &format.IOError{Op: "open shard", Err: err}
+	}
+	defer f.Close()
+	return format.CheckCloudShard(f, s.name, s.lo, s.hi, sizes, mem)
 }
 
 // unshardedMeta is a shard's metadata without the keys that differ
@@ -295,19 +378,16 @@ func (c *mergeCmd) mergeCloud(e *env, shards []*shardIn, mem format.Allocator) e
 		return usagef("gpc-train's shards merge into a cloud, an Arrow stream: not --format %s (redirect standard output, or pipe it to gpc-predict)", c.Format)
 	}
 	meta := shards[0].meta
-	sizes, err := metaInts(meta[format.KeyGroupSizes])
-	if err != nil || len(sizes) == 0 || shards[len(shards)-1].hi != len(sizes) {
-		return &dataError{fmt.Sprintf("%s: metadata %s = %q does not give the sizes of the shards' groups", shards[0].name, format.KeyGroupSizes, meta[format.KeyGroupSizes])}
+	sizes, err := cloudGroupSizes(shards[0])
+	if err == nil && shards[len(shards)-1].hi != len(sizes) {
+		err = &dataError{fmt.Sprintf("%s: metadata %s = %q does not give the sizes of the shards' groups", shards[0].name, format.KeyGroupSizes, meta[format.KeyGroupSizes])}
+	}
+	if err != nil {
+		return err
 	}
 	infos := make([]*format.CloudShardInfo, len(shards))
 	for i, s := range shards {
-		f, err := os.Open(s.name)
-		if err != nil {
-			return &format.IOError{Op: "open shard", Err: err}
-		}
-		infos[i], err = format.CheckCloudShard(f, s.name, s.lo, s.hi, sizes, mem)
-		f.Close()
-		if err != nil {
+		if infos[i], err = checkCloudFile(s, sizes, mem); err != nil {
 			return err
 		}
 		if infos[i].Rows != infos[0].Rows {

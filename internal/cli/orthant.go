@@ -52,7 +52,7 @@ func (c *orthantCmd) Validate() error {
 	if _, _, err := c.shard(); err != nil {
 		return err
 	}
-	if err := c.validatePlan(c.Shard); err != nil {
+	if err := c.validatePlan(c.Shard, c.Input); err != nil {
 		return err
 	}
 	return c.validateEstimator()

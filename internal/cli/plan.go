@@ -8,7 +8,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -19,15 +18,19 @@ import (
 // planFlags are gpc-orthant's and gpc-train's --prepare-only and --plan.
 type planFlags struct {
 	PrepareOnly bool   `help:"Only prepare the estimate (the variable order, the factorisation, the tilting or EP, the pilot runs of --method auto) and write it as a plan (a gpc.plan/1 Arrow stream) that --plan reads: the shards of a run then share one preparation (docs/scale-out.md)."`
-	Plan        string `placeholder:"FILE" help:"Read the preparation from FILE, written by --prepare-only on the same input with the same --samples, --method, --order, --jitter and --seed, instead of redoing it; the output is byte-identical to the run without --plan."`
+	Plan        string `placeholder:"FILE" help:"Read the preparation from FILE (- for standard input, when the input is a file), written by --prepare-only on the same input with the same --samples, --method, --order, --jitter and --seed, instead of redoing it; the output is byte-identical to the run without --plan."`
 }
 
-func (p *planFlags) validatePlan(shard string) error {
+// validatePlan checks --prepare-only and --plan against --shard and the
+// input (input: the positional argument; - or "" is standard input).
+func (p *planFlags) validatePlan(shard, input string) error {
 	switch {
 	case p.PrepareOnly && p.Plan != "":
 		return usagef("--prepare-only writes a plan and --plan reads one: not both")
 	case p.PrepareOnly && shard != "":
 		return usagef("--prepare-only prepares the whole run, for every shard: not with --shard")
+	case p.Plan == "-" && (input == "-" || input == ""):
+		return usagef("--plan - reads the plan from standard input, and the input is read from there too: name the input file")
 	}
 	return nil
 }
@@ -44,7 +47,13 @@ func (c *estimatorFlags) planFingerprint(box core.Box, cfg *core.Config) string 
 const keyPlanPilots = "gpc:plan_pilots" // one line per pilot: candidate, then log_p se_log_p samples, or "failed" and the error
 
 // writePlan prepares box as prepare does and writes the plan to stdout.
+// It first checks the memory as the run the plan is for would
+// (--max-memory): a run that could not fit is refused here, once, not in
+// every shard after the preparation.
 func (c *estimatorFlags) writePlan(e *env, box core.Box, name string, cfg core.Config, progress bool, mem format.Allocator) error {
+	if err := checkEstimateMemory(name, box.N, &cfg, candidates(c.Method, c.Order), false); err != nil {
+		return err
+	}
 	f, pilots, err := c.prepare(e, box, name, &cfg, progress)
 	if err != nil {
 		return err
@@ -71,30 +80,34 @@ func (c *estimatorFlags) writePlan(e *env, box core.Box, name string, cfg core.C
 // readPlan reads the plan of --plan for box and cfg (whose Method it
 // sets): its factor and the pilots as the output reports them. A plan of
 // another input or other flags is a data error.
-func (c *estimatorFlags) readPlan(path string, box core.Box, cfg *core.Config) (*core.Factor, []core.Pilot, error) {
-	r, err := os.Open(path)
+func (c *estimatorFlags) readPlan(e *env, path string, box core.Box, cfg *core.Config) (*core.Factor, []core.Pilot, error) {
+	r, name, closePlan, err := openInput(path, e.stdin)
 	if err != nil {
-		return nil, nil, &format.IOError{Op: "open plan", Err: err}
+		return nil, nil, &format.IOError{Op: "open plan", Err: errors.Unwrap(err)}
 	}
-	defer r.Close()
-	p, f, err := format.ReadPlan(r, path, format.NewAllocator())
+	defer closePlan()
+	what := "plan " + path
+	if name == "stdin" {
+		what = "the plan on standard input"
+	}
+	p, f, err := format.ReadPlan(r, name, format.NewAllocator())
 	if err != nil {
 		return nil, nil, err
 	}
 	if p.Meta[format.KeyPlanFingerprint] != c.planFingerprint(box, cfg) {
-		return nil, nil, &dataError{fmt.Sprintf("plan %s was prepared for another input or other flags (--samples, --method, --order, --jitter, --seed) than this run's", path)}
+		return nil, nil, &dataError{fmt.Sprintf("%s was prepared for another input or other flags (--samples, --method, --order, --jitter, --seed) than this run's", what)}
 	}
 	if f.N != box.N {
-		return nil, nil, &dataError{fmt.Sprintf("plan %s has %d variables, the input %d", path, f.N, box.N)}
+		return nil, nil, &dataError{fmt.Sprintf("%s has %d variables, the input %d", what, f.N, box.N)}
 	}
 	m, ok := core.ParseMethod(p.Meta[format.KeyMethod])
 	if !ok {
-		return nil, nil, &dataError{fmt.Sprintf("plan %s: metadata %s = %q is not a method", path, format.KeyMethod, p.Meta[format.KeyMethod])}
+		return nil, nil, &dataError{fmt.Sprintf("%s: metadata %s = %q is not a method", what, format.KeyMethod, p.Meta[format.KeyMethod])}
 	}
 	cfg.Method = m
 	pilots, err := parsePilots(p.Meta[keyPlanPilots])
 	if err != nil {
-		return nil, nil, &dataError{fmt.Sprintf("plan %s: metadata %s: %v", path, keyPlanPilots, err)}
+		return nil, nil, &dataError{fmt.Sprintf("%s: metadata %s: %v", what, keyPlanPilots, err)}
 	}
 	return f, pilots, nil
 }

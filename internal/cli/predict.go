@@ -240,13 +240,22 @@ func (c *predictCmd) run(e *env) error {
 		if testRows < 0 {
 			return &dataError{fmt.Sprintf("%s: --shard splits the test rows, and their count is not known before they are read (no gpc:rows in the metadata)", name)}
 		}
+		if sk > testRows {
+			return tooManyShards(si, sk, testRows, "test rows", "row", "")
+		}
 		lo, hi = shardRange(si, sk, testRows)
 		rows = hi - lo
 		addShardMeta(outMeta, format.SchemaPosteriorsShard, si, sk, lo, hi, "")
 		outMeta[format.KeyShardRowsOf] = strconv.Itoa(testRows)
 		outMeta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
+		if c.Fingerprint {
+			return c.printPredictFingerprint(e, cloud, tests, ahead, stream, outMeta, estimate, sk)
+		}
 	}
+	// The shard's fingerprint covers every test row, which it reads all.
+	digest := format.NewRowDigest()
 	if stream {
+		digest.Add(ahead)
 		if sk > 0 {
 			ahead, opt.First = sliceTests(ahead, lo, hi), lo
 		}
@@ -256,6 +265,7 @@ func (c *predictCmd) run(e *env) error {
 		}
 		estimate()
 		if sk > 0 {
+			outMeta[format.KeyShardTests] = digest.Sum()
 			outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
 		}
 		tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, ahead.Len(), c.BatchSize, mem)
@@ -280,10 +290,14 @@ func (c *predictCmd) run(e *env) error {
 		return err
 	}
 	estimate()
-	if sk > 0 {
-		outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
+	// A shard's posteriors (a few numbers a row) are held until every
+	// test row has been read: its fingerprint covers them all, and goes
+	// first, in the schema.
+	var tw *format.TableWriter
+	var held []*format.Table
+	if sk == 0 {
+		tw = format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, rows, c.BatchSize, mem)
 	}
-	tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, rows, c.BatchSize, mem)
 	e.rep.startProgress(c.Progress, rowsProgress(testRows, "test rows"))
 	defer e.rep.stopProgress()
 	row := 0
@@ -305,6 +319,7 @@ func (c *predictCmd) run(e *env) error {
 		first := row
 		row += t.Len()
 		if sk > 0 {
+			digest.Add(t)
 			// This shard's rows of the batch, [lo, hi) less first.
 			a, b := min(max(lo-first, 0), t.Len()), max(min(hi-first, t.Len()), 0)
 			if a >= b {
@@ -322,7 +337,9 @@ func (c *predictCmd) run(e *env) error {
 			warned = true
 		}
 		sum.add(t, post)
-		if err := tw.Write(posteriorTable(t, post, first, pos, neg)); err != nil {
+		if pt := posteriorTable(t, post, first, pos, neg); sk > 0 {
+			held = append(held, pt)
+		} else if err := tw.Write(pt); err != nil {
 			return err
 		}
 		e.rep.add(int64(t.Len()))
@@ -330,8 +347,54 @@ func (c *predictCmd) run(e *env) error {
 	if row == 0 {
 		return c.noTests(name)
 	}
+	if sk > 0 {
+		outMeta[format.KeyShardTests] = digest.Sum()
+		outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
+		tw = format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, rows, c.BatchSize, mem)
+		for _, pt := range held {
+			if err := tw.Write(pt); err != nil {
+				return err
+			}
+		}
+	}
 	tw.Note = sum.line(outMeta)
 	return tw.Close()
+}
+
+// printPredictFingerprint is --fingerprint: it reads the cloud's
+// particles through (their groups' estimates are in the fingerprint) and
+// every test row, as a shard does, and prints the fingerprint.
+func (c *predictCmd) printPredictFingerprint(e *env, cloud *format.CloudReader, tests testSource, ahead *format.TestRows, stream bool, meta map[string]string, estimate func(), k int) error {
+	digest := format.NewRowDigest()
+	if ahead != nil {
+		digest.Add(ahead)
+	}
+	for {
+		ps, err := cloud.NextParticles()
+		if err != nil {
+			return err
+		}
+		if ps == nil {
+			break
+		}
+		ps.Release()
+	}
+	for !stream {
+		if err := e.ctx.Err(); err != nil {
+			return err
+		}
+		t, err := tests.NextTest(c.BatchSize)
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			break
+		}
+		digest.Add(t)
+	}
+	estimate()
+	meta[format.KeyShardTests] = digest.Sum()
+	return printFingerprint(e, c.predictFingerprint(meta, k))
 }
 
 // predictSummary sums up the test rows whose labels are known, for the
@@ -536,8 +599,10 @@ func posteriorTable(t *format.TestRows, post []core.Posterior, first int, pos, n
 
 // predictFingerprint is a posteriors shard's gpc:shard_fingerprint: the
 // cloud (its estimate and train block, in the output's metadata), the
-// flags that change the posteriors, K and the compute path.
+// test rows (all of them: gpc:shard_tests, their format.RowDigest, which
+// the shard sets first), the flags that change the posteriors, K and the
+// compute path.
 func (c *predictCmd) predictFingerprint(meta map[string]string, k int) string {
-	return format.ShardFingerprint("gpc-predict", meta[format.KeyFingerprint], meta[format.KeyGroupLogP], meta[format.KeySeed],
+	return format.ShardFingerprint("gpc-predict", meta[format.KeyFingerprint], meta[format.KeyGroupLogP], meta[format.KeySeed], "tests="+meta[format.KeyShardTests],
 		fmt.Sprintf("count=%s seed=%d batch-size=%d", c.Count, c.Seed, c.BatchSize), "shards="+strconv.Itoa(k), "path="+computePath())
 }

@@ -195,11 +195,15 @@ type interruptCase struct {
 	args  []string
 	stdin func(t *testing.T) io.Reader // nil: no input
 	after time.Duration                // when to send SIGINT
+	// term sends SIGTERM twice, 50 ms apart, instead: what a Slurm task
+	// gets at its time limit, from Slurm and from its script
+	// (examples/slurm/task.sbatch).
+	term bool
 }
 
-// TestInterrupt: SIGINT stops a tool at its next batch with exit status
-// 130 and one line on standard error, and what it had written is not a
-// complete stream: no gpc reader takes it for one.
+// TestInterrupt: SIGINT (or SIGTERM, even twice) stops a tool at its next
+// batch with exit status 130 and one line on standard error, and what it
+// had written is not a complete stream: no gpc reader takes it for one.
 func TestInterrupt(t *testing.T) {
 	bin := tools(t)
 	ex := examplesDir(t)
@@ -245,12 +249,13 @@ func TestInterrupt(t *testing.T) {
 		return pr
 	}
 	for _, c := range []interruptCase{
-		{"gpc-orthant estimating", []string{"gpc-orthant", "--samples", "4000000", filepath.Join(ex, "onefactor-100.csv")}, nil, time.Second},
-		{"gpc-train estimating", []string{"gpc-train", "--samples", "400000"}, cov, time.Second},
-		{"gpc-predict writing", []string{"gpc-predict", "--batch-size", "64", cloud}, nil, 1500 * time.Millisecond},
-		{"gpc-predict reading a stalled pipe", []string{"gpc-predict"}, stalled, 500 * time.Millisecond},
-		{"gpc-tune on its grid", []string{"gpc-tune", "--standardize", "--alpha", "1:128:13", "--beta", "1:1e7:13", "--train", train}, nil, time.Second},
-		{"gpc-mcmc sampling", []string{"gpc-mcmc", "--standardize", "--alpha", "16", "--beta", "1e5", "--iterations", "1000000", "--train", train, "--test", test, "--posteriors", filepath.Join(dir, "post.arrows")}, nil, time.Second},
+		{"gpc-orthant estimating", []string{"gpc-orthant", "--samples", "4000000", filepath.Join(ex, "onefactor-100.csv")}, nil, time.Second, false},
+		{"gpc-orthant shard, SIGTERM twice", []string{"gpc-orthant", "--shard", "1/2", "--samples", "4000000", filepath.Join(ex, "onefactor-100.csv")}, nil, time.Second, true},
+		{"gpc-train estimating", []string{"gpc-train", "--samples", "400000"}, cov, time.Second, false},
+		{"gpc-predict writing", []string{"gpc-predict", "--batch-size", "64", cloud}, nil, 1500 * time.Millisecond, false},
+		{"gpc-predict reading a stalled pipe", []string{"gpc-predict"}, stalled, 500 * time.Millisecond, false},
+		{"gpc-tune on its grid", []string{"gpc-tune", "--standardize", "--alpha", "1:128:13", "--beta", "1:1e7:13", "--train", train}, nil, time.Second, false},
+		{"gpc-mcmc sampling", []string{"gpc-mcmc", "--standardize", "--alpha", "16", "--beta", "1e5", "--iterations", "1000000", "--train", train, "--test", test, "--posteriors", filepath.Join(dir, "post.arrows")}, nil, time.Second, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(filepath.Join(bin, c.args[0]), c.args[1:]...)
@@ -264,8 +269,18 @@ func TestInterrupt(t *testing.T) {
 			}
 			time.Sleep(c.after)
 			sent := time.Now()
-			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			sig := os.Signal(os.Interrupt)
+			if c.term {
+				sig = syscall.SIGTERM
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatalf("the tool had ended before the interrupt: %v", err)
+			}
+			if c.term {
+				time.Sleep(50 * time.Millisecond)
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Fatalf("the tool had ended 50 ms after the first SIGTERM: %v", err)
+				}
 			}
 			err := cmd.Wait()
 			took := time.Since(sent)
@@ -284,7 +299,7 @@ func TestInterrupt(t *testing.T) {
 					t.Errorf("the %d bytes written before the interrupt read as a complete stream", stdout.Len())
 				}
 			}
-			t.Logf("stopped %v after SIGINT; %d bytes on stdout", took.Round(time.Millisecond), stdout.Len())
+			t.Logf("stopped %v after %v; %d bytes on stdout", took.Round(time.Millisecond), sig, stdout.Len())
 		})
 	}
 }

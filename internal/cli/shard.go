@@ -24,6 +24,22 @@ func computePath() string {
 	return "exact"
 }
 
+// tooManyShards is the error of --shard i/k where there are only n units
+// to split (units "particle groups", unit "group"; advice may say how to
+// get more).
+func tooManyShards(i, k, n int, units, unit, advice string) error {
+	return usagef("--shard %d/%d: %d shards of %d %s: at most one shard per %s%s", i, k, k, n, units, unit, advice)
+}
+
+// printFingerprint is --fingerprint's output: the run's
+// gpc:shard_fingerprint, one line.
+func printFingerprint(e *env, fp string) error {
+	if _, err := fmt.Fprintln(e.stdout, fp); err != nil {
+		return &format.IOError{Op: "write output", Err: err}
+	}
+	return nil
+}
+
 // shardRange is the particle groups of shard i of k among groups: [lo, hi).
 func shardRange(i, k, groups int) (lo, hi int) {
 	return groups * i / k, groups * (i + 1) / k
@@ -71,7 +87,11 @@ func (c *orthantCmd) runShard(e *env, box core.Box, inMeta map[string]string, na
 		return err
 	}
 	if k > plan.Groups {
-		return usagef("--shard %d/%d: %d shards of %d particle groups: at most one shard per group (raise --groups)", i, k, k, plan.Groups)
+		return tooManyShards(i, k, plan.Groups, "particle groups", "group", " (raise --groups)")
+	}
+	fingerprint := c.estimatorFingerprint("gpc-orthant", box, plan, k)
+	if c.Fingerprint {
+		return printFingerprint(e, fingerprint)
 	}
 	lo, hi := shardRange(i, k, plan.Groups)
 	sizes := core.GroupSizes(plan.Samples, plan.Groups)
@@ -97,7 +117,7 @@ func (c *orthantCmd) runShard(e *env, box core.Box, inMeta map[string]string, na
 		meta[key] = v
 	}
 	passMeta(meta, inMeta)
-	addShardMeta(meta, format.SchemaOrthantShard, i, k, lo, hi, c.estimatorFingerprint("gpc-orthant", box, plan, k))
+	addShardMeta(meta, format.SchemaOrthantShard, i, k, lo, hi, fingerprint)
 	meta[format.KeyShardN] = strconv.Itoa(f.N)
 	meta[format.KeyShardSamples] = strconv.Itoa(plan.Samples)
 	meta[format.KeyShardGroups] = strconv.Itoa(plan.Groups)
@@ -136,10 +156,29 @@ func (c *tuneCmd) addTuneShard(t *format.Table, results []*core.Result, train *f
 		}
 	}
 	t.Cols = append(t.Cols, groups)
-	fp := format.ShardFingerprint("gpc-tune", format.Digest(train.x, train.y),
+	addShardMeta(t.Meta, format.SchemaTuneShard, i, k, lo, hi, c.tuneFingerprint(train, k))
+	t.Meta[format.KeyShardGrid] = format.JoinInts(sizes)
+}
+
+// tuneFingerprint is the gpc:shard_fingerprint of gpc-tune's grid in k
+// shards: the training data, the flags that change the grid's estimates,
+// the seed, K and the compute path.
+func (c *tuneCmd) tuneFingerprint(train *features, k int) string {
+	return format.ShardFingerprint("gpc-tune", format.Digest(train.x, train.y),
 		fmt.Sprintf("kernel=%s alpha=%q beta=%q bias=%q standardize=%v samples=%d groups=%d method=%s order=%s ess=%v jitter=%v seed=%d",
 			c.Kernel, c.Alpha, c.Beta, c.Bias, c.Standardize, c.Samples, c.Groups, c.Method, c.Order, c.ESS, c.Jitter, c.Seed),
 		"shards="+strconv.Itoa(k), "path="+computePath())
-	addShardMeta(t.Meta, format.SchemaTuneShard, i, k, lo, hi, fp)
-	t.Meta[format.KeyShardGrid] = format.JoinInts(sizes)
+}
+
+// printTuneFingerprint is gpc-tune's --fingerprint, for a grid of points
+// points: nothing is estimated.
+func (c *tuneCmd) printTuneFingerprint(e *env, train *features, points int) error {
+	i, k, err := c.shard()
+	if err != nil {
+		return err
+	}
+	if k > points {
+		return tooManyShards(i, k, points, "grid points", "point", "")
+	}
+	return printFingerprint(e, c.tuneFingerprint(train, k))
 }

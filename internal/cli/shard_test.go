@@ -39,6 +39,23 @@ func writeShards(t *testing.T, shards [][]byte) (dir string, names []string) {
 	return dir, names
 }
 
+// manyCrabsTests writes the crabs' test rows 20 times over (2000 rows, more than
+// a small cloud's quarter: gpc-train writes them after its particles) and
+// returns the file's path.
+func manyCrabsTests(t *testing.T) string {
+	t.Helper()
+	test, err := os.ReadFile("../../examples/crabs/test.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(test), "\n")
+	many := filepath.Join(t.TempDir(), "many.csv")
+	if err := os.WriteFile(many, []byte(lines[0]+strings.Repeat(strings.Join(lines[1:], ""), 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return many
+}
+
 // TestShardMergeIdentical: gpc-orthant's run in K shards (as processes on
 // several machines run it: each its own thread count), merged by gpc-merge,
 // is the unsharded run's output byte for byte, in Arrow and in CSV, for
@@ -144,16 +161,7 @@ func TestShardTrainMergeIdentical(t *testing.T) {
 	kernel := func(test string) []byte {
 		return runCLI(t, Kernel, cliCase{args: []string{"--standardize", "--alpha", "4", "--beta", "10", "--train", "../../examples/crabs/train.csv", "--test", test}})
 	}
-	dir := t.TempDir()
-	test, err := os.ReadFile("../../examples/crabs/test.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(test), "\n")
-	many := lines[0] + strings.Repeat(strings.Join(lines[1:], ""), 20) // 2000 test rows: more than a sixteenth of the cloud
-	if err := os.WriteFile(filepath.Join(dir, "many.csv"), []byte(many), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	many := manyCrabsTests(t) // 2000 test rows: more than a sixteenth of the cloud
 	for _, tc := range []struct {
 		name string
 		cov  []byte
@@ -161,7 +169,7 @@ func TestShardTrainMergeIdentical(t *testing.T) {
 		k    int
 	}{
 		{"test rows first", kernel("../../examples/crabs/test.csv"), []string{"--samples", "3000", "--batch-size", "300"}, 4},
-		{"test rows after the particles, smc, a shard per group", kernel(filepath.Join(dir, "many.csv")), []string{"--samples", "400", "--method", "smc", "--groups", "5", "--batch-size", "64"}, 5},
+		{"test rows after the particles, smc, a shard per group", kernel(many), []string{"--samples", "400", "--method", "smc", "--groups", "5", "--batch-size", "64"}, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := runCLI(t, Train, cliCase{args: tc.args, stdin: tc.cov})
@@ -217,16 +225,7 @@ func TestShardTuneMergeIdentical(t *testing.T) {
 // the record batches anywhere).
 func TestShardPredictMergeIdentical(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	test, err := os.ReadFile("../../examples/crabs/test.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(test), "\n")
-	many := filepath.Join(dir, "many.csv")
-	if err := os.WriteFile(many, []byte(lines[0]+strings.Repeat(strings.Join(lines[1:], ""), 20)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	many := manyCrabsTests(t)
 	for _, tc := range []struct {
 		name        string
 		test        string

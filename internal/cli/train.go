@@ -55,7 +55,7 @@ func (c *trainCmd) Validate() error {
 	if _, _, err := c.shard(); err != nil {
 		return err
 	}
-	if err := c.validatePlan(c.Shard); err != nil {
+	if err := c.validatePlan(c.Shard, c.Input); err != nil {
 		return err
 	}
 	return c.validateEstimator()
@@ -87,7 +87,7 @@ func (c *trainCmd) run(e *env) error {
 	if c.PrepareOnly {
 		return c.writePlan(e, boxOf(train), name, cfg, c.Progress, mem)
 	}
-	if out := c.outputFormat(e.stdout); out != format.Arrow {
+	if out := c.outputFormat(e.stdout); out != format.Arrow && !c.Fingerprint {
 		if c.Shard != "" {
 			return usagef("--shard writes a shard of the cloud, an Arrow stream for gpc-merge: not --format %s (or redirect standard output)", c.Format)
 		}
@@ -144,11 +144,16 @@ func (c *trainCmd) run(e *env) error {
 	// A shard (--shard I/K) holds groups [lo, hi) only.
 	si, sk, _ := c.shard()
 	lo, hi := 0, plan.Groups
+	var fingerprint string
 	if sk > 0 {
 		if sk > plan.Groups {
-			return usagef("--shard %d/%d: %d shards of %d particle groups: at most one shard per group (raise --groups)", si, sk, sk, plan.Groups)
+			return tooManyShards(si, sk, plan.Groups, "particle groups", "group", " (raise --groups)")
 		}
 		lo, hi = shardRange(si, sk, plan.Groups)
+		fingerprint = format.ShardFingerprint(c.estimatorFingerprint("gpc-train", boxOf(train), plan, sk), "batch-size="+strconv.Itoa(c.BatchSize))
+		if c.Fingerprint {
+			return printFingerprint(e, fingerprint)
+		}
 	}
 	shardSamples := 0
 	for _, m := range sizes[lo:hi] {
@@ -165,7 +170,7 @@ func (c *trainCmd) run(e *env) error {
 	}
 	if sk > 0 {
 		meta[format.KeySchema] = format.SchemaCloud
-		addShardMeta(meta, format.SchemaCloudShard, si, sk, lo, hi, format.ShardFingerprint(c.estimatorFingerprint("gpc-train", boxOf(train), plan, sk), "batch-size="+strconv.Itoa(c.BatchSize)))
+		addShardMeta(meta, format.SchemaCloudShard, si, sk, lo, hi, fingerprint)
 	}
 	var lead *format.TestRows
 	if first {

@@ -24,7 +24,7 @@ Three stages, one row per estimate:
   exploit  the --exploit best grid points again with --exploit-samples particles;
   optimum  the maximum, found by the Nelder-Mead simplex on the log-hyperparameters (inside the grid's range) with --exploit-samples particles, then refined by a quadratic fitted around it; mc_se_log_<axis> is its Monte Carlo standard error in the log of each hyperparameter, width_log_<axis> the width of the likelihood's peak there.
 
-With --shard I/K (and --exploit 0 --no-optimize) it evaluates only shard I of K of the grid's points, which gpc-merge joins with the other shards into exactly the unsharded grid (docs/scale-out.md).
+With --shard I/K (and --exploit 0 --no-optimize) it evaluates only shard I of K of the grid's points, which gpc-merge joins with the other shards into exactly the unsharded grid (docs/scale-out.md); --from GRID then runs the exploit and optimum stages from that grid, with the unsharded run's output.
 
 Every estimate uses common random numbers: the same method and variable order (chosen once, by pilot runs at the grid's middle point) and the same random streams, so that the difference between two nearby points is far more precise than either value. se_diff_<axis> is the standard error of the difference of log_ml to the next grid point along that axis.
 
@@ -48,6 +48,7 @@ type tuneCmd struct {
 	ExploitSamples int  `default:"20000" help:"Particles per estimate for the best points and the optimizer (exploit)."`
 	Optimize       bool `default:"true" negatable:"" help:"Search for the maximum from the best point (--no-optimize: the grid and exploit stages only)."`
 	shardFlags     `embed:""`
+	From           string `placeholder:"GRID" help:"Take the grid stage's estimates from GRID (gpc-tune's output: gpc-merge's of a grid run in shards, or a whole run's), checked to be this run's grid (the same data, grid and flags; its best point is estimated again, bit for bit), instead of computing them; then the exploit and optimum stages: the output is the unsharded run's, byte for byte. - reads standard input."`
 	commonFlags    `embed:""`
 }
 
@@ -73,6 +74,10 @@ func (c *tuneCmd) Validate() error {
 	switch {
 	case c.Exploit < 0:
 		return usagef("--exploit %d: must be 0 or more", c.Exploit)
+	case c.From != "" && c.Shard != "":
+		return usagef("--from reads the whole grid, which --shard splits: not both")
+	case c.From == "-" && c.Train == "-":
+		return usagef("--from - and --train - both read standard input: name one of the files")
 	case c.Shard != "" && (c.Exploit > 0 || c.Optimize):
 		return usagef("--shard splits the grid stage only: give --exploit 0 --no-optimize (the later stages need the whole grid)")
 	case c.ExploitSamples < 2:
@@ -341,6 +346,9 @@ func (c *tuneCmd) run(e *env) error {
 	if err := base.Validate(d); err != nil {
 		return usagef("%v", err)
 	}
+	if c.Fingerprint {
+		return c.printTuneFingerprint(e, train, g.len())
+	}
 	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
 	cands := candidates(c.Method, c.Order)
 	cfg := c.config(c.Threads, byteSize(0).limit())
@@ -395,9 +403,12 @@ func (c *tuneCmd) run(e *env) error {
 	lo, hi := 0, n
 	if sk > 0 {
 		if sk > n {
-			return usagef("--shard %d/%d: %d shards of %d grid points: at most one shard per point", si, sk, sk, n)
+			return tooManyShards(si, sk, n, "grid points", "point", "")
 		}
 		lo, hi = shardRange(si, sk, n)
+	}
+	if c.From != "" {
+		hi = lo // the grid's estimates are read (gridFrom, below)
 	}
 	e.rep.startProgress(c.Progress, countProgress(hi-lo+min(c.Exploit, n), "estimates"))
 	results := make([]*core.Result, n)
@@ -456,6 +467,20 @@ func (c *tuneCmd) run(e *env) error {
 			meta[format.KeyPilots] = pm[format.KeyPilots]
 		}
 		return meta
+	}
+	if c.From != "" {
+		estimate := func(i int) (core.Result, error) {
+			res, _, err := surf.Eval(e.ctx, thetaOf(i), c.Samples, seed, false)
+			return res, err
+		}
+		if rows, err = c.gridFrom(e, tuneMeta(map[string]string{}), names, axisNames, n, func(i int) []float64 { return hyperAt(thetaOf(i)) }, estimate, results); err != nil {
+			return err
+		}
+		for i, r := range results {
+			if r == nil {
+				warnFail(thetaOf(i), fmt.Errorf("none in --from %s", c.From))
+			}
+		}
 	}
 	if sk > 0 {
 		e.rep.stopProgress()
