@@ -284,8 +284,8 @@ func ReadVecchia(r io.Reader, name string, mem memory.Allocator) (s *VecchiaStre
 	}
 	if err := m.Validate(); err != nil {
 		var ie *core.InputError
-		if errors.As(err, &ie) && ie.Index >= 0 {
-			return nil, dataErrorf(name, "row %d: %s", ie.Index, ie.Msg)
+		if errors.As(err, &ie) {
+			return nil, dataErrorf(name, "%s", ie.Msg) // it names the row
 		}
 		return nil, dataErrorf(name, "%v", err)
 	}

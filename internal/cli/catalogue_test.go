@@ -61,8 +61,9 @@ func withMeta(t *testing.T, data []byte, key, v string) []byte {
 
 // fixtures are the streams the catalogue spoils, made once by the tools.
 type fixtures struct {
-	cov, cloud, post []byte // gpc-kernel, gpc-train, gpc-predict on the tiny data set, small batches
-	good3, notPD     []byte
+	cov, cloud, post      []byte // gpc-kernel, gpc-train, gpc-predict on the tiny data set, small batches
+	good3, notPD          []byte
+	vecchia, vecchiaCloud []byte // gpc-kernel --vecchia 3, gpc-train on the tiny data set
 }
 
 var (
@@ -77,6 +78,8 @@ func getFixtures(t *testing.T) *fixtures {
 		fix.post = runCLI(t, Predict, cliCase{args: []string{"--batch-size", "1"}, stdin: fix.cloud})
 		fix.good3 = covStream(t, &format.Covariance{N: 3, Cov: []float64{1, 0.5, 0.5, 0.5, 1, 0.5, 0.5, 0.5, 1}}, nil)
 		fix.notPD = covStream(t, &format.Covariance{N: 2, Cov: []float64{1, 2, 2, 1}}, nil)
+		fix.vecchia = runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "1.5", "--vecchia", "3", "--batch-size", "2")})
+		fix.vecchiaCloud = runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4", "--batch-size", "2"}, stdin: fix.vecchia})
 	})
 	return &fix
 }
@@ -388,7 +391,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-tune", what: "NaN in a feature", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "train.csv", input: text("a,b,y\n1,NaN,1\n2,1,-1\n"), code: ExitData, want: `line 2, column "b"`},
 		{tool: "gpc-tune", what: "more than two classes", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "train.csv", input: text(train3CSV), code: ExitData, want: "this tool handles two"},
 		{tool: "gpc-tune", what: "no label column", args: []string{"--train", "-", "--beta", "1,2", "--label", "class"}, stdin: "train.csv", input: text(trainCSV), code: ExitData, want: `no label column "class"`},
-		{tool: "gpc-tune", what: "wrong input: a covariance stream where features are expected", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: `column "cov"`},
+		{tool: "gpc-tune", what: "wrong input: a covariance stream where features are expected", args: []string{"--train", "-", "--beta", "1,2"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: "a gpc.covariance/1 stream, not features"},
 		{tool: "gpc-tune", what: "a --train file that does not exist", args: []string{"--train", "no-such-file.csv", "--beta", "1,2"}, code: ExitIO, want: "no such file"},
 		// gpc-mcmc: the chain's flags, the test file, the posteriors file.
 		{tool: "gpc-mcmc", what: "--posteriors without --test", args: tinyTrain("--posteriors", "p.csv"), code: ExitUsage, want: "--posteriors needs --test"},
@@ -403,7 +406,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-mcmc", what: "a run that cannot fit in memory: --samples 10^15", args: tinyTrain("--samples", "1000000000000000"), code: ExitUsage, want: "use fewer samples"},
 		{tool: "gpc-mcmc", what: "--train and --test both on standard input", args: []string{"--train", "-", "--test", "-", "--posteriors", "p.csv"}, code: ExitUsage, want: "cannot both read standard input"},
 		{tool: "gpc-mcmc", what: "mismatched feature columns: the test file lacks one", args: tinyTrain("--test", "-", "--posteriors", "@p.csv"), stdin: "test.csv", input: text("name,a,sex\nt1,1,M\n"), code: ExitData, want: `no column "b"`},
-		{tool: "gpc-mcmc", what: "wrong input: a cloud where features are expected", args: []string{"--train", "-"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: `column "cov"`},
+		{tool: "gpc-mcmc", what: "wrong input: a cloud where features are expected", args: []string{"--train", "-"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitData, want: "a gpc.cloud/3 stream, not features"},
 		{tool: "gpc-mcmc", what: "a --posteriors file that cannot be created", args: tinyTrain("--test", "testdata/tiny-test.csv", "--posteriors", "no-such-dir/p.csv", "--samples", "64", "--iterations", "2", "--burn", "0"), code: ExitIO, want: "create --posteriors"},
 
 		// gpc-fit: a gradient where there is none, an optimizer that does not
@@ -464,7 +467,45 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-tune", what: "--from with --shard", args: tinyTrain("--beta", "1,2", "--exploit", "0", "--no-optimize", "--from", "grid.arrows", "--shard", "0/2"), code: ExitUsage, want: "not both"},
 		{tool: "gpc-orthant", what: "--fingerprint without --shard", args: []string{"--fingerprint", "testdata/equicorr3.csv"}, code: ExitUsage, want: "give --shard I/K"},
 		{tool: "gpc-predict", what: "more shards than test rows", args: []string{"--shard", "0/9"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitUsage, want: "at most one shard per row"},
+		// The Vecchia path (docs/vecchia.md).
+		{tool: "gpc-kernel", what: "--vecchia with as many neighbours as training points (m >= N)", args: tinyTrain("--vecchia", "8"), code: ExitUsage, want: "--vecchia 8: the training data have 8 points"},
+		{tool: "gpc-kernel", what: "--vecchia with three classes", args: []string{"--train", "-", "--vecchia", "1"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "the Vecchia path takes two"},
+		{tool: "gpc-kernel", what: "--vecchia on a dense covariance stream (no features to find neighbours by)", args: []string{"--train", "-", "--vecchia", "3"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: "a gpc.covariance/1 stream, not features"},
+		{tool: "gpc-kernel", what: "absurd flag: --vecchia -1", args: tinyTrain("--vecchia=-1"), code: ExitUsage, want: "--vecchia -1"},
+		{tool: "gpc-kernel", what: "absurd flag: --vecchia-nugget outside (0, 1)", args: tinyTrain("--vecchia", "3", "--vecchia-nugget", "1"), code: ExitUsage, want: "--vecchia-nugget 1"},
+		{tool: "gpc-orthant", what: "a Vecchia model cut at a batch boundary (no end-of-stream marker)", stdin: "cut-model.arrows", input: func() []byte { return cut(t, fx.vecchia, 2, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
+		{tool: "gpc-train", what: "a Vecchia model with fewer rows than its gpc:rows", stdin: "short-model.arrows", input: func() []byte { return cut(t, fx.vecchia, 2, true) }, code: ExitData, want: "the stream was cut short"},
+		{tool: "gpc-orthant", what: "a Vecchia model whose row conditions on a later row", stdin: "later.arrows", input: func() []byte {
+			return editVecchia(t, fx.vecchia, func(s *format.VecchiaStream) { s.Model.Nbr[s.Model.Start[3]] = 5 })
+		}, code: ExitData, want: "row 3: neighbour 5 is not an increasing position below 3"},
+		{tool: "gpc-orthant", what: "a Vecchia model with a NaN coefficient", stdin: "nan.arrows", input: func() []byte {
+			return editVecchia(t, fx.vecchia, func(s *format.VecchiaStream) { s.Model.Coef[s.Model.Start[4]] = math.NaN() })
+		}, code: ExitData, want: "coefficient NaN is not finite"},
+		{tool: "gpc-orthant", what: "a Vecchia model with a negative conditional variance", stdin: "negvar.arrows", input: func() []byte {
+			return editVecchia(t, fx.vecchia, func(s *format.VecchiaStream) { s.Model.CondVar[2] = -1 })
+		}, code: ExitData, want: "row 2: conditional variance -1"},
+		{tool: "gpc-train", what: "--method on a Vecchia model", args: []string{"--method", "ep"}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "has one estimator"},
+		{tool: "gpc-orthant", what: "--prepare-only on a Vecchia model", args: []string{"--prepare-only"}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "no plan is written or read"},
+		{tool: "gpc-predict", what: "--cloud with a Vecchia cloud (which keeps posteriors, not particles)", args: []string{"--cloud", "@vecchia-cloud.arrows"}, files: map[string][]byte{"vecchia-cloud.arrows": fx.vecchiaCloud}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "a Vecchia cloud holds the posteriors"},
+		{tool: "gpc-predict", what: "--count hard on a Vecchia cloud", args: []string{"--count", "hard"}, stdin: "vecchia-cloud.arrows", input: func() []byte { return fx.vecchiaCloud }, code: ExitUsage, want: "soft count"},
+		{tool: "gpc-predict", what: "a Vecchia cloud cut inside a message", stdin: "cut-cloud.arrows", input: func() []byte { return fx.vecchiaCloud[:len(fx.vecchiaCloud)-30] }, code: ExitData, want: "stdin"},
 	}
+}
+
+// editVecchia returns the Vecchia stream data with its model edited (what
+// a writer with a bug would leave).
+func editVecchia(t *testing.T, data []byte, edit func(*format.VecchiaStream)) []byte {
+	t.Helper()
+	s, err := format.ReadVecchia(bytes.NewReader(data), "model", format.NewAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(s)
+	var b bytes.Buffer
+	if err := format.WriteVecchia(&b, s, 2, format.NewAllocator()); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // availRE matches the memory figure of a message about memory, which is

@@ -398,6 +398,13 @@ func (c *dataFlags) readFrame(path string, e *env) (*format.Frame, error) {
 		defer f.Close()
 		r, name = f, path
 	}
+	schema, r, err := format.Sniff(r, name)
+	if err != nil {
+		return nil, err
+	}
+	if schema != "" && schema != format.SchemaHyper {
+		return nil, &dataError{fmt.Sprintf("%s: a %s stream, not features: give the features it was made from (CSV, Parquet or Arrow columns)", name, schema)}
+	}
 	return format.ReadFrameLimit(r, name, format.NewAllocator(), memoryBudget())
 }
 

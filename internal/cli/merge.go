@@ -208,6 +208,10 @@ func (c *mergeCmd) checkFiles(e *env, names []string, mem format.Allocator) erro
 // shard read as a stream (not a table) of a kind it does not know is not
 // taken for complete.
 func checkWhole(s *shardIn, mem format.Allocator) error {
+	if s.meta[format.KeySchema] == format.SchemaVecchiaCloudShard {
+		_, err := readVecchiaShard(s, mem)
+		return err
+	}
 	if s.meta[format.KeySchema] != format.SchemaCloudShard {
 		if s.t == nil {
 			return &dataError{fmt.Sprintf("%s: gpc-merge --check cannot check a %s shard whole", s.name, s.meta[format.KeySchema])}

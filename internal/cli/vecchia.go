@@ -246,6 +246,10 @@ func (c *orthantCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }
 			return usagef("--shard %d/%d: %d shards of %d particle groups: at most one shard per group (raise --groups)", i, k, k, planned.Groups)
 		}
 		lo, hi := shardRange(i, k, planned.Groups)
+		fp := vecchiaShardFingerprint("gpc-orthant", s.Meta[format.KeyFingerprint], planned, c.ESS, c.Seed, k)
+		if c.Fingerprint {
+			return printFingerprint(e, fp)
+		}
 		outs, err := vecchiaGroups(e, p, cfg, planned, lo, hi, c.Progress, nil)
 		if err != nil {
 			return err
@@ -254,7 +258,6 @@ func (c *orthantCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }
 		for key, v := range meta {
 			tab.Meta[key] = v
 		}
-		fp := vecchiaShardFingerprint("gpc-orthant", s.Meta[format.KeyFingerprint], planned, c.ESS, c.Seed, k)
 		addShardMeta(tab.Meta, format.SchemaOrthantShard, i, k, lo, hi, fp)
 		tab.Meta[format.KeyShardN] = strconv.Itoa(s.Model.N)
 		tab.Meta[format.KeyShardSamples] = strconv.Itoa(planned.Samples)
@@ -351,7 +354,7 @@ func (c *trainCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }, 
 		return err
 	}
 	out := c.outputFormat(e.stdout)
-	if out != format.Arrow && c.Shard != "" {
+	if out != format.Arrow && c.Shard != "" && !c.Fingerprint {
 		return usagef("--shard writes a shard of the cloud, an Arrow stream for gpc-merge: not --format %s (or redirect standard output)", c.Format)
 	}
 	s, p, err := prepareVecchia(e, r, name, c.Progress, mem)
@@ -375,7 +378,7 @@ func (c *trainCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }, 
 	meta[format.KeyGroupSizes] = format.JoinInts(core.GroupSizes(planned.Samples, planned.Groups))
 	meta[format.KeyOrderKind] = s.Meta[format.KeyVecchiaOrder]
 	meta[keyESSThreshold] = strconv.FormatFloat(planned.ESSThreshold, 'g', -1, 64)
-	if out != format.Arrow {
+	if out != format.Arrow && c.Shard == "" {
 		outs, err := vecchiaGroups(e, p, cfg, planned, 0, planned.Groups, c.Progress, nil)
 		if err != nil {
 			return err
@@ -401,6 +404,9 @@ func (c *trainCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }, 
 		}
 		lo, hi = shardRange(si, sk, planned.Groups)
 		fp := format.ShardFingerprint(vecchiaShardFingerprint("gpc-train", s.Meta[format.KeyFingerprint], planned, c.ESS, c.Seed, sk), "batch-size="+strconv.Itoa(c.BatchSize))
+		if c.Fingerprint {
+			return printFingerprint(e, fp)
+		}
 		addShardMeta(meta, format.SchemaVecchiaCloudShard, si, sk, lo, hi, fp)
 		meta[format.KeyShardRowsOf] = strconv.Itoa(m.T + planned.Groups)
 		meta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
@@ -493,11 +499,21 @@ func (c *predictCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }
 		return err
 	}
 	if sk > 0 {
+		if sk > t {
+			return usagef("--shard %d/%d: %d shards of %d test rows: at most one shard per row", si, sk, sk, t)
+		}
 		lo, hi = shardRange(si, sk, t)
 		addShardMeta(outMeta, format.SchemaPosteriorsShard, si, sk, lo, hi, "")
 		outMeta[format.KeyShardRowsOf] = strconv.Itoa(t)
 		outMeta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
+		// The test rows are the cloud's: their posteriors and labels,
+		// and their ids, identify them.
+		ids := format.ShardFingerprint(cl.ID...)
+		outMeta[format.KeyShardTests] = format.ShardFingerprint(format.Digest(pg, cl.Y), ids)
 		outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
+		if c.Fingerprint {
+			return printFingerprint(e, outMeta[format.KeyShardFingerprint])
+		}
 	}
 	proto := posteriorTable(nil, nil, 0, pos, neg)
 	proto.Meta = outMeta
@@ -540,22 +556,9 @@ func (c *mergeCmd) mergeVecchiaCloud(e *env, shards []*shardIn, mem format.Alloc
 	var first *format.VecchiaCloud
 	var groups []format.VecchiaGroup
 	for _, s := range shards {
-		f, err := os.Open(s.name)
-		if err != nil {
-			return &format.IOError{Op: "open shard", Err: err}
-		}
-		cl, err := format.ReadVecchiaCloud(f, s.name, true, mem)
-		f.Close()
+		cl, err := readVecchiaShard(s, mem)
 		if err != nil {
 			return err
-		}
-		if len(cl.Groups) != s.hi-s.lo {
-			return &dataError{fmt.Sprintf("%s: shard %d/%d has %d groups for groups %d-%d", s.name, s.i, s.k, len(cl.Groups), s.lo, s.hi)}
-		}
-		for j, g := range cl.Groups {
-			if g.Group != s.lo+j {
-				return &dataError{fmt.Sprintf("%s: group row %d is group %d, not %d", s.name, j, g.Group, s.lo+j)}
-			}
 		}
 		if first == nil {
 			first = cl
@@ -580,4 +583,27 @@ func (c *mergeCmd) mergeVecchiaCloud(e *env, shards []*shardIn, mem format.Alloc
 		}
 	}
 	return cw.Close()
+}
+
+// readVecchiaShard reads a Vecchia cloud shard whole and checks that it
+// holds its range's groups, in order.
+func readVecchiaShard(s *shardIn, mem format.Allocator) (*format.VecchiaCloud, error) {
+	f, err := os.Open(s.name)
+	if err != nil {
+		return nil, &format.IOError{Op: "open shard", Err: err}
+	}
+	defer f.Close()
+	cl, err := format.ReadVecchiaCloud(f, s.name, true, mem)
+	if err != nil {
+		return nil, err
+	}
+	if len(cl.Groups) != s.hi-s.lo {
+		return nil, &dataError{fmt.Sprintf("%s: shard %d/%d has %d groups for groups %d-%d", s.name, s.i, s.k, len(cl.Groups), s.lo, s.hi)}
+	}
+	for j, g := range cl.Groups {
+		if g.Group != s.lo+j {
+			return nil, &dataError{fmt.Sprintf("%s: group row %d is group %d, not %d", s.name, j, g.Group, s.lo+j)}
+		}
+	}
+	return cl, nil
 }

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gpc/format"
+)
+
+// twoClassCSV is n points of the large-N issue's problem (two 2-D
+// Gaussian classes), as CSV with columns x1, x2, y.
+func twoClassCSV(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 0x1a26e))
+	var b strings.Builder
+	b.WriteString("x1,x2,y\n")
+	for i := range n {
+		s := 1.0
+		if i%2 == 1 {
+			s = -1
+		}
+		fmt.Fprintf(&b, "%v,%v,%v\n", s*0.75+r.NormFloat64(), s*0.75+r.NormFloat64(), s)
+	}
+	return []byte(b.String())
+}
+
+// vecchiaFiles writes a training and a test set of the two-class problem
+// and returns their paths.
+func vecchiaFiles(t *testing.T, n, tests int) (train, test string) {
+	t.Helper()
+	dir := t.TempDir()
+	train, test = filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv")
+	if err := os.WriteFile(train, twoClassCSV(n, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(test, twoClassCSV(tests, 2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return train, test
+}
+
+// TestVecchiaPipeline runs gpc-kernel --vecchia | gpc-train | gpc-predict
+// and gpc-orthant on a Vecchia stream: the outputs do not depend on the
+// thread count, byte for byte; gpc-orthant's estimate is gpc-train's; the
+// posteriors are probabilities with standard errors; and the log marginal
+// likelihood is within a nat of the dense model's (m = 20 on 300 points).
+func TestVecchiaPipeline(t *testing.T) {
+	train, test := vecchiaFiles(t, 300, 40)
+	model := runCLI(t, Kernel, cliCase{args: []string{"--alpha", "1", "--beta", "10", "--vecchia", "20", "--train", train, "--test", test}})
+	if schema, _, _ := format.Sniff(bytes.NewReader(model), "model"); schema != format.SchemaVecchia {
+		t.Fatalf("gpc-kernel --vecchia wrote %q", schema)
+	}
+	cloud := runCLI(t, Train, cliCase{args: []string{"--samples", "2000", "--threads", "1"}, stdin: model})
+	if c2 := runCLI(t, Train, cliCase{args: []string{"--samples", "2000", "--threads", "2"}, stdin: model}); !bytes.Equal(cloud, c2) {
+		t.Errorf("the cloud differs between --threads 1 and 2")
+	}
+	post := runCLI(t, Predict, cliCase{args: []string{"--format", "csv"}, stdin: cloud})
+	lines := strings.Split(strings.TrimSpace(string(post)), "\n")
+	if len(lines) != 41 || lines[0] != "id,p,se,label,y" {
+		t.Fatalf("posteriors: %d lines, header %q", len(lines), lines[0])
+	}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		p, _ := strconv.ParseFloat(f[1], 64)
+		se, _ := strconv.ParseFloat(f[2], 64)
+		if !(p >= 0 && p <= 1) || !(se >= 0 && se < 0.05) {
+			t.Errorf("posterior row %q", l)
+		}
+	}
+	orth := runCLI(t, Orthant, cliCase{args: []string{"--samples", "2000", "--format", "csv"}, stdin: model})
+	summary := runCLI(t, Train, cliCase{args: []string{"--samples", "2000", "--format", "csv"}, stdin: model})
+	logP, se := csvField(t, orth, "log_p"), csvField(t, orth, "se_log_p")
+	if ml := csvField(t, summary, "log_ml"); ml != logP {
+		t.Errorf("gpc-train's log_ml %v, gpc-orthant's log_p %v", ml, logP)
+	}
+	cov := runCLI(t, Kernel, cliCase{args: []string{"--alpha", "1", "--beta", "10", "--train", train}})
+	dense := runCLI(t, Orthant, cliCase{args: []string{"--samples", "20000", "--format", "csv"}, stdin: cov})
+	if d := logP - csvField(t, dense, "log_p"); math.Abs(d) > 1+4*se {
+		t.Errorf("Vecchia log ML %v (se %v), dense %v: %v apart", logP, se, csvField(t, dense, "log_p"), d)
+	}
+}
+
+// csvField is the number in the named column of a one-row CSV table.
+func csvField(t *testing.T, data []byte, name string) float64 {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	head, row := strings.Split(lines[0], ","), strings.Split(lines[1], ",")
+	for i, h := range head {
+		if h == name {
+			v, err := strconv.ParseFloat(row[i], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no column %q in %q", name, lines[0])
+	return 0
+}
+
+// TestVecchiaShards checks that gpc-train's and gpc-orthant's shards of a
+// Vecchia run, merged, are the unsharded run's output byte for byte, and
+// that gpc-predict's sharded posteriors merge into its whole output.
+func TestVecchiaShards(t *testing.T) {
+	train, test := vecchiaFiles(t, 200, 30)
+	model := runCLI(t, Kernel, cliCase{args: []string{"--alpha", "1", "--beta", "10", "--vecchia", "10", "--train", train, "--test", test}})
+	dir := t.TempDir()
+	for _, c := range []struct {
+		tool func([]string, io.Reader, io.Writer, io.Writer) int
+		name string
+		args []string
+	}{
+		{Train, "train", []string{"--samples", "600", "--batch-size", "7"}},
+		{Orthant, "orthant", []string{"--samples", "600", "--format", "arrow"}},
+	} {
+		whole := runCLI(t, c.tool, cliCase{args: c.args, stdin: model})
+		var files []string
+		for i := range 3 {
+			shard := runCLI(t, c.tool, cliCase{args: append([]string{"--shard", fmt.Sprintf("%d/3", i)}, c.args...), stdin: model})
+			name := filepath.Join(dir, fmt.Sprintf("%s-%d.arrows", c.name, i))
+			if err := os.WriteFile(name, shard, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, name)
+		}
+		merged := runCLI(t, Merge, cliCase{args: append([]string{"--format", "arrow"}, files...)})
+		if !bytes.Equal(merged, whole) {
+			t.Errorf("gpc-%s: the merged shards differ from the unsharded output", c.name)
+		}
+		if c.name != "train" {
+			continue
+		}
+		post := runCLI(t, Predict, cliCase{args: []string{"--batch-size", "4"}, stdin: whole})
+		var pfiles []string
+		for i := range 2 {
+			p := runCLI(t, Predict, cliCase{args: []string{"--batch-size", "4", "--shard", fmt.Sprintf("%d/2", i)}, stdin: whole})
+			name := filepath.Join(dir, fmt.Sprintf("post-%d.arrows", i))
+			if err := os.WriteFile(name, p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			pfiles = append(pfiles, name)
+		}
+		if got := runCLI(t, Merge, cliCase{args: append([]string{"--format", "arrow"}, pfiles...)}); !bytes.Equal(got, post) {
+			t.Errorf("gpc-predict: the merged shards differ from the unsharded posteriors")
+		}
+	}
+}
+
+// TestVecchiaRepeats checks that repeated training points are taken (each
+// shares its point's latent value), with a warning.
+func TestVecchiaRepeats(t *testing.T) {
+	data := string(twoClassCSV(100, 3))
+	lines := strings.Split(strings.TrimSpace(data), "\n")
+	// Rows 5 and 6 repeat row 1's features (with their own labels).
+	f1 := strings.Split(lines[1], ",")
+	lines[5] = f1[0] + "," + f1[1] + ",-1"
+	lines[6] = f1[0] + "," + f1[1] + ",1"
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.csv")
+	if err := os.WriteFile(train, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := runCLI(t, Kernel, cliCase{args: []string{"--alpha", "1", "--beta", "10", "--vecchia", "8", "--train", train}, stderr: "2 of 100 training points repeat an earlier point's features"})
+	s, err := format.ReadVecchia(bytes.NewReader(model), "model", format.NewAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Meta[format.KeyVecchiaRepeat] != "2" {
+		t.Errorf("metadata %s = %q", format.KeyVecchiaRepeat, s.Meta[format.KeyVecchiaRepeat])
+	}
+	runCLI(t, Orthant, cliCase{args: []string{"--samples", "400"}, stdin: model})
+}
