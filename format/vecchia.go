@@ -29,11 +29,11 @@ import (
 const (
 	SchemaVecchia = "gpc.vecchia/1"
 
-	KeyTests         = "gpc:tests"          // the number of test rows
-	KeyNoise         = "gpc:noise"          // the variance of the noise on the latent values
-	KeyVecchiaM      = "gpc:vecchia_m"      // the neighbours per conditioning set asked for
-	KeyVecchiaOrder  = "gpc:vecchia_order"  // the training points' order (maxmin, given)
-	KeyVecchiaNugget = "gpc:vecchia_nugget" // the part of the probit noise moved into the latent process
+	KeyTests         = "gpc:tests"           // the number of test rows
+	KeyNoise         = "gpc:noise"           // the variance of the noise on the latent values
+	KeyVecchiaM      = "gpc:vecchia_m"       // the neighbours per conditioning set asked for
+	KeyVecchiaOrder  = "gpc:vecchia_order"   // the training points' order (maxmin, given)
+	KeyVecchiaNugget = "gpc:vecchia_nugget"  // the part of the probit noise moved into the latent process
 	KeyVecchiaRepeat = "gpc:vecchia_repeats" // training points that repeat an earlier point's features
 
 	ColRow     = "row"      // the row's index in its input file (training or test)
