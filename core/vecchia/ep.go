@@ -56,7 +56,7 @@ const (
 	// epRounds is the number of rounds.
 	epRounds = 6
 	// blockSweeps is the number of the block's sweeps in a round.
-	blockSweeps = 6
+	blockSweeps = 4
 	// blockDamping is the share of a step a block site takes.
 	blockDamping = 0.5
 	// epDamping is the share of a step a later row's site takes.
@@ -66,7 +66,7 @@ const (
 	epRoundTol = 0.02
 	// epSamples is the number of draws of q for the later variables'
 	// marginal variances.
-	epSamples = 96
+	epSamples = 64
 )
 
 // meanTol is the relative residual of q's mean; roundMeanTol that of the

@@ -83,13 +83,14 @@ const (
 // Processes for Machine Learning, Algorithm 3.1; D. Zilber and M. Katzfuss
 // (2021), "Vecchia-Laplace approximations of generalized Gaussian
 // processes for big non-Gaussian spatial data", CSDA 153:107081.
-func Laplace(ctx context.Context, m *Model, a *tri) (*Sites, error) {
+func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, error) {
 	n := m.N
 	x := make([]float64, n)
 	g, w := make([]float64, n), make([]float64, n)
 	grad, delta := make([]float64, n), make([]float64, n)
 	ax, tmp := make([]float64, n), make([]float64, n)
 	pre := newTri(m)
+	pre.pc = pc
 	pd, po := make([]float64, n), make([]float64, len(pre.nbr))
 	cg := newCG(n)
 	st := &Sites{}

@@ -1,8 +1,11 @@
 package vecchia
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"slices"
 
 	"gpc/core"
 )
@@ -54,6 +57,8 @@ type Prepared struct {
 	// Shift is the diagonal shift the incomplete factorisation needed (0
 	// unless a pivot failed; see tri.ic0).
 	Shift float64
+	// Widened counts the sites whose precision was lowered (widenSites).
+	Widened int
 	// MeanSteps counts the conjugate gradient steps of q's mean.
 	MeanSteps int
 	// Clipped counts the rows whose site precision was lowered to keep
@@ -71,7 +76,7 @@ const (
 	blockTol = 1e-3
 	// MaxBlock bounds the dense block: its rows cost O(Block^2) per
 	// particle, its EP O(Block^3).
-	MaxBlock = 1500
+	MaxBlock = 1000
 )
 
 // maxSiteShare is the largest share of a step's proposal precision that
@@ -95,14 +100,17 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	a := newTri(m)
 	a.priorFactor(m)
 	say("Laplace: the posterior mode of %d latent values", n)
-	st, err := Laplace(ctx, m, a)
+	pc := newPairCache(a)
+	st, err := Laplace(ctx, m, a, pc)
 	if err != nil {
 		return nil, err
 	}
 	p := &Prepared{m: m, Laplace: st, eta: make([]float64, n)}
 	p.Block = blockSize(m, st.Tau)
 	say("EP: %d Newton steps done; parallel EP with a dense block of %d", st.Iterations, p.Block)
-	e := newParallelEP(m, a, hybridPattern(m, a, p.Block), st, p.Block)
+	h := hybridPattern(m, a, p.Block)
+	h.pc = pc
+	e := newParallelEP(m, a, h, st, p.Block)
 	e.say = say
 	if err := e.run(ctx); err != nil {
 		return nil, err
@@ -111,9 +119,11 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	p.EP = e.stats
 	p.Shift = e.shift
 	p.tau, p.nu = e.tau, e.nu
+	p.Widened = widenSites(m, e)
 	// The proposal's own factor, in the pattern grown by two hops after
 	// the block.
 	t := hybridPattern(m, a, p.Block)
+	t.pc = pc
 	pd, po := make([]float64, n), make([]float64, len(t.nbr))
 	t.assemble(a, p.tau, pd, po)
 	shift, err := t.factorShifted(pd, po, 0, n)
@@ -199,4 +209,61 @@ func meanOf(mu []float64, a, t *tri, tau, nu []float64, tol float64) int {
 		t.solveTransTo(tmp, r)
 		t.solveTo(dst, tmp)
 	}, tol)
+}
+
+// widenSites widens the sites of confidently classified points, as core's
+// MethodEP widens its proposal's (core.WidenFactor, with the reasons and
+// measurements there): of the fraction core.WidenFractionLarge of the
+// latent variables with the smallest site precision, those observed once
+// whose cavity mean lies at least core.WidenMinZ of the standard deviation
+// of w = x + noise inside a one-sided bound get their precision multiplied
+// by core.WidenFactor, and their linear terms moved so that q's mean stays
+// EP's. EP's nearly flat site for such a point still thins the proposal's
+// tail on the free side, where the target keeps the prior's tail: the
+// particles that wander there make the heavy tail of the group estimates.
+// It returns the number of sites widened.
+func widenSites(m *Model, e *parallelEP) int {
+	n := m.N
+	single := make([]bool, n) // a latent variable observed by its own row only
+	for k := range n {
+		single[k] = m.CondVar[k] > 0
+	}
+	for k := range n {
+		if d := m.Dup(k); d >= 0 {
+			single[d] = false
+		}
+	}
+	var cand []int
+	for k := range n {
+		if single[k] {
+			cand = append(cand, k)
+		}
+	}
+	slices.SortStableFunc(cand, func(a, b int) int { return cmp.Compare(e.tau[a], e.tau[b]) })
+	cand = cand[:int(core.WidenFractionLarge*float64(len(cand)))]
+	widened := 0
+	for _, k := range cand {
+		a, b := m.Lower[k], m.Upper[k]
+		if math.IsInf(a, -1) == math.IsInf(b, 1) {
+			continue // two bounds, or none: no free side
+		}
+		tc := 1/e.vars[k] - e.tau[k]
+		if !(tc > 0) {
+			continue
+		}
+		mc := (e.mean[k]/e.vars[k] - e.nu[k]) / tc
+		sd := math.Sqrt(1/tc + m.Noise)
+		z := (mc - a) / sd
+		if math.IsInf(a, -1) {
+			z = (b - mc) / sd
+		}
+		if z < core.WidenMinZ {
+			continue
+		}
+		t := e.tau[k] * core.WidenFactor
+		e.nu[k] += (t - e.tau[k]) * e.mean[k]
+		e.tau[k] = t
+		widened++
+	}
+	return widened
 }

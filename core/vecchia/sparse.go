@@ -24,8 +24,9 @@ type tri struct {
 	// of regular rows before q.
 	full int
 	rank []int32
-	slot []int32   // pairs' scatter array (slots)
-	buf  []pairRef // pairs' list, reused
+	slot []int32    // pairs' scatter array (slots)
+	buf  []pairRef  // pairs' list, reused
+	pc   *pairCache // the pattern's pairs, computed once (nil: computed row by row)
 }
 
 // newTri returns the pattern of model m with zero values.
@@ -237,6 +238,31 @@ func (t *tri) assemble(a *tri, w []float64, pd, po []float64) {
 		for q := s; q < e; q++ {
 			pd[a.nbr[q]] += a.off[q] * a.off[q]
 		}
+		if c := t.pc; c != nil && i >= t.full && c.a == a {
+			// The cached pairs, p after the dense block; the block's
+			// rows, full, by rank.
+			cols := a.nbr[s:e]
+			for _, r := range c.refs[c.start[i]:c.start[i+1]] {
+				p, av := i, a.diag[i]
+				if r.ao != pairDiag {
+					p, av = int(cols[r.ao]), a.off[s+int(r.ao)]
+				}
+				if p < t.full {
+					continue
+				}
+				po[t.start[p]+int(r.y)] += av * a.off[s+int(r.bo)]
+			}
+			for ai, p := range cols {
+				if int(p) >= t.full {
+					break
+				}
+				ps := t.start[p]
+				for x, q := range cols[:ai] {
+					po[ps+int(t.rank[q])] += a.off[s+ai] * a.off[s+x]
+				}
+			}
+			continue
+		}
 		t.buf = a.pairs(i, t, t.buf)
 		for _, r := range t.buf {
 			av := a.diag[i]
@@ -308,6 +334,29 @@ func (t *tri) eliminate(lo, hi int) bool {
 			}
 			continue
 		}
+		if c := t.pc; c != nil {
+			cols := t.nbr[s:e]
+			for _, r := range c.refs[c.start[k]:c.start[k+1]] {
+				if r.ao == pairDiag {
+					continue
+				}
+				p := int(cols[r.ao])
+				if p < t.full {
+					continue
+				}
+				t.off[t.start[p]+int(r.y)] -= t.off[s+int(r.ao)] * t.off[s+int(r.bo)]
+			}
+			for ai, p := range cols {
+				if int(p) >= t.full {
+					break
+				}
+				ps := t.start[p]
+				for x, q := range cols[:ai] {
+					t.off[ps+int(t.rank[q])] -= t.off[s+ai] * t.off[s+x]
+				}
+			}
+			continue
+		}
 		t.buf = t.pairs(k, t, t.buf)
 		for _, r := range t.buf {
 			if r.ao >= 0 {
@@ -316,6 +365,60 @@ func (t *tri) eliminate(lo, hi int) bool {
 		}
 	}
 	return true
+}
+
+// pairDiag is a cached pair's ao for the row's own diagonal entry.
+const pairDiag = 255
+
+// pairRef8 is a cached pair of a row's entries (pairs): ao and bo their
+// indices in the row (ao pairDiag for the diagonal, p the row itself), y
+// the index of entry (p, q) in row p.
+type pairRef8 struct{ ao, bo, y uint8 }
+
+// pairCache holds the pairs of every row of A's pattern (pairs(i, a)), so
+// that the factorisations of EP's rounds and Laplace's steps read them in
+// order rather than search each row's neighbours' rows again: rows after a
+// dense block have A's pattern, so the pairs and their places in row p
+// are the same in any hybrid pattern, but for a p in the block.
+type pairCache struct {
+	a     *tri
+	start []int
+	refs  []pairRef8
+}
+
+// maxPairCache bounds the cache's bytes; a larger pattern (many
+// neighbours) is searched row by row.
+const maxPairCache = 1 << 30
+
+// newPairCache returns the cache of a's pairs, or nil if a has more than
+// 254 neighbours in a row or its pairs would take more than maxPairCache
+// bytes.
+func newPairCache(a *tri) *pairCache {
+	var buf []pairRef
+	c := &pairCache{a: a, start: make([]int, a.n+1)}
+	for i := range a.n {
+		if a.start[i+1]-a.start[i] >= pairDiag {
+			return nil
+		}
+		if !a.dup[i] {
+			buf = a.pairs(i, a, buf)
+			if 3*(len(c.refs)+len(buf)) > maxPairCache {
+				return nil
+			}
+			s := int32(a.start[i])
+			for _, r := range buf {
+				ao := uint8(pairDiag)
+				p := i
+				if r.ao >= 0 {
+					ao = uint8(r.ao - s)
+					p = int(a.nbr[r.ao])
+				}
+				c.refs = append(c.refs, pairRef8{ao, uint8(r.bo - s), uint8(int(r.pos) - a.start[p])})
+			}
+		}
+		c.start[i+1] = len(c.refs)
+	}
+	return c
 }
 
 // fullPattern returns the dense lower pattern (row k: columns 0..k-1), for
