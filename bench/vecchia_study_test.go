@@ -1,0 +1,353 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gpc/core"
+	"gpc/core/gp"
+	"gpc/core/vecchia"
+)
+
+// The Vecchia path's studies (docs/vecchia.md), each run when
+// GPC_VECCHIA_STUDY names it:
+//
+//	tables       the approximation's error against the dense path, for m =
+//	             5 to 100, on the large-N issue's problem at N = 1000, 5000
+//	             and 10^4 (GPC_VECCHIA_SIZES) and on Landsat satellite data
+//	             (bench/vecchia/satellite.sh; GPC_VECCHIA_DATA names its
+//	             directory, skipped without it)
+//	calibration  the coverage of the estimator's intervals over 200 seeds
+//	             (GPC_VECCHIA_SEEDS) at N = 1000 against the Vecchia model's
+//	             own probability
+//
+//	GPC_VECCHIA_STUDY=tables go test ./bench -run VecchiaStudy -v -timeout 3h
+//	GPC_VECCHIA_STUDY=calibration go test ./bench -run VecchiaStudy -v -timeout 1h
+
+// vecchiaMs are the tables' neighbour counts.
+var vecchiaMs = []int{5, 10, 20, 30, 50, 100}
+
+// studyProblem is a classification problem with test points: features x
+// (n x d) and labels y (+1/-1), test features and labels, and its kernel.
+type studyProblem struct {
+	name   string
+	n, d   int
+	x, y   []float64
+	tx, ty []float64
+	k      *gp.Kernel
+}
+
+// twoClassProblem is the large-N issue's problem: n training and t test
+// points (the data of bench/vecchia/twoclass's construction, seeds 1 and 2).
+func twoClassProblem(n, t int) *studyProblem {
+	gen := func(n int, seed uint64) (x, y []float64) {
+		r := rand.New(rand.NewPCG(seed, 0x7477))
+		y = make([]float64, n)
+		for i := range y {
+			y[i] = float64(1 - 2*(i%2))
+		}
+		r.Shuffle(n, func(i, j int) { y[i], y[j] = y[j], y[i] })
+		x = make([]float64, 2*n)
+		for i, s := range y {
+			x[2*i], x[2*i+1] = 0.75*s+r.NormFloat64(), 0.75*s+r.NormFloat64()
+		}
+		return x, y
+	}
+	p := &studyProblem{name: fmt.Sprintf("two classes, N = %d", n), n: n, d: 2,
+		k: &gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{1}, Beta: 10}}
+	p.x, p.y = gen(n, 1)
+	p.tx, p.ty = gen(t, 2)
+	return p
+}
+
+// csvProblem reads a training and a test CSV file (numeric features, a
+// column y of +1/-1), standardizes the features by the training set's mean
+// and sample standard deviation, as gpc-kernel --standardize does.
+func csvProblem(t testing.TB, name, train, test string, k *gp.Kernel) *studyProblem {
+	read := func(path string) (x, y []float64, d int) {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		sc.Scan()
+		head := strings.Split(strings.ReplaceAll(sc.Text(), `"`, ""), ",")
+		yc := slices.Index(head, "y")
+		for sc.Scan() {
+			for c, v := range strings.Split(sc.Text(), ",") {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c == yc {
+					y = append(y, f)
+				} else {
+					x = append(x, f)
+				}
+			}
+		}
+		return x, y, len(head) - 1
+	}
+	p := &studyProblem{name: name, k: k}
+	p.x, p.y, p.d = read(train)
+	p.tx, p.ty, _ = read(test)
+	p.n = len(p.y)
+	for j := range p.d {
+		var s, s2 float64
+		for i := range p.n {
+			s += p.x[i*p.d+j]
+		}
+		mean := s / float64(p.n)
+		for i := range p.n {
+			v := p.x[i*p.d+j] - mean
+			s2 += v * v
+		}
+		sd := math.Sqrt(s2 / float64(p.n-1))
+		if sd == 0 {
+			sd = 1
+		}
+		for _, xs := range [][]float64{p.x, p.tx} {
+			for i := 0; i < len(xs)/p.d; i++ {
+				xs[i*p.d+j] = (xs[i*p.d+j] - mean) / sd
+			}
+		}
+	}
+	return p
+}
+
+// studyRun is one estimate of a problem: its log marginal likelihood and
+// standard error, its test posteriors, and the CPU seconds it took.
+type studyRun struct {
+	logML, se float64
+	post      []float64
+	cpu       time.Duration
+}
+
+const studySamples = 10000
+
+// denseRun is the dense path on the problem (core.Choose and Estimate,
+// keeping the cloud for the posteriors).
+func denseRun(t testing.TB, cov []float64, n int, lower, upper, labels, cross, vars []float64) studyRun {
+	c0 := processCPU()
+	box := core.Box{N: n, Cov: cov, Lower: lower, Upper: upper, Labels: labels}
+	cfg := core.Config{Samples: studySamples, Seed: 1}
+	f, cand, _, err := core.Choose(context.Background(), box, core.AutoCandidates, 0, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Method, cfg.Keep = cand.Method, true
+	res, err := core.Estimate(context.Background(), f, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := make([]core.Posterior, len(vars))
+	if err := core.Predict(post, f, res.Cloud, cross, vars); err != nil {
+		t.Fatal(err)
+	}
+	r := studyRun{logML: res.LogP, se: res.SE, post: make([]float64, len(post)), cpu: processCPU() - c0}
+	for i, p := range post {
+		r.post[i] = p.P
+	}
+	return r
+}
+
+// denseClassifier is the dense path on the classifier itself.
+func denseClassifier(t testing.TB, p *studyProblem) studyRun {
+	c0 := processCPU()
+	cov := gp.ClassifierCov(p.k, p.x, p.d, p.y)
+	tests := len(p.ty)
+	cross, vars := make([]float64, tests*p.n), make([]float64, tests)
+	for j := range tests {
+		vars[j] = gp.ClassifierTestRow(cross[j*p.n:(j+1)*p.n], p.k, p.x, p.d, p.y, p.tx[j*p.d:(j+1)*p.d])
+	}
+	r := denseRun(t, cov, p.n, nil, nil, p.y, cross, vars)
+	r.cpu = processCPU() - c0
+	return r
+}
+
+// vecchiaModel is the problem's Vecchia classifier with m neighbours and
+// the nugget, and the CPU seconds of its making.
+func vecchiaModel(t testing.TB, p *studyProblem, m int, nugget float64) (*vecchia.Model, time.Duration) {
+	c0 := processCPU()
+	s, err := vecchia.NewStructure(p.x, p.n, p.d, vecchia.Options{M: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := len(p.ty)
+	model, err := vecchia.NewClassifier(s, p.k, p.x, p.y, nugget, p.tx, s.TestNeighbours(p.tx, tn, m, 0), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The model's rows are in its order: its posteriors are by test row
+	// already, its training rows need not be unpermuted.
+	return model, processCPU() - c0
+}
+
+// vecchiaRun is the Vecchia estimator on the model.
+func vecchiaRun(t testing.TB, model *vecchia.Model, seed uint64) studyRun {
+	c0 := processCPU()
+	p, err := vecchia.Prepare(context.Background(), model, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logZ, pg []float64
+	res, err := vecchia.Estimate(context.Background(), p, core.Config{Samples: studySamples, Seed: seed}, func(g int, out core.GroupResult, q []float64) error {
+		logZ, pg = append(logZ, out.LogZ), append(pg, q...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := make([]core.Posterior, model.T)
+	if err := core.CombinePosteriors(post, core.GroupSizes(res.Samples, res.Groups), logZ, pg); err != nil {
+		t.Fatal(err)
+	}
+	r := studyRun{logML: res.LogP, se: res.SE, post: make([]float64, model.T), cpu: processCPU() - c0}
+	for i, q := range post {
+		r.post[i] = q.P
+	}
+	return r
+}
+
+// impliedRun is the dense path on the covariance a Vecchia model implies:
+// the model's own probability and posteriors, up to the dense estimate's
+// error.
+func impliedRun(t testing.TB, model *vecchia.Model, labels []float64) studyRun {
+	cov, cross, vars := model.Implied()
+	return denseRun(t, cov, model.N, model.Lower, model.Upper, labels, cross, vars)
+}
+
+func meanAbsDiff(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += math.Abs(a[i] - b[i])
+	}
+	return s / float64(len(a))
+}
+
+// responseNugget moves all but a millionth of the probit's noise into the
+// latent process: the Vecchia model of the noisy variables w themselves
+// (response conditioning), whose implied covariance the dense path then
+// integrates.
+const responseNugget = 1 - 1e-6
+
+func TestVecchiaStudy(t *testing.T) {
+	switch os.Getenv("GPC_VECCHIA_STUDY") {
+	case "tables":
+		vecchiaTables(t)
+	case "calibration":
+		vecchiaCalibration(t)
+	default:
+		t.Skip("GPC_VECCHIA_STUDY names the study: tables or calibration")
+	}
+}
+
+func vecchiaTables(t *testing.T) {
+	sizes := []int{1000, 5000, 10000}
+	if s := os.Getenv("GPC_VECCHIA_SIZES"); s != "" {
+		sizes = sizes[:0]
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	var problems []*studyProblem
+	for _, n := range sizes {
+		problems = append(problems, twoClassProblem(n, 1000))
+	}
+	if dir := os.Getenv("GPC_VECCHIA_DATA"); dir != "" {
+		problems = append(problems, csvProblem(t, "Landsat satellite, N = 5000, 36 features",
+			filepath.Join(dir, "satellite-train.csv"), filepath.Join(dir, "satellite-test.csv"),
+			&gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{10}, Beta: 100}))
+	}
+	for _, p := range problems {
+		dense := denseClassifier(t, p)
+		fmt.Printf("\n%s, %d test points; dense path: log ML %.3f (se %.3f), %.1f CPU s\n\n", p.name, len(p.ty), dense.logML, dense.se, dense.cpu.Seconds())
+		fmt.Println("| m | latent: log ML - dense | se | posteriors' mean abs diff | CPU s | latent model: log ML - dense | response model: log ML - dense | its posteriors' mean abs diff |")
+		fmt.Println("|---|---|---|---|---|---|---|---|")
+		for _, m := range vecchiaMs {
+			if m >= p.n {
+				continue
+			}
+			model, build := vecchiaModel(t, p, m, vecchia.DefaultNugget)
+			v := vecchiaRun(t, model, 1)
+			v.cpu += build
+			// The models' own probabilities (dense, on their implied
+			// covariances), where N^3 is affordable.
+			latent, resp := "", ""
+			respPost := ""
+			if p.n <= 10000 {
+				li := impliedRun(t, model, nil)
+				latent = fmt.Sprintf("%+.3f", li.logML-dense.logML)
+				rmodel, _ := vecchiaModel(t, p, m, responseNugget)
+				ri := impliedRun(t, rmodel, nil)
+				resp = fmt.Sprintf("%+.3f", ri.logML-dense.logML)
+				respPost = fmt.Sprintf("%.4f", meanAbsDiff(ri.post, dense.post))
+			}
+			fmt.Printf("| %d | %+.3f | %.3f | %.4f | %.1f | %s | %s | %s |\n", m, v.logML-dense.logML, v.se, meanAbsDiff(v.post, dense.post), v.cpu.Seconds(), latent, resp, respPost)
+		}
+	}
+}
+
+func vecchiaCalibration(t *testing.T) {
+	seeds := 200
+	if s := os.Getenv("GPC_VECCHIA_SEEDS"); s != "" {
+		seeds, _ = strconv.Atoi(s)
+	}
+	m := 30
+	p := twoClassProblem(1000, 100)
+	model, _ := vecchiaModel(t, p, m, vecchia.DefaultNugget)
+	// The reference: the dense path on the implied covariance, 10^6
+	// particles.
+	cov, _, _ := model.Implied()
+	box := core.Box{N: model.N, Cov: cov, Lower: model.Lower, Upper: model.Upper}
+	cfg := core.Config{Samples: 1000000, Seed: 12345}
+	f, cand, _, err := core.Choose(context.Background(), box, core.AutoCandidates, 0, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Method = cand.Method
+	ref, err := core.Estimate(context.Background(), f, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("reference: log P %.5f (se %.5f, %v, M = %d)\n", ref.LogP, ref.SE, cand, cfg.Samples)
+	prep, err := vecchia.Prepare(context.Background(), model, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var within, warned int
+	var z2 float64
+	for s := 1; s <= seeds; s++ {
+		res, err := vecchia.Estimate(context.Background(), prep, core.Config{Samples: studySamples, Seed: uint64(s)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		se := math.Hypot(res.SE, ref.SE)
+		z := (res.LogP - ref.LogP) / se
+		z2 += z * z
+		if math.Abs(z) <= 1.959963984540054 {
+			within++
+		}
+		if ok, _ := res.Trust(); !ok {
+			warned++
+		}
+	}
+	fmt.Printf("N = %d, m = %d, M = %d, %d seeds: %.1f %% within 1.96 SE, rms z %.3f, %d warned\n",
+		model.N, m, studySamples, seeds, 100*float64(within)/float64(seeds), math.Sqrt(z2/float64(seeds)), warned)
+}
