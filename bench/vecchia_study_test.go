@@ -2,9 +2,11 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,6 +15,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
 
 	"gpc/core"
 	"gpc/core/gp"
@@ -350,4 +357,81 @@ func vecchiaCalibration(t *testing.T) {
 	}
 	fmt.Printf("N = %d, m = %d, M = %d, %d seeds: %.1f %% within 1.96 SE, rms z %.3f, %d warned\n",
 		model.N, m, studySamples, seeds, 100*float64(within)/float64(seeds), math.Sqrt(z2/float64(seeds)), warned)
+}
+
+// TestVecchiaScalingPlot draws docs/vecchia.md's scaling plot from the
+// timings bench/vecchia/run.sh wrote (GPC_VECCHIA_TIMES, its CSV lines):
+// the wall seconds of the whole pipeline (kernel | train | predict, with
+// the run's test rows) against the training points N, on log-log axes, for
+// the dense path, the Vecchia path and scikit-learn, each up to the
+// largest N it reached, every N measured labelled on the axis.
+//
+//	GPC_VECCHIA_TIMES=times.csv GPC_VECCHIA_PLOT=docs/vecchia-scaling.png go test ./bench -run VecchiaScalingPlot -v
+func TestVecchiaScalingPlot(t *testing.T) {
+	in, out := os.Getenv("GPC_VECCHIA_TIMES"), os.Getenv("GPC_VECCHIA_PLOT")
+	if in == "" || out == "" {
+		t.Skip("GPC_VECCHIA_TIMES names run.sh's timings, GPC_VECCHIA_PLOT the plot to write")
+	}
+	data, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]plotter.XYs{}
+	var ns []float64
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) < 5 || f[0] == "orthant" {
+			continue
+		}
+		n, err1 := strconv.ParseFloat(f[1], 64)
+		wall, err2 := strconv.ParseFloat(f[4], 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %q is not a run.sh line", in, line)
+		}
+		name := map[string]string{"dense": "gpc, dense", "vecchia": "gpc, Vecchia m = " + f[3], "sklearn": "scikit-learn (Laplace)"}[f[0]]
+		series[name] = append(series[name], plotter.XY{X: n, Y: wall})
+		if !slices.Contains(ns, n) {
+			ns = append(ns, n)
+		}
+	}
+	slices.Sort(ns)
+	p := plot.New()
+	p.Title.Text = "Train and predict, two 2-D classes (RBF, alpha 1, beta 10), M = 10^4"
+	p.X.Label.Text = "training points N (log scale)"
+	p.Y.Label.Text = "wall seconds, 2 cores (log scale)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	var xt []plot.Tick
+	for _, n := range ns {
+		xt = append(xt, plot.Tick{Value: n, Label: countLabel(n)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(xt)
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+	names := slices.Sorted(maps.Keys(series))
+	for i, name := range names {
+		xy := series[name]
+		slices.SortFunc(xy, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+		l, sc, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Color, sc.Color, sc.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
+		p.Add(l, sc)
+		p.Legend.Add(name, l, sc)
+	}
+	p.Add(plotter.NewGrid())
+	if err := p.Save(18*vg.Centimeter, 12*vg.Centimeter, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// countLabel writes a point count briefly: 1000 "1k", 20000 "20k", 10^6 "1M".
+func countLabel(n float64) string {
+	switch {
+	case n >= 1e6:
+		return strconv.FormatFloat(n/1e6, 'g', -1, 64) + "M"
+	case n >= 1e3:
+		return strconv.FormatFloat(n/1e3, 'g', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(n, 'g', -1, 64)
 }

@@ -84,6 +84,48 @@
 // rows: gpc:group_log_p, gpc:log_ml and gpc:se_log_ml in the metadata; the
 // test rows after the particles) are still read.
 //
+// # Vecchia model (gpc.vecchia/1)
+//
+// gpc-kernel --vecchia M's output instead of the covariance: a probit
+// classifier's Vecchia model (core/vecchia.Model, docs/vecchia.md), O(N M)
+// values. One row per variable: the N training rows in the model's order
+// (maxmin by default), then the test rows.
+//
+//	role      utf8: "train" or "test"
+//	row       int64: the row's index in its input file (training or test)
+//	nbr       List<int32>: the conditioning set, positions of training rows
+//	          (earlier ones, for a training row), increasing
+//	coef      List<float64>: the conditioning coefficients B (x = B x_nbr + ...)
+//	cond_var  float64: the latent value's conditional variance D; 0 for a
+//	          repeated point (one neighbour, the point it repeats, coefficient 1)
+//	lower, upper  float64: a training row's bounds on w = x + noise (0 and
+//	          +Inf for a label +1, -Inf and 0 for -1); a test row's 0 and +Inf
+//	y         float64, nullable: the label
+//	id        utf8, optional: passed through to gpc-predict's output
+//
+// Metadata: gpc:n (training rows), gpc:tests, gpc:rows, gpc:noise (the
+// noise's variance, 1 less the nugget), gpc:vecchia_m, gpc:vecchia_order,
+// gpc:vecchia_nugget, gpc:vecchia_repeats, gpc:fingerprint (of the
+// training rows' model: VecchiaFingerprint), and the kernel's keys. The
+// reader checks the model whole (vecchia.Model.Validate).
+//
+// # Vecchia cloud (gpc.vecchia-cloud/1)
+//
+// gpc-train's output on a Vecchia model. Its particles are not kept (a
+// particle is a value per training point): each group predicts the test
+// rows at its end. Rows: the test rows (kind "test": row, id, y), then one
+// row per group as the groups finish, in order (kind "group": group,
+// log_p, min_ess, resamples, ancestors, dead_at as core.GroupResult, and p,
+// List<float64>: the group's weighted posterior of every test row).
+// gpc-predict combines the groups (core.CombinePosteriors). Metadata:
+// gpc:n, gpc:tests, gpc:samples, gpc:groups, gpc:group_sizes, gpc:method
+// (vecchia), gpc:order_kind, gpc:seed, gpc:ess_threshold, gpc:fingerprint,
+// gpc:ep and gpc:vecchia_prepare (the preparation), gpc:rows, and the
+// model's keys. gpc-train --shard writes gpc.vecchia-cloud-shard/1: the
+// test rows and its range of groups, with the shard keys and
+// gpc:shard_batch_size, which gpc-merge re-encodes into the unsharded
+// cloud, byte for byte.
+//
 // # Orthant result (gpc.orthant/1)
 //
 // One row: log_p, se_log_p, p, n, samples, groups, method, order, seed,
@@ -92,7 +134,7 @@
 // order used, as input indices), gpc:pilots (the pilot runs that chose it),
 // and the input's gpc: keys.
 //
-// # Shards (gpc.orthant-shard/1, gpc.cloud-shard/1, gpc.tune-shard/1, gpc.posteriors-shard/1)
+// # Shards (gpc.orthant-shard/1, gpc.cloud-shard/1, gpc.tune-shard/1, gpc.posteriors-shard/1, gpc.vecchia-cloud-shard/1)
 //
 // What gpc-orthant --shard I/K and gpc-train --shard I/K write: a range
 // [lo, hi) of the run's particle groups, for gpc-merge. The metadata is

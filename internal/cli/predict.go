@@ -27,6 +27,8 @@ The test rows are predicted as the particles stream past, so the cloud is never 
 
 Output, one row per test row: id (the input's, or the row number among the test rows), p, se, label (the predicted class, in the training labels' values), y (the true label when the test file had one). The metadata carries the cloud's gpc:log_ml and gpc:se_log_ml. The table (--format table, or a terminal) ends, when test labels are known, with a line: the rows predicted right, the mean log predictive probability of the true labels and the cloud's log marginal likelihood.
 
+A Vecchia cloud (gpc-train on gpc-kernel --vecchia's model, docs/vecchia.md) holds each particle group's weighted posteriors of its test rows, computed as the group ended: gpc-predict combines them (weights n_g I_g, standard errors from their spread, as for a dense cloud). --cloud does not take one (it has no particles to predict new rows from: run gpc-kernel --vecchia with the new --test and gpc-train again), nor --count hard.
+
 From a multi-class cloud (gpc-kernel with three or more classes), one row per test point: id, p_<class> and se_<class> for every class (the probability that the point's utility of that class is the largest, given the training data: exact per particle for three classes, from antithetic draws beyond, whose error is in se; they sum to one), label (the most probable class), y. The cloud is then held in memory (--max-memory).
 
 ` + examplesHelp + `
