@@ -388,7 +388,7 @@ type pairCache struct {
 
 // maxPairCache bounds the cache's bytes; a larger pattern (many
 // neighbours) is searched row by row.
-const maxPairCache = 1 << 30
+const maxPairCache = 2 << 30
 
 // newPairCache returns the cache of a's pairs, or nil if a has more than
 // 254 neighbours in a row or its pairs would take more than maxPairCache

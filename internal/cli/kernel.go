@@ -177,7 +177,7 @@ func (c *kernelCmd) run(e *env) error {
 	}
 	if avail, ok := availableMemory(); ok && c.Vecchia == 0 {
 		if need := 8 * float64(train.rows) * float64(train.rows); need > float64(avail) {
-			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
+			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available: --vecchia auto makes a model of O(N) memory instead (docs/vecchia.md)", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
 		}
 	}
 	var test *features

@@ -17,13 +17,37 @@ import (
 	"gpc/core/gp"
 	"gpc/core/vecchia"
 	"gpc/format"
+
+	"github.com/alecthomas/kong"
 )
 
 // vecchiaFlags are gpc-kernel's --vecchia and its settings.
 type vecchiaFlags struct {
-	Vecchia       int     `placeholder:"M" default:"0" help:"Write a Vecchia model (gpc.vecchia/1) instead of the N x N covariance: each training point conditioned on its M nearest earlier points in a maxmin order, each test point on its M nearest training points; O(N M) memory and time per particle, for N up to millions (docs/vecchia.md). 30 costs ~30 multiply-adds per particle and point and is within a few nats of the dense model's log marginal likelihood on smooth kernels in few dimensions; more features or long length scales need more. 0: the dense covariance."`
-	VecchiaOrder  string  `enum:"maxmin,given" default:"maxmin" help:"With --vecchia: the order of the training points: maxmin (each next point the farthest from those before it: coarse to fine) or given (the file's)."`
-	VecchiaNugget float64 `default:"1e-4" help:"With --vecchia: the part of the probit's noise variance (1) moved into the latent process, so that the neighbours' covariances stay well conditioned; the dense model is the same for any value in (0, 1)."`
+	Vecchia       neighbours `placeholder:"M" default:"0" help:"Write a Vecchia model (gpc.vecchia/1) instead of the N x N covariance: each training point conditioned on its M nearest earlier points in a maxmin order, each test point on its M nearest training points; O(N M) memory, O(M) time per particle and point, for N up to millions (docs/vecchia.md). auto: M = 50, within 0.2 nats of the dense model's log marginal likelihood and 0.003 of its posteriors on the 2-D tables at N = 5000 and 10^4, at about the time of M = 30; 30 is 1.5 nats off there. Many features or length scales longer than the points' spacing need more (the 36-feature table). 0: the dense covariance."`
+	VecchiaOrder  string     `enum:"maxmin,given" default:"maxmin" help:"With --vecchia: the order of the training points: maxmin (each next point the farthest from those before it: coarse to fine) or given (the file's)."`
+	VecchiaNugget float64    `default:"1e-4" help:"With --vecchia: the part of the probit's noise variance (1) moved into the latent process, so that the neighbours' covariances stay well conditioned; the dense model is the same for any value in (0, 1)."`
+}
+
+// neighbours is --vecchia's value: the neighbours per point, 0 for the
+// dense path, or auto for vecchia.DefaultM.
+type neighbours int
+
+// Decode parses the flag's value (kong.MapperValue).
+func (v *neighbours) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("M", &s); err != nil {
+		return err
+	}
+	if s == "auto" {
+		*v = vecchia.DefaultM
+		return nil
+	}
+	m, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a count of neighbours (a whole number, auto for %d, 0 for the dense path)", s, vecchia.DefaultM)
+	}
+	*v = neighbours(m)
+	return nil
 }
 
 // validateVecchia checks the flags.
@@ -44,7 +68,7 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 	if labels.classes != nil {
 		return usagef("--vecchia: %s has %d classes; the Vecchia path takes two so far (docs/vecchia.md says what more would take): drop --vecchia", train.source, len(labels.classes))
 	}
-	if c.Vecchia >= n {
+	if int(c.Vecchia) >= n {
 		return usagef("--vecchia %d: the training data have %d points, and each conditions on at most the %d before it: give --vecchia below %d, or drop it (the dense path is exact, and fast at this size)", c.Vecchia, n, n-1, n)
 	}
 	order, _ := vecchia.ParseOrder(c.VecchiaOrder)
@@ -65,7 +89,7 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 	if c.Progress {
 		e.rep.note("ordering %d training points (%s) and finding %d neighbours each", n, order, c.Vecchia)
 	}
-	s, err := vecchia.NewStructure(metric(train.x, n), n, d, vecchia.Options{M: c.Vecchia, Order: order, Threads: c.Threads})
+	s, err := vecchia.NewStructure(metric(train.x, n), n, d, vecchia.Options{M: int(c.Vecchia), Order: order, Threads: c.Threads})
 	if err != nil {
 		return err
 	}
@@ -80,7 +104,7 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 	var tx []float64
 	if test != nil {
 		tests, tx = test.rows, test.x
-		tnb = s.TestNeighbours(metric(test.x, tests), tests, c.Vecchia, c.Threads)
+		tnb = s.TestNeighbours(metric(test.x, tests), tests, int(c.Vecchia), c.Threads)
 	}
 	if c.Progress {
 		e.rep.note("the conditionals of %d training and %d test points", n, tests)
@@ -115,7 +139,7 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 			st.ID = append(st.ID, id)
 		}
 	}
-	meta[format.KeyVecchiaM] = strconv.Itoa(c.Vecchia)
+	meta[format.KeyVecchiaM] = strconv.Itoa(int(c.Vecchia))
 	meta[format.KeyVecchiaOrder] = order.String()
 	meta[format.KeyVecchiaNugget] = fmtFloat(c.VecchiaNugget)
 	meta[format.KeyVecchiaRepeat] = strconv.Itoa(s.Duplicates())
