@@ -187,10 +187,13 @@ const (
 )
 
 // Hyper is one hyperparameter of a Kernel: its kind and, for HyperAlpha,
-// the index into Kernel.Alpha.
+// the index into Kernel.Alpha. Class is the kernel it belongs to where a
+// Model takes several (a Multiclass with a kernel per class: class
+// Class's); 0 for a single kernel.
 type Hyper struct {
 	Kind  HyperKind
 	Index int
+	Class int
 }
 
 // Get returns the hyperparameter's value in k.
