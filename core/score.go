@@ -54,8 +54,26 @@ var ErrScoreMethod = errors.New("core: the gradient needs a cloud of method smc,
 // R^-1 (v - m) comes from R's own factor. It panics if the cloud's
 // dimension is not f's.
 func NewScore(f *Factor, c *Cloud, method Method) (*Score, error) {
+	var a [][]float64
+	s, err := NewScoreBatches(f, c, method, len(c.Groups), func(_ int, ag [][]float64) { a = ag })
+	if err != nil {
+		return nil, err
+	}
+	s.A = a
+	return s, nil
+}
+
+// NewScoreBatches is NewScore for a covariance too large to hold an N x N
+// A_g for every group at once: it hands fn the groups' A_g in order, batch
+// groups at a time (the last batch may be smaller; first is the index of
+// its first group), in buffers it reuses for the next batch, and returns
+// the Score with its Weight only (A nil). It panics if batch < 1.
+func NewScoreBatches(f *Factor, c *Cloud, method Method, batch int, fn func(first int, a [][]float64)) (*Score, error) {
 	if method != MethodSMC && method != MethodMET && method != MethodEP || (method == MethodEP) != (f.ep != nil) {
 		return nil, ErrScoreMethod
+	}
+	if batch < 1 {
+		panic("core: NewScoreBatches: batch < 1")
 	}
 	n := f.N
 	if c.N != n {
@@ -86,56 +104,68 @@ func NewScore(f *Factor, c *Cloud, method Method) (*Score, error) {
 	blas64.Syrk(blas.Trans, 1, lgen, 0, rinv)
 	ltri := blas64.Triangular{N: n, Stride: n, Data: lr, Uplo: blas.Lower, Diag: blas.NonUnit}
 
-	s := &Score{N: n, A: make([][]float64, len(c.Groups)), Weight: make([]float64, len(c.Groups))}
-	logZ := make([]float64, len(c.Groups))
-	sizes := make([]int, len(c.Groups))
+	groups := len(c.Groups)
+	s := &Score{N: n, Weight: make([]float64, groups)}
+	logZ := make([]float64, groups)
+	sizes := make([]int, groups)
 	var u []float64
-	for g := range c.Groups {
-		grp := &c.Groups[g]
-		m := grp.Len()
-		logZ[g], sizes[g] = grp.LogZ, m
-		// Y: row p is lr^-1 (v_p - m), scaled by sqrt(w_p); for a Factor
-		// of R that is z_p itself.
-		w := make([]float64, m*n)
-		if f.ep == nil {
-			for p := range m {
-				sq := math.Exp(grp.LogW[p] / 2)
-				row := grp.Z[p*n : p*n+n]
-				dst := w[p*n : p*n+n]
-				for k, z := range row {
-					dst[k] = sq * z
+	sec := blas64.Symmetric{N: n, Stride: n, Data: make([]float64, n*n), Uplo: blas.Upper}
+	bufs := make([][]float64, min(batch, groups))
+	for first := 0; first < groups; first += batch {
+		last := min(groups, first+batch)
+		for g := first; g < last; g++ {
+			grp := &c.Groups[g]
+			m := grp.Len()
+			logZ[g], sizes[g] = grp.LogZ, m
+			// Y: row p is lr^-1 (v_p - m), scaled by sqrt(w_p); for a
+			// Factor of R that is z_p itself.
+			w := make([]float64, m*n)
+			if f.ep == nil {
+				for p := range m {
+					sq := math.Exp(grp.LogW[p] / 2)
+					row := grp.Z[p*n : p*n+n]
+					dst := w[p*n : p*n+n]
+					for k, z := range row {
+						dst[k] = sq * z
+					}
+				}
+			} else {
+				// U = Z L' + 1 M' (the Factor's order), to the input order.
+				u = append(u[:0], grp.Z...)
+				ug := blas64.General{Rows: m, Cols: n, Stride: n, Data: u}
+				blas64.Trmm(blas.Right, blas.Trans, 1, blas64.Triangular{N: n, Stride: n, Data: f.L, Uplo: blas.Lower, Diag: blas.NonUnit}, ug)
+				for p := range m {
+					sq := math.Exp(grp.LogW[p] / 2)
+					row := u[p*n : p*n+n]
+					dst := w[p*n : p*n+n]
+					for k, v := range f.Perm {
+						dst[v] = sq * (row[k] + f.ep.m[k])
+					}
+				}
+				blas64.Trsm(blas.Right, blas.Trans, 1, ltri, blas64.General{Rows: m, Cols: n, Stride: n, Data: w})
+			}
+			// W = Y lr^-1: row p is (lr^-T y_p)' = (R^-1 (v_p - m))'.
+			wg := blas64.General{Rows: m, Cols: n, Stride: n, Data: w}
+			blas64.Trsm(blas.Right, blas.NoTrans, 1, ltri, wg)
+			blas64.Syrk(blas.Trans, 1, wg, 0, sec)
+			a := bufs[g-first]
+			if a == nil {
+				a = make([]float64, n*n)
+				bufs[g-first] = a
+			}
+			for i := range n {
+				pi := perm[i]
+				for j := i; j < n; j++ {
+					v := sec.Data[i*n+j] - rinv.Data[i*n+j]
+					pj := perm[j]
+					a[pi*n+pj], a[pj*n+pi] = v, v
 				}
 			}
-		} else {
-			// U = Z L' + 1 M' (the Factor's order), to the input order.
-			u = append(u[:0], grp.Z...)
-			ug := blas64.General{Rows: m, Cols: n, Stride: n, Data: u}
-			blas64.Trmm(blas.Right, blas.Trans, 1, blas64.Triangular{N: n, Stride: n, Data: f.L, Uplo: blas.Lower, Diag: blas.NonUnit}, ug)
-			for p := range m {
-				sq := math.Exp(grp.LogW[p] / 2)
-				row := u[p*n : p*n+n]
-				dst := w[p*n : p*n+n]
-				for k, v := range f.Perm {
-					dst[v] = sq * (row[k] + f.ep.m[k])
-				}
-			}
-			blas64.Trsm(blas.Right, blas.Trans, 1, ltri, blas64.General{Rows: m, Cols: n, Stride: n, Data: w})
 		}
-		// W = Y lr^-1: row p is (lr^-T y_p)' = (R^-1 (v_p - m))'.
-		wg := blas64.General{Rows: m, Cols: n, Stride: n, Data: w}
-		blas64.Trsm(blas.Right, blas.NoTrans, 1, ltri, wg)
-		sec := blas64.Symmetric{N: n, Stride: n, Data: make([]float64, n*n), Uplo: blas.Upper}
-		blas64.Syrk(blas.Trans, 1, wg, 0, sec)
-		a := make([]float64, n*n)
-		for i := range n {
-			pi := perm[i]
-			for j := i; j < n; j++ {
-				v := sec.Data[i*n+j] - rinv.Data[i*n+j]
-				pj := perm[j]
-				a[pi*n+pj], a[pj*n+pi] = v, v
-			}
+		fn(first, bufs[:last-first])
+		if last-first == groups {
+			bufs = nil // handed over whole: NewScore keeps them
 		}
-		s.A[g] = a
 	}
 	// w_g = n_g I_g / sum n I, relative to the largest I_g.
 	mx := math.Inf(-1)
