@@ -10,7 +10,6 @@ import (
 	"gpc/core/gp"
 
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/optimize"
 )
 
 // Gradient is an estimate of the surface f(theta) and of its gradient
@@ -42,23 +41,32 @@ func (s *Surface) Grad(ctx context.Context, theta []float64, samples int, seed u
 	if math.IsInf(res.LogP, 0) || math.IsNaN(res.LogP) {
 		return nil, ErrNonFinite
 	}
-	sc, err := core.NewScore(f, res.Cloud, s.Method)
+	k := len(s.Params)
+	ks := s.kernels(theta)
+	tg := make([]float64, len(res.Cloud.Groups)*k)
+	batch := max(1, scoreBatchBytes/(8*f.N*f.N))
+	sc, err := core.NewScoreBatches(f, res.Cloud, s.Method, batch, func(first int, a [][]float64) {
+		s.Data.KernelGradTo(tg[first*k:(first+len(a))*k], ks, s.Params, a)
+	})
 	res.Cloud = nil
 	if err != nil {
 		return nil, err
 	}
-	g := s.gradient(sc, theta)
+	g := s.gradient(sc, tg, theta)
 	g.Result = res
 	return g, nil
 }
 
-// gradient contracts a covariance score with the kernel's derivatives at
-// theta.
-func (s *Surface) gradient(sc *core.Score, theta []float64) *Gradient {
+// scoreBatchBytes bounds the memory of the covariance scores A_g that Grad
+// holds at once (core.NewScoreBatches): one N x N matrix per particle
+// group, 162 MB each for digits' N (C - 1) = 4500 differences.
+const scoreBatchBytes = 256 << 20
+
+// gradient combines the groups' derivatives tg (one row of len(Params) per
+// group of the score sc) into the gradient at theta.
+func (s *Surface) gradient(sc *core.Score, tg, theta []float64) *Gradient {
 	k := len(s.Params)
-	groups := len(sc.A)
-	tg := make([]float64, groups*k)
-	s.Data.LogGradTo(tg, s.kernel(theta), s.Params, sc.A)
+	groups := len(sc.Weight)
 	g := &Gradient{Theta: append([]float64(nil), theta...), Grad: make([]float64, k), SE: make([]float64, k), Cov: make([]float64, k*k)}
 	col := make([]float64, groups)
 	for j := range k {
@@ -90,7 +98,7 @@ func (s *Surface) gradient(sc *core.Score, theta []float64) *Gradient {
 // the evidence GPML's infEP maximizes) and its gradient in theta, EP run to
 // tol.
 func (s *Surface) EPEvidence(theta []float64, tol float64) (float64, []float64, error) {
-	e, err := core.NewEPTol(s.Data.Box(s.kernel(theta)), s.Jitter, tol)
+	e, err := core.NewEPTol(s.box(theta), s.Jitter, tol)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -98,7 +106,9 @@ func (s *Surface) EPEvidence(theta []float64, tol float64) (float64, []float64, 
 	if err != nil {
 		return 0, nil, err
 	}
-	return e.LogEvidence(), s.gradient(sc, theta).Grad, nil
+	tg := make([]float64, len(s.Params))
+	s.Data.KernelGradTo(tg, s.kernels(theta), s.Params, sc.A)
+	return e.LogEvidence(), s.gradient(sc, tg, theta).Grad, nil
 }
 
 // FitConfig holds the tunables of Surface.Fit. The zero value of every
@@ -126,6 +136,10 @@ type FitConfig struct {
 	// of the gradient (2k more gradients at FinalSamples particles), for
 	// the Monte Carlo error of the optimum (FitResult.MCSE).
 	Hessian bool
+	// Lower and Upper, if not nil, bound theta (Bounds): a hyperparameter
+	// whose likelihood rises without end in one direction stops at its
+	// bound, and FitResult.Bound says so.
+	Lower, Upper []float64
 	// Progress, if not nil, is called after every evaluation with the
 	// stage ("ep" or "exact"), the particle count (0 for EP), theta and
 	// the objective.
@@ -302,7 +316,7 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 			}
 			return f, gr, nil
 		}
-		x, it, err := maximize(ctx, theta, eval, cfg.MaxIterations, exactFTol, 0)
+		x, it, err := maximize(ctx, theta, eval, search{maxIter: cfg.MaxIterations, ftol: exactFTol, lower: cfg.Lower, upper: cfg.Upper})
 		limited = it < 0
 		if limited {
 			it = -it - 1
@@ -378,7 +392,7 @@ func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfi
 		}
 		return f, g, nil
 	}
-	x, _, err := maximize(ctx, theta0, eval, cfg.MaxIterations, epFTol, epGTol)
+	x, _, err := maximize(ctx, theta0, eval, search{maxIter: cfg.MaxIterations, ftol: epFTol, gtol: epGTol, lower: cfg.Lower, upper: cfg.Upper})
 	if err != nil {
 		return nil, 0, fmt.Errorf("fit: EP stage: %w", err)
 	}
@@ -462,122 +476,6 @@ func (s *Surface) hessian(ctx context.Context, out *FitResult, cfg FitConfig, pr
 	return nil
 }
 
-// maximize runs L-BFGS on -eval from x0. eval returns the objective and
-// its gradient. The search stops when the objective improves by less than
-// ftol over 3 iterations, when the gradient norm falls below gtol, when
-// the line search fails to improve, or after maxIter iterations; it
-// returns the best point seen and the iterations run, as -(iterations+1)
-// if it stopped at maxIter or its evaluation budget.
-func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad bool) (float64, []float64, error), maxIter int, ftol, gtol float64) ([]float64, int, error) {
-	// An evaluation that fails away from x0 (a step so long that the
-	// covariance overflows, EP breaking down, a non-finite estimate) is
-	// +Inf to the minimizer, so that the line search steps back; one that
-	// fails at x0, or an interruption, ends the search with its error.
-	// The line search asks for values only: the gradient (a kept cloud and
-	// its score) is computed at the points it accepts.
-	var stopErr error
-	var lastX, lastG []float64
-	var lastF float64
-	bestX, bestF := append([]float64(nil), x0...), math.Inf(-1)
-	cache := func(x []float64, grad bool) bool {
-		if lastX != nil && floatsEqual(x, lastX) && (!grad || lastG != nil) {
-			// The values-only evaluations of the exact stage leave lastG nil;
-			// EP's always carry the gradient.
-			return true
-		}
-		if stopErr != nil {
-			return false
-		}
-		if err := ctx.Err(); err != nil {
-			stopErr = err
-			return false
-		}
-		f, g, err := eval(x, grad)
-		if err == nil && (math.IsNaN(f) || math.IsInf(f, 0) || g != nil && !allFinite(g)) {
-			err = ErrNonFinite
-		}
-		if err != nil {
-			if floatsEqual(x, x0) {
-				stopErr = err
-			}
-			return false
-		}
-		lastX, lastF, lastG = append(lastX[:0], x...), f, g
-		if f > bestF {
-			bestF, bestX = f, append([]float64(nil), x...)
-		}
-		return true
-	}
-	p := optimize.Problem{
-		Func: func(x []float64) float64 {
-			if !cache(x, false) {
-				return math.Inf(1)
-			}
-			return -lastF
-		},
-		Grad: func(grad, x []float64) {
-			if !cache(x, true) {
-				for j := range grad {
-					grad[j] = math.NaN()
-				}
-				return
-			}
-			for j := range grad {
-				grad[j] = -lastG[j]
-			}
-		},
-		Status: func() (optimize.Status, error) {
-			if stopErr != nil {
-				return optimize.Failure, stopErr
-			}
-			return optimize.NotTerminated, nil
-		},
-	}
-	// On common random numbers the objective of a round is deterministic,
-	// so the search goes on until it stops improving: by ftol over 3
-	// iterations, or a line search that finds no better point along the
-	// noisy gradient's direction within lsMinStep.
-	settings := &optimize.Settings{
-		MajorIterations:   maxIter,
-		FuncEvaluations:   maxFuncPerIter * maxIter,
-		GradientThreshold: gtol,
-		Converger:         &optimize.FunctionConverge{Absolute: ftol, Iterations: 3},
-	}
-	ls := &optimize.Backtracking{ContractionFactor: lsContraction, MinimumStepSize: lsMinStep}
-	res, err := optimize.Minimize(p, x0, settings, &optimize.LBFGS{Linesearcher: ls})
-	if stopErr != nil {
-		return nil, 0, stopErr
-	}
-	if math.IsInf(bestF, -1) {
-		if err == nil {
-			err = ErrNonFinite
-		}
-		return nil, 0, err
-	}
-	// A line search that cannot improve leaves the best point seen: the
-	// search has reached the objective's noise. Only running out of
-	// iterations or evaluations is reported, as a negative count.
-	it := 0
-	if res != nil {
-		it = res.MajorIterations
-		if res.Status == optimize.IterationLimit || res.Status == optimize.FunctionEvaluationLimit {
-			it = -it - 1
-		}
-	}
-	return bestX, it, nil
-}
-
-// The backtracking line search's contraction and smallest step (relative
-// to L-BFGS's proposed step): at most 7 values per failed line search.
-const (
-	lsContraction = 0.25
-	lsMinStep     = 1e-4
-)
-
-// maxFuncPerIter bounds the evaluations per iteration on average
-// (backtracking line searches included).
-const maxFuncPerIter = 10
-
 func floatsEqual(a, b []float64) bool {
 	for i := range a {
 		if a[i] != b[i] {
@@ -604,7 +502,7 @@ var FitCandidate = core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy
 
 // NewFitSurface is NewSurface for Fit with one candidate, whose method must
 // give a gradient (MethodSMC, MethodMET or MethodEP; core.ErrScoreMethod).
-func NewFitSurface(ctx context.Context, data *gp.Classifier, kernel gp.Kernel, params []gp.Hyper, theta0 []float64, cand core.Candidate, jitter float64, cfg core.Config) (*Surface, error) {
+func NewFitSurface(ctx context.Context, data gp.Model, kernel gp.Kernel, params []gp.Hyper, theta0 []float64, cand core.Candidate, jitter float64, cfg core.Config) (*Surface, error) {
 	if cand.Method != core.MethodSMC && cand.Method != core.MethodMET && cand.Method != core.MethodEP {
 		return nil, core.ErrScoreMethod
 	}
