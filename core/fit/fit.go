@@ -1,10 +1,12 @@
 package fit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gpc/core"
 	"gpc/core/gp"
@@ -128,7 +130,8 @@ type FitConfig struct {
 	// posteriori fit of the log-hyperparameters).
 	Prior LogNormalPrior
 	// MaxIterations bounds each stage's quasi-Newton iterations (default
-	// 50 + 5 k).
+	// 100 + 5 k: a step moves a log-hyperparameter by at most MaxStep, and
+	// one that runs off to its bound, beta to BoundHigh from 1, takes 55).
 	MaxIterations int
 	// SkipEP starts the exact stage at theta0 instead of EP's optimum.
 	SkipEP bool
@@ -187,6 +190,11 @@ type FitResult struct {
 	// Evals counts the exact estimates made, Iterations the quasi-Newton
 	// iterations of all rounds.
 	Evals, Iterations int
+	// Bound is, per hyperparameter, -1 or +1 where the fit ended on the
+	// lower or upper edge of the box (FitConfig.Lower, Upper; Bounds): the
+	// likelihood (or posterior) still rises beyond it, and the
+	// hyperparameter has run off toward 0 or infinity; 0 inside the box.
+	Bound []int
 	// Hessian (k x k) and MCSE (k) are set with FitConfig.Hessian: the
 	// curvature of f at Theta and the Monte Carlo error of each Theta_j,
 	// sqrt(diag(H^-1 Cov(g) H^-1)); MCSE is NaN where H is not negative
@@ -241,9 +249,10 @@ func KeepEP(gain, se float64) bool {
 // the estimate there is pure noise, of norm about NoiseNorm.
 const ConvergedRatio = 3
 
-// Fit maximizes the surface by L-BFGS (gonum's optimize.LBFGS with a
-// backtracking line search) in two stages: on EP's log evidence, exact in
-// theta and cheap, from theta0; then on the Monte Carlo estimate from EP's
+// Fit maximizes the surface by L-BFGS (maximize: steps of at most MaxStep
+// in each log-hyperparameter, inside the box of cfg.Lower and cfg.Upper)
+// in two stages: on EP's log evidence, exact in theta and cheap, from
+// theta0 (moved into the box); then on the Monte Carlo estimate from EP's
 // optimum, with common random numbers (one seed per round, so that within
 // a round the objective is a smooth function of theta and the line search
 // sees a deterministic function) and the gradient of Fisher's identity,
@@ -258,7 +267,9 @@ const ConvergedRatio = 3
 // than ConvergedRatio times its noise (a round that stops by itself has
 // found no better point: with a stiff prior or a tiny Monte Carlo noise
 // the gradient there can exceed its noise by far and the point still be
-// within a small fraction of a nat of the maximum).
+// within a small fraction of a nat of the maximum). It returns a
+// *TrapError, without a result, if the start is in a Trap, and with the
+// result if the end is: the likelihood is flat there.
 func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*FitResult, error) {
 	k := len(s.Params)
 	if len(theta0) != k {
@@ -271,11 +282,15 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 		cfg.FinalSamples = 4 * cfg.Samples
 	}
 	if cfg.MaxIterations == 0 {
-		cfg.MaxIterations = 50 + 5*k
+		cfg.MaxIterations = defaultIterations(k)
 	}
 	prior := cfg.Prior.logDensityGrad
 	out := &FitResult{EPLogZ: math.NaN()}
-	theta := append([]float64(nil), theta0...)
+	theta := cfg.clip(theta0)
+	if err := s.trapAt(theta, false); err != nil {
+		return nil, err
+	}
+	lower, upper := cfg.Lower, cfg.Upper // the box, for FitResult.Bound
 
 	if !cfg.SkipEP {
 		x, lz, err := s.MaximizeEP(ctx, theta, cfg)
@@ -283,6 +298,18 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 			return nil, err
 		}
 		theta, out.EPTheta, out.EPLogZ = x, append([]float64(nil), x...), lz
+		// A hyperparameter on the box's edge at EP's optimum (run off, or
+		// moved there by snapOff) stays there in the exact stage: its
+		// gradient is noise.
+		cfg.Lower, cfg.Upper = slices.Clone(cfg.Lower), slices.Clone(cfg.Upper)
+		for j, t := range theta {
+			if cfg.Upper != nil && t >= cfg.Upper[j] {
+				cfg.Lower[j] = cfg.Upper[j]
+			}
+			if cfg.Lower != nil && t <= cfg.Lower[j] {
+				cfg.Upper[j] = cfg.Lower[j]
+			}
+		}
 	}
 
 	limited := false // the last round ran out of iterations
@@ -368,10 +395,37 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 			return nil, err
 		}
 	}
+	out.Bound = make([]int, k)
+	for j, t := range out.Theta {
+		switch {
+		case lower == nil || lower[j] == upper[j]:
+		case t <= lower[j]:
+			out.Bound[j] = -1
+		case t >= upper[j]:
+			out.Bound[j] = 1
+		}
+	}
+	if err := s.trapAt(out.Theta, true); err != nil {
+		return out, err
+	}
 	if limited && !(out.GradNorm <= ConvergedRatio*out.NoiseNorm) {
 		return out, &ErrNotConverged{GradNorm: out.GradNorm, NoiseNorm: out.NoiseNorm, Iterations: out.Iterations}
 	}
 	return out, nil
+}
+
+// clip returns theta in the box of cfg.Lower and cfg.Upper.
+func (cfg *FitConfig) clip(theta []float64) []float64 {
+	x := append([]float64(nil), theta...)
+	for j := range x {
+		if cfg.Lower != nil {
+			x[j] = math.Max(x[j], cfg.Lower[j])
+		}
+		if cfg.Upper != nil {
+			x[j] = math.Min(x[j], cfg.Upper[j])
+		}
+	}
+	return x
 }
 
 // MaximizeEP is Fit's first stage alone: L-BFGS on EP's log evidence
@@ -379,8 +433,9 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 // returns EP's optimum and EP's log evidence there.
 func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfig) ([]float64, float64, error) {
 	if cfg.MaxIterations == 0 {
-		cfg.MaxIterations = 50 + 5*len(theta0)
+		cfg.MaxIterations = defaultIterations(len(theta0))
 	}
+	theta0 = cfg.clip(theta0)
 	eval := func(x []float64, _ bool) (float64, []float64, error) {
 		f, g, err := s.EPEvidence(x, EPFitTol)
 		if err != nil {
@@ -396,9 +451,69 @@ func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfi
 	if err != nil {
 		return nil, 0, fmt.Errorf("fit: EP stage: %w", err)
 	}
-	lz, _, err := s.EPEvidence(x, EPFitTol)
-	return x, lz, err
+	return s.snapOff(x, cfg)
 }
+
+// SnapFar is how far above the largest distance between training points
+// (in its feature, for ard) a length scale must be for snapOff to move it
+// to its bound: there the feature adds at most 1e-4 to any pair's
+// exponent (r / alpha)^2.
+const SnapFar = 100
+
+// SnapTol is the most EP's evidence (plus the log prior) may fall when
+// snapOff moves the length scales beyond SnapFar to their bounds.
+const SnapTol = 1e-5
+
+// snapOff moves the length scales at theta (EP's optimum) that lie beyond
+// SnapFar times the data's largest distance (cfg.Upper, BoundFar times it,
+// says where) to their upper bound, if EP's evidence there is within
+// SnapTol of theta's: those features no longer count, and where the search
+// left them (anywhere from 100 to 10^4 times the data's scale, where the
+// likelihood is flat to 1e-6 nats) would depend on when it stopped. If
+// moving them all costs more, each is tried alone, the farthest first. It
+// returns the point and EP's evidence there (without the prior).
+func (s *Surface) snapOff(theta []float64, cfg FitConfig) ([]float64, float64, error) {
+	objective := func(x []float64) (float64, float64, error) {
+		lz, _, err := s.EPEvidence(x, EPFitTol)
+		return lz + cfg.Prior.LogDensityOrZero(x), lz, err
+	}
+	f0, lz0, err := objective(theta)
+	if err != nil || cfg.Upper == nil {
+		return theta, lz0, err
+	}
+	var far []int
+	for j, h := range s.Params {
+		if h.Kind == gp.HyperAlpha && cfg.Upper[j] > cfg.Lower[j] && theta[j] < cfg.Upper[j] && theta[j] > cfg.Upper[j]-math.Log(BoundFar/SnapFar) {
+			far = append(far, j)
+		}
+	}
+	if len(far) == 0 {
+		return theta, lz0, nil
+	}
+	try := func(x []float64, js []int) ([]float64, float64, bool) {
+		y := append([]float64(nil), x...)
+		for _, j := range js {
+			y[j] = cfg.Upper[j]
+		}
+		f, lz, err := objective(y)
+		return y, lz, err == nil && f >= f0-SnapTol
+	}
+	if y, lz, ok := try(theta, far); ok {
+		return y, lz, nil
+	}
+	slices.SortStableFunc(far, func(a, b int) int { return cmp.Compare(theta[b]-cfg.Upper[b], theta[a]-cfg.Upper[a]) })
+	x, lz := theta, lz0
+	for _, j := range far {
+		if y, l, ok := try(x, []int{j}); ok {
+			x, lz = y, l
+		}
+	}
+	return x, lz, nil
+}
+
+// defaultIterations is FitConfig.MaxIterations' default for k
+// hyperparameters.
+func defaultIterations(k int) int { return 100 + 5*k }
 
 // LogDensityOrZero is LogDensity, or 0 for a prior with no Mu.
 func (p LogNormalPrior) LogDensityOrZero(theta []float64) float64 {

@@ -21,7 +21,7 @@ func TestTuneCLI(t *testing.T) {
 	for _, c := range []cliCase{
 		{name: "help", args: []string{"--help"}},
 		{name: "missing file", args: []string{"--train", "testdata/no-such.csv", "--beta", "1,2"}, code: ExitIO, stderr: "no-such.csv"},
-		{name: "no axis", args: []string{"--train", tiny, "--label", "sex", "--positive", "M", "--id", "name"}, code: ExitUsage, stderr: "nothing to tune"},
+		{name: "no axis", args: []string{"--train", tiny, "--label", "sex", "--positive", "M", "--id", "name", "--alpha", "2", "--beta", "3"}, code: ExitUsage, stderr: "nothing to tune"},
 		{name: "bad range", args: []string{"--train", tiny, "--beta", "1:10"}, code: ExitUsage, stderr: "LO:HI:K"},
 		{name: "range count", args: []string{"--train", tiny, "--beta", "1:10:1"}, code: ExitUsage, stderr: "at least 2"},
 		{name: "range order", args: []string{"--train", tiny, "--beta", "10:1:3"}, code: ExitUsage, stderr: "0 < LO < HI"},
