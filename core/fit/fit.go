@@ -40,6 +40,12 @@ func (s *Surface) Grad(ctx context.Context, theta []float64, samples int, seed u
 	if err != nil {
 		return nil, err
 	}
+	return s.gradFrom(res, f, theta)
+}
+
+// gradFrom is Grad from an estimate at theta that kept its cloud (res,
+// with the Factor f it was made with).
+func (s *Surface) gradFrom(res core.Result, f *core.Factor, theta []float64) (*Gradient, error) {
 	if math.IsInf(res.LogP, 0) || math.IsNaN(res.LogP) {
 		return nil, ErrNonFinite
 	}
@@ -299,8 +305,9 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 		}
 		theta, out.EPTheta, out.EPLogZ = x, append([]float64(nil), x...), lz
 		// A hyperparameter on the box's edge at EP's optimum (run off, or
-		// moved there by snapOff) stays there in the exact stage: its
-		// gradient is noise.
+		// moved there by snapOff: EP's evidence is flat or rising from its
+		// optimum to the edge) stays there in the exact stage, where its
+		// gradient is Monte Carlo noise.
 		cfg.Lower, cfg.Upper = slices.Clone(cfg.Lower), slices.Clone(cfg.Upper)
 		for j, t := range theta {
 			if cfg.Upper != nil && t >= cfg.Upper[j] {
@@ -316,21 +323,37 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 	for r := range cfg.Rounds {
 		m := max(MinFitSamples, cfg.Samples>>(2*(cfg.Rounds-1-r)))
 		seed := cfg.Seed + uint64(r)
+		// A values-only estimate keeps its cloud, so that the gradient at
+		// the point the line search accepts (asked for next) costs the
+		// score alone, not a second preparation and estimate.
+		var lastX []float64
+		var lastRes core.Result
+		var lastF *core.Factor
 		eval := func(x []float64, grad bool) (float64, []float64, error) {
-			out.Evals++
 			var f float64
 			var gr []float64
 			if grad {
-				g, err := s.Grad(ctx, x, m, seed)
+				var g *Gradient
+				var err error
+				if lastF != nil && floatsEqual(x, lastX) {
+					g, err = s.gradFrom(lastRes, lastF, x)
+				} else {
+					out.Evals++
+					g, err = s.Grad(ctx, x, m, seed)
+				}
+				lastF, lastRes.Cloud = nil, nil
 				if err != nil {
 					return 0, nil, err
 				}
 				f, gr = g.Result.LogP, g.Grad
 			} else {
-				res, _, err := s.Eval(ctx, x, m, seed, false)
+				out.Evals++
+				lastF, lastRes.Cloud = nil, nil
+				res, fac, err := s.Eval(ctx, x, m, seed, true)
 				if err != nil {
 					return 0, nil, err
 				}
+				lastX, lastRes, lastF = append(lastX[:0], x...), res, fac
 				f = res.LogP
 			}
 			if gr != nil {
@@ -454,56 +477,64 @@ func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfi
 	return s.snapOff(x, cfg)
 }
 
-// SnapFar is how far above the largest distance between training points
-// (in its feature, for ard) a length scale must be for snapOff to move it
-// to its bound: there the feature adds at most 1e-4 to any pair's
-// exponent (r / alpha)^2.
-const SnapFar = 100
-
 // SnapTol is the most EP's evidence (plus the log prior) may fall when
-// snapOff moves the length scales beyond SnapFar to their bounds.
+// snapOff moves hyperparameters to the edge of their box.
 const SnapTol = 1e-5
 
-// snapOff moves the length scales at theta (EP's optimum) that lie beyond
-// SnapFar times the data's largest distance (cfg.Upper, BoundFar times it,
-// says where) to their upper bound, if EP's evidence there is within
-// SnapTol of theta's: those features no longer count, and where the search
-// left them (anywhere from 100 to 10^4 times the data's scale, where the
-// likelihood is flat to 1e-6 nats) would depend on when it stopped. If
-// moving them all costs more, each is tried alone, the farthest first. It
-// returns the point and EP's evidence there (without the prior).
+// snapOff moves the hyperparameters at theta (EP's optimum) whose
+// gradient points out of the box to the edge it points to, if EP's
+// evidence (plus the log prior) there is within SnapTol of theta's: the
+// likelihood is then flat or still rising from theta to the edge (beta
+// when the classes separate, the length scale of a feature that no longer
+// counts), and where the search left them would depend only on when it
+// stopped, its gains having fallen below its tolerance. All such are
+// tried at once, and if that costs more than SnapTol, each alone, the one
+// nearest its edge first. It returns the point and EP's evidence there
+// (without the prior).
 func (s *Surface) snapOff(theta []float64, cfg FitConfig) ([]float64, float64, error) {
-	objective := func(x []float64) (float64, float64, error) {
-		lz, _, err := s.EPEvidence(x, EPFitTol)
-		return lz + cfg.Prior.LogDensityOrZero(x), lz, err
+	objective := func(x []float64) (float64, float64, []float64, error) {
+		lz, g, err := s.EPEvidence(x, EPFitTol)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		return lz + cfg.Prior.logDensityGrad(x, g), lz, g, nil
 	}
-	f0, lz0, err := objective(theta)
-	if err != nil || cfg.Upper == nil {
+	f0, lz0, g, err := objective(theta)
+	if err != nil || cfg.Upper == nil || cfg.Lower == nil {
 		return theta, lz0, err
 	}
-	var far []int
-	for j, h := range s.Params {
-		if h.Kind == gp.HyperAlpha && cfg.Upper[j] > cfg.Lower[j] && theta[j] < cfg.Upper[j] && theta[j] > cfg.Upper[j]-math.Log(BoundFar/SnapFar) {
-			far = append(far, j)
+	edge := make([]float64, len(theta))
+	var out []int
+	for j, t := range theta {
+		switch {
+		case cfg.Lower[j] == cfg.Upper[j]:
+		case g[j] > 0 && t < cfg.Upper[j]:
+			edge[j] = cfg.Upper[j]
+			out = append(out, j)
+		case g[j] < 0 && t > cfg.Lower[j]:
+			edge[j] = cfg.Lower[j]
+			out = append(out, j)
 		}
 	}
-	if len(far) == 0 {
+	if len(out) == 0 {
 		return theta, lz0, nil
 	}
 	try := func(x []float64, js []int) ([]float64, float64, bool) {
 		y := append([]float64(nil), x...)
 		for _, j := range js {
-			y[j] = cfg.Upper[j]
+			y[j] = edge[j]
 		}
-		f, lz, err := objective(y)
+		f, lz, _, err := objective(y)
 		return y, lz, err == nil && f >= f0-SnapTol
 	}
-	if y, lz, ok := try(theta, far); ok {
+	if y, lz, ok := try(theta, out); ok {
 		return y, lz, nil
 	}
-	slices.SortStableFunc(far, func(a, b int) int { return cmp.Compare(theta[b]-cfg.Upper[b], theta[a]-cfg.Upper[a]) })
+	slices.SortStableFunc(out, func(a, b int) int {
+		return cmp.Compare(math.Abs(edge[a]-theta[a]), math.Abs(edge[b]-theta[b]))
+	})
 	x, lz := theta, lz0
-	for _, j := range far {
+	for _, j := range out {
 		if y, l, ok := try(x, []int{j}); ok {
 			x, lz = y, l
 		}
