@@ -19,6 +19,11 @@ type search struct {
 	// maxStep is the largest change of one coordinate in one iteration
 	// (MaxStep when 0).
 	maxStep float64
+	// noise, if not nil, returns the standard error of each component of
+	// the last gradient eval returned: the search stops once the
+	// gradient's free components are within NoiseRatio times their noise
+	// (a Monte Carlo gradient that has reached its noise points nowhere).
+	noise func() []float64
 	// lower and upper, if not nil, are the box the search stays in
 	// (Bounds).
 	lower, upper []float64
@@ -47,6 +52,14 @@ const (
 	lsTrials      = 7
 	lsArmijo      = 1e-4
 )
+
+// NoiseRatio is the gradient norm, in units of its own noise (the norm of
+// its components' standard errors), below which a search on a Monte Carlo
+// objective stops: at the maximum the estimated gradient is pure noise,
+// of norm about 1 such unit (sqrt(k) standard errors in k components);
+// below 2 its direction says little, and line searches along it mostly
+// fail.
+const NoiseRatio = 2
 
 // maxFuncPerIter bounds the evaluations per iteration on average
 // (backtracking line searches included).
@@ -145,6 +158,18 @@ func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad boo
 		if norm <= sc.gtol || norm == 0 {
 			limited = false
 			break
+		}
+		if sc.noise != nil {
+			se, noise := sc.noise(), 0.0
+			for j, v := range se {
+				if !active[j] {
+					noise += v * v
+				}
+			}
+			if norm <= NoiseRatio*math.Sqrt(noise) {
+				limited = false
+				break
+			}
 		}
 		// The quasi-Newton direction d = H free (two-loop recursion; H
 		// approximates the inverse of minus the Hessian), or the gradient

@@ -110,13 +110,19 @@ func (s *Surface) EPEvidence(theta []float64, tol float64) (float64, []float64, 
 	if err != nil {
 		return 0, nil, err
 	}
+	g, err := s.epGrad(e, theta)
+	return e.LogEvidence(), g, err
+}
+
+// epGrad is the gradient in theta of the log evidence of e, EP at theta.
+func (s *Surface) epGrad(e *core.EP, theta []float64) ([]float64, error) {
 	sc, err := e.Score()
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	tg := make([]float64, len(s.Params))
 	s.Data.KernelGradTo(tg, s.kernels(theta), s.Params, sc.A)
-	return e.LogEvidence(), s.gradient(sc, tg, theta).Grad, nil
+	return s.gradient(sc, tg, theta).Grad, nil
 }
 
 // FitConfig holds the tunables of Surface.Fit. The zero value of every
@@ -329,6 +335,7 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 		var lastX []float64
 		var lastRes core.Result
 		var lastF *core.Factor
+		var lastSE []float64 // the standard errors of the last gradient
 		eval := func(x []float64, grad bool) (float64, []float64, error) {
 			var f float64
 			var gr []float64
@@ -345,7 +352,7 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 				if err != nil {
 					return 0, nil, err
 				}
-				f, gr = g.Result.LogP, g.Grad
+				f, gr, lastSE = g.Result.LogP, g.Grad, g.SE
 			} else {
 				out.Evals++
 				lastF, lastRes.Cloud = nil, nil
@@ -366,7 +373,8 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 			}
 			return f, gr, nil
 		}
-		x, it, err := maximize(ctx, theta, eval, search{maxIter: cfg.MaxIterations, ftol: exactFTol, lower: cfg.Lower, upper: cfg.Upper})
+		x, it, err := maximize(ctx, theta, eval, search{maxIter: cfg.MaxIterations, ftol: exactFTol, lower: cfg.Lower, upper: cfg.Upper,
+			noise: func() []float64 { return lastSE }})
 		limited = it < 0
 		if limited {
 			it = -it - 1
@@ -459,12 +467,30 @@ func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfi
 		cfg.MaxIterations = defaultIterations(len(theta0))
 	}
 	theta0 = cfg.clip(theta0)
-	eval := func(x []float64, _ bool) (float64, []float64, error) {
-		f, g, err := s.EPEvidence(x, EPFitTol)
-		if err != nil {
-			return 0, nil, err
+	// A values-only evaluation (the line search's) solves EP alone, and
+	// keeps it for the gradient at the point the search accepts.
+	var lastX []float64
+	var last *core.EP
+	eval := func(x []float64, grad bool) (float64, []float64, error) {
+		e := last
+		if e == nil || !floatsEqual(x, lastX) {
+			var err error
+			if e, err = core.NewEPTol(s.box(x), s.Jitter, EPFitTol); err != nil {
+				return 0, nil, err
+			}
+			lastX, last = append(lastX[:0], x...), e
 		}
-		f += cfg.Prior.logDensityGrad(x, g)
+		f := e.LogEvidence()
+		var g []float64
+		if grad {
+			var err error
+			if g, err = s.epGrad(e, x); err != nil {
+				return 0, nil, err
+			}
+			f += cfg.Prior.logDensityGrad(x, g)
+		} else {
+			f += cfg.Prior.LogDensityOrZero(x)
+		}
 		if cfg.Progress != nil {
 			cfg.Progress("ep", 0, x, f)
 		}

@@ -306,16 +306,23 @@ func (e *TrapError) Error() string {
 	return fmt.Sprintf("fit: at %s the kernel is numerically constant (two training points' latent values differ by a variance of at most %.2g beside the probit noise's 1): the length scales are far above the distances between the points, and the log marginal likelihood is flat there", where, 2*e.Stat)
 }
 
-// trapAt returns a *TrapError if a kernel of the surface at theta is in a
-// trap on its data, else nil.
+// trapAt returns a *TrapError (of the first kernel) if every kernel of the
+// surface at theta is in a trap on its data, else nil: with a kernel per
+// class, one class's latent function may vanish (the others carry the
+// differences between the classes), and the likelihood is not flat.
 func (s *Surface) trapAt(theta []float64, end bool) error {
 	x, d := s.Data.Inputs()
+	var first error
 	for c, k := range s.kernels(theta) {
-		if t, v := KernelTrap(k, x, d); t != TrapNone {
-			return &TrapError{End: end, Trap: t, Stat: v, Kernel: *k, Class: c}
+		t, v := KernelTrap(k, x, d)
+		if t == TrapNone {
+			return nil
+		}
+		if first == nil {
+			first = &TrapError{End: end, Trap: t, Stat: v, Kernel: *k, Class: c}
 		}
 	}
-	return nil
+	return first
 }
 
 // RestartSD is the standard deviation, in each log-hyperparameter, of the
