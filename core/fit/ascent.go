@@ -21,8 +21,9 @@ type search struct {
 	maxStep float64
 	// noise, if not nil, returns the standard error of each component of
 	// the last gradient eval returned: the search stops once the
-	// gradient's free components are within NoiseRatio times their noise
-	// (a Monte Carlo gradient that has reached its noise points nowhere).
+	// gradient's free components are within NoiseRatio times their noise,
+	// sum_j (g_j / se_j)^2 <= NoiseRatio^2 k (a Monte Carlo gradient that
+	// has reached its noise points nowhere).
 	noise func() []float64
 	// lower and upper, if not nil, are the box the search stays in
 	// (Bounds).
@@ -53,12 +54,17 @@ const (
 	lsArmijo      = 1e-4
 )
 
-// NoiseRatio is the gradient norm, in units of its own noise (the norm of
-// its components' standard errors), below which a search on a Monte Carlo
-// objective stops: at the maximum the estimated gradient is pure noise,
-// of norm about 1 such unit (sqrt(k) standard errors in k components);
-// below 2 its direction says little, and line searches along it mostly
-// fail.
+// NoiseRatio is the size of the gradient, in units of its own noise (the
+// root mean square of its k components each divided by its standard
+// error), below which a search on a Monte Carlo objective stops: at the
+// maximum the estimated gradient is pure noise, of size about 1 (its sum
+// of squares chi-square with k degrees of freedom); below 2 its direction
+// says little, and line searches along it mostly fail. Measured on
+// digits (10 classes, 2 hyperparameters): a rule on the norms alone,
+// |g| <= 2 sqrt(sum_j se_j^2), stopped the last round where beta's
+// component was 7 of its standard errors, hidden by alpha's larger ones;
+// without a rule, the first round went on for 20 more estimates within
+// 0.5 nats of its end.
 const NoiseRatio = 2
 
 // maxFuncPerIter bounds the evaluations per iteration on average
@@ -160,13 +166,17 @@ func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad boo
 			break
 		}
 		if sc.noise != nil {
-			se, noise := sc.noise(), 0.0
-			for j, v := range se {
-				if !active[j] {
-					noise += v * v
+			// The gradient in units of its noise, component by component:
+			// z^2 = sum_j (g_j / se_j)^2, about the number of free
+			// components at the maximum.
+			z2, free := 0.0, 0
+			for j, se := range sc.noise() {
+				if !active[j] && se > 0 {
+					z2 += (g[j] / se) * (g[j] / se)
+					free++
 				}
 			}
-			if norm <= NoiseRatio*math.Sqrt(noise) {
+			if free > 0 && z2 <= NoiseRatio*NoiseRatio*float64(free) {
 				limited = false
 				break
 			}

@@ -57,8 +57,9 @@ func TestDataScale(t *testing.T) {
 
 // TestKernelTrap checks the three flat regions on standard normal points
 // in 10 dimensions (squared distances about 20): length scales far below
-// the distances (diagonal), far above them (constant), a negligible beta;
-// and the data's start in none.
+// the distances (diagonal; also where the closest pair still has a
+// correlation of 0.01, as sonar at the old default start), far above them
+// (constant), a negligible beta; and the data's start in none.
 func TestKernelTrap(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	const n, d = 60, 10
@@ -71,6 +72,8 @@ func TestKernelTrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := sc.Start(gp.KernelRBF, d)
+	// The length scale at which the closest pair's correlation is 0.01.
+	near := sc.Min / math.Sqrt(-math.Log(0.01))
 	for _, c := range []struct {
 		k    gp.Kernel
 		want fit.Trap
@@ -79,6 +82,8 @@ func TestKernelTrap(t *testing.T) {
 		{sc.Start(gp.KernelARD, d), fit.TrapNone},
 		{gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{0.3}, Beta: 1}, fit.TrapDiagonal},
 		{gp.Kernel{Kind: gp.KernelMatern32, Alpha: []float64{0.001}, Beta: 1}, fit.TrapDiagonal},
+		{gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{near}, Beta: 1}, fit.TrapDiagonal},
+		{gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{3 * near}, Beta: 1}, fit.TrapNone},
 		{gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{1e4}, Beta: 1, Bias: 2}, fit.TrapConstant},
 		// A constant kernel times a large beta still varies: not a trap.
 		{gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{1e4}, Beta: 1e9}, fit.TrapNone},

@@ -213,7 +213,7 @@ func (c *fitCmd) run(e *env) error {
 	}
 	best, starts, err := surf.FitStarts(e.ctx, theta0, c.Restarts, fcfg)
 	if err != nil {
-		return c.fitError(err, names, theta0, scale)
+		return c.fitError(err, names, theta0, scale, train.names)
 	}
 	res := starts[best].Result
 	if err := starts[best].Err; err != nil {
@@ -312,7 +312,7 @@ func (c *fitCmd) run(e *env) error {
 
 // fitError turns an error of the fit into the tool's: a start or an end in
 // a flat region (fit.TrapError) becomes one line that says what to try.
-func (c *fitCmd) fitError(err error, names []string, theta0 []float64, scale *fit.DataScale) error {
+func (c *fitCmd) fitError(err error, names []string, theta0 []float64, scale *fit.DataScale, features []string) error {
 	var te *fit.TrapError
 	var nc *fit.ErrNotConverged
 	switch {
@@ -328,11 +328,7 @@ func (c *fitCmd) fitError(err error, names []string, theta0 []float64, scale *fi
 		default:
 			try = "the data show no structure this kernel can use from this start: try --restarts, another --kernel, or another start"
 		}
-		at := describeTheta(names, theta0)
-		if te.End {
-			at = describeKernel(&te.Kernel, nil)
-		}
-		return &dataError{fmt.Sprintf("%s (at %s); %s", strings.TrimPrefix(te.Error(), "fit: "), at, try)}
+		return &dataError{fmt.Sprintf("%s (at %s); %s", strings.TrimPrefix(te.Error(), "fit: "), describeKernel(&te.Kernel, features), try)}
 	case errors.As(err, &nc):
 		return &dataError{nc.Error()}
 	case errors.Is(err, fit.ErrNonFinite):
