@@ -21,9 +21,9 @@ type search struct {
 	maxStep float64
 	// noise, if not nil, returns the standard error of each component of
 	// the last gradient eval returned: the search stops once the
-	// gradient's free components are within NoiseRatio times their noise,
-	// sum_j (g_j / se_j)^2 <= NoiseRatio^2 k (a Monte Carlo gradient that
-	// has reached its noise points nowhere).
+	// gradient's k free components are consistent with noise,
+	// z^2 = sum_j (g_j / se_j)^2 <= k + NoiseRatio sqrt(2 k) (a Monte
+	// Carlo gradient that has reached its noise points nowhere).
 	noise func() []float64
 	// lower and upper, if not nil, are the box the search stays in
 	// (Bounds).
@@ -54,17 +54,17 @@ const (
 	lsArmijo      = 1e-4
 )
 
-// NoiseRatio is the size of the gradient, in units of its own noise (the
-// root mean square of its k components each divided by its standard
-// error), below which a search on a Monte Carlo objective stops: at the
-// maximum the estimated gradient is pure noise, of size about 1 (its sum
-// of squares chi-square with k degrees of freedom); below 2 its direction
-// says little, and line searches along it mostly fail. Measured on
-// digits (10 classes, 2 hyperparameters): a rule on the norms alone,
-// |g| <= 2 sqrt(sum_j se_j^2), stopped the last round where beta's
-// component was 7 of its standard errors, hidden by alpha's larger ones;
-// without a rule, the first round went on for 20 more estimates within
-// 0.5 nats of its end.
+// NoiseRatio says when a search on a Monte Carlo objective stops: once the
+// sum of the squares of the gradient's k free components, each divided by
+// its standard error, is within NoiseRatio standard deviations of its
+// mean at the maximum, where the estimated gradient is pure noise and the
+// sum chi-square with k degrees of freedom: z^2 <= k + NoiseRatio sqrt(2
+// k). The direction of such a gradient says little, and line searches
+// along it mostly fail. Measured on digits (10 classes, 2
+// hyperparameters): a rule on the norms alone, |g| <= 2 sqrt(sum_j
+// se_j^2), stopped the last round where beta's component was 7 of its
+// standard errors, hidden by alpha's larger ones; without a rule, the
+// first round went on for 20 more estimates within 0.5 nats of its end.
 const NoiseRatio = 2
 
 // maxFuncPerIter bounds the evaluations per iteration on average
@@ -176,7 +176,7 @@ func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad boo
 					free++
 				}
 			}
-			if free > 0 && z2 <= NoiseRatio*NoiseRatio*float64(free) {
+			if free > 0 && z2 <= float64(free)+NoiseRatio*math.Sqrt(2*float64(free)) {
 				limited = false
 				break
 			}

@@ -145,7 +145,8 @@ type FitConfig struct {
 	// 100 + 5 k: a step moves a log-hyperparameter by at most MaxStep, and
 	// one that runs off to its bound, beta to BoundHigh from 1, takes 55).
 	MaxIterations int
-	// SkipEP starts the exact stage at theta0 instead of EP's optimum.
+	// SkipEP starts the exact stage at theta0 instead of EP's optimum; so
+	// does every fit of EPStageMaxVars orthant variables or more.
 	SkipEP bool
 	// Hessian asks for the curvature at the optimum by central differences
 	// of the gradient (2k more gradients at FinalSamples particles), for
@@ -170,6 +171,19 @@ const (
 	epGTol    = 1e-5
 	exactFTol = 1e-4
 )
+
+// EPStageMaxVars is the number of orthant variables from which Fit has no
+// EP stage: its exact stage starts at the starting point. EP's evidence
+// and its gradient need EP converged (sweeps of N^3/2 multiply-adds until
+// the sites change by less than EPFitTol: 14 on digits, N (C - 1) =
+// 4500) and an N x N inverse, where the exact stage's estimate needs the
+// proposal's EP (5 sweeps from core.EPLargeN variables on), its particles
+// and the score: on digits an EP evaluation took 28 s and its gradient 6
+// s more, an exact estimate with 500 particles 12 s and its gradient 7 s
+// (the 2-core AVX-512 machine, under load), so that the EP stage would
+// cost more than the exact stage it shortens. Below, EP's evidence is the
+// cheaper, and deterministic, first stage.
+const EPStageMaxVars = 2000
 
 // MinFitSamples is the fewest particles of an exact round.
 const MinFitSamples = 500
@@ -304,7 +318,7 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 	}
 	lower, upper := cfg.Lower, cfg.Upper // the box, for FitResult.Bound
 
-	if !cfg.SkipEP {
+	if !cfg.SkipEP && s.Vars < EPStageMaxVars {
 		x, lz, err := s.MaximizeEP(ctx, theta, cfg)
 		if err != nil {
 			return nil, err

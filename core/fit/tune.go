@@ -42,6 +42,9 @@ type Surface struct {
 	// the input index of the k-th variable) used at every theta.
 	Method core.Method
 	Perm   []int
+	// Vars is the number of orthant variables: N, or N (C - 1) for C
+	// classes.
+	Vars   int
 	Jitter float64
 	// Config holds the estimator's tunables; Method, Samples, Seed and Keep
 	// are set per evaluation.
@@ -75,6 +78,7 @@ func NewSurface(ctx context.Context, data gp.Model, kernel gp.Kernel, params []g
 		return nil, pilots, 0, err
 	}
 	s.Perm = append([]int(nil), f.Perm...)
+	s.Vars = f.N
 	return s, pilots, f.Order, nil
 }
 

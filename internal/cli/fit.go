@@ -53,7 +53,7 @@ type fitCmd struct {
 	Iterations     int      `default:"0" help:"Most L-BFGS iterations per stage and round (0: 100 + 5 per hyperparameter)."`
 	Restarts       int      `default:"0" help:"Fit again from this many more starting points drawn around the start (a normal of sd 1 on each log-hyperparameter, deterministic in --seed) and keep the best by the exact objective (scikit-learn's n_restarts_optimizer); each start's optimum is in gpc:restarts."`
 	PriorSD        *float64 `name:"prior-sd" help:"A normal prior of this standard deviation on each log-hyperparameter, centred on the starting point (a maximum a posteriori fit; 0: none). Default: 3 for the ard kernel, whose D + 1 hyperparameters the likelihood alone overfits (95% of the prior within a factor 400 of the start), 0 for the others."`
-	EP             bool     `default:"true" negatable:"" help:"Start the exact stage at the maximum of EP's evidence (--no-ep: at the starting point)."`
+	EP             bool     `default:"true" negatable:"" help:"Start the exact stage at the maximum of EP's evidence (--no-ep: at the starting point, as every fit of 2000 orthant variables or more does, where EP's evidence costs more than the exact estimate)."`
 	Hessian        bool     `help:"Estimate the curvature at the optimum (2 gradients per hyperparameter at --final-samples) for the optimum's Monte Carlo error, mc_se_log."`
 	commonFlags    `embed:""`
 }
@@ -287,10 +287,15 @@ func (c *fitCmd) run(e *env) error {
 	if c.Restarts > 0 {
 		meta["gpc:restarts"] = describeStarts(starts, best, names)
 	}
-	if res.EPTheta != nil {
+	switch {
+	case res.EPTheta != nil:
 		// The exact stage's gain over EP's optimum and whether EP's was
 		// kept (fit.KeepEP).
 		meta["gpc:exact_gain"] = fmt.Sprintf("%s (se %s); kept EP's optimum: %t", fmtFloat(res.Gain), fmtFloat(res.SEGain), res.KeptEP)
+	case c.EP:
+		meta["gpc:ep_stage"] = fmt.Sprintf("none: %d orthant variables (from %d on the exact stage starts at the start, fit.EPStageMaxVars)", surf.Vars, fit.EPStageMaxVars)
+	default:
+		meta["gpc:ep_stage"] = "none: --no-ep"
 	}
 	meta["gpc:iterations"] = strconv.Itoa(res.Iterations)
 	if ok, why := res.Final.Result.Trust(); !ok {
