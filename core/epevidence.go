@@ -81,16 +81,7 @@ func (e *EP) Score() (*Score, error) {
 	var ws gemm.Workspace
 	solveRowsTo(v, n, l, n, &ws, workers)
 	c := l // L_B is no longer needed
-	clear(c)
-	for c0 := 0; c0 < n; c0 += epRows {
-		c1 := min(n, c0+epRows)
-		ws.NT(n-c0, c1-c0, n, v[c0*n:], n, v[c0*n:], n, c[c0*n+c0:], n, false, workers)
-	}
-	for i := range n {
-		for j := 0; j < i; j++ {
-			c[j*n+i] = c[i*n+j]
-		}
-	}
+	symProductTo(c, v, n, n, &ws, workers)
 	// b = Nu - C R Nu.
 	rnu := make([]float64, n)
 	for i := range n {

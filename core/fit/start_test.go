@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gpc/core"
@@ -121,7 +122,7 @@ func TestFitTrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(starts) != 3 || !floatsEq(starts[0].Theta, theta) {
+	if len(starts) != 3 || !slices.Equal(starts[0].Theta, theta) {
 		t.Fatalf("%d starts, the first at %v (want %v)", len(starts), starts[0].Theta, theta)
 	}
 	for i, st := range starts {
@@ -133,7 +134,7 @@ func TestFitTrap(t *testing.T) {
 		}
 		t.Logf("start %d at %v: optimum %v, log ML %.4f (se %.2g)", i, st.Theta, st.Result.Theta, st.Result.Final.Result.LogP, st.Result.Final.Result.SE)
 	}
-	if floatsEq(starts[1].Theta, starts[2].Theta) {
+	if slices.Equal(starts[1].Theta, starts[2].Theta) {
 		t.Errorf("two restarts from the same point %v", starts[1].Theta)
 	}
 	_, again, err := s.FitStarts(context.Background(), theta, 2, cfg)
@@ -141,22 +142,10 @@ func TestFitTrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range again {
-		if !floatsEq(again[i].Theta, starts[i].Theta) || !floatsEq(again[i].Result.Theta, starts[i].Result.Theta) {
+		if !slices.Equal(again[i].Theta, starts[i].Theta) || !slices.Equal(again[i].Result.Theta, starts[i].Result.Theta) {
 			t.Errorf("start %d again: from %v to %v, first from %v to %v", i, again[i].Theta, again[i].Result.Theta, starts[i].Theta, starts[i].Result.Theta)
 		}
 	}
-}
-
-func floatsEq(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestFitRunOff checks the box's rule on data whose classes a
@@ -267,25 +256,12 @@ func TestGradMulticlass(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkGradFD(t, s, theta, g, samples, seed)
 			for j := range theta {
 				up := append([]float64(nil), theta...)
 				dn := append([]float64(nil), theta...)
 				up[j] += fdLogStep
 				dn[j] -= fdLogStep
-				ru, _, err := s.Eval(context.Background(), up, samples, seed, false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rd, _, err := s.Eval(context.Background(), dn, samples, seed, false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				fd := (ru.LogP - rd.LogP) / (2 * fdLogStep)
-				se := math.Hypot(g.SE[j], fit.DiffSE(&ru, &rd)/(2*fdLogStep))
-				t.Logf("theta_%d (%+v): Fisher %.5g (se %.2g), central difference %.5g: %.2f se apart", j, params[j], g.Grad[j], g.SE[j], fd, math.Abs(g.Grad[j]-fd)/se)
-				if !(math.Abs(g.Grad[j]-fd) <= kSE*se) {
-					t.Errorf("theta_%d: Fisher %.5g (se %.2g), central difference %.5g", j, g.Grad[j], g.SE[j], fd)
-				}
 				eu, _, err1 := s.EPEvidence(up, 1e-10)
 				ed, _, err2 := s.EPEvidence(dn, 1e-10)
 				if err1 != nil || err2 != nil {

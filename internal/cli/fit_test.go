@@ -79,20 +79,7 @@ func TestFitARDFeatures(t *testing.T) {
 func TestFitDefaultPrior(t *testing.T) {
 	t.Parallel()
 	read := func(args ...string) (format.HyperFit, []format.HyperRow, map[string]string) {
-		out := runCLI(t, Fit, cliCase{args: append(append([]string{}, fitArgs...), args...)})
-		f, err := format.ReadFrame(bytes.NewReader(out), "fit.arrows", format.NewAllocator())
-		if err != nil {
-			t.Fatal(err)
-		}
-		hf, rows, err := format.ReadHyper(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		meta, err := format.StreamMeta(bytes.NewReader(out), "fit.arrows", format.NewAllocator())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return hf, rows, meta
+		return readFit(t, runCLI(t, Fit, cliCase{args: append(append([]string{}, fitArgs...), args...)}))
 	}
 	if hf, _, meta := read(); hf.LogPrior != 0 || meta["gpc:prior_sd"] != "0" {
 		t.Errorf("rbf: log_prior %v, gpc:prior_sd %q, want no prior", hf.LogPrior, meta["gpc:prior_sd"])
