@@ -394,9 +394,8 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 			// goes on while its line searches find better points, as
 			// before NoiseRatio: on common random numbers a better point
 			// is better on that surface, and a gradient within its noise
-			// can still lead up a long, flat ridge (with the rule in every
-			// round ionosphere's likelihood-only fit in docs/fitting.md
-			// stopped where, without it, it had climbed 0.86 nats).
+			// can still lead up a long, flat ridge, which the last round's
+			// particles resolve.
 			sc.noise = func() []float64 { return lastSE }
 		}
 		x, it, err := maximize(ctx, theta, eval, sc)
