@@ -387,17 +387,8 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 			}
 			return f, gr, nil
 		}
-		sc := search{maxIter: cfg.MaxIterations, ftol: exactFTol, lower: cfg.Lower, upper: cfg.Upper}
-		if r < cfg.Rounds-1 {
-			// A round before the last ends once its gradient is noise: the
-			// next, with 4 times the particles, sees further. The last
-			// goes on while its line searches find better points, as
-			// before NoiseRatio: on common random numbers a better point
-			// is better on that surface, and a gradient within its noise
-			// can still lead up a long, flat ridge, which the last round's
-			// particles resolve.
-			sc.noise = func() []float64 { return lastSE }
-		}
+		sc := search{maxIter: cfg.MaxIterations, ftol: exactFTol, lower: cfg.Lower, upper: cfg.Upper,
+			noise: func() []float64 { return lastSE }}
 		x, it, err := maximize(ctx, theta, eval, sc)
 		limited = it < 0
 		if limited {
