@@ -413,6 +413,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-fit", what: "a start where the kernel is practically diagonal: sonar's ard at the old default, --alpha 1", args: []string{"--train", "../../bench/repro/testdata/sonar/train.csv", "--standardize", "--kernel", "ard", "--alpha", "1"}, code: ExitData, want: "start from a larger --alpha"},
 		{tool: "gpc-fit", what: "a start where the kernel is practically constant: --alpha 1e9", args: tinyTrain("--alpha", "1e9"), code: ExitData, want: "start from a smaller --alpha"},
 		{tool: "gpc-fit", what: "a start where the latent function is negligible: --beta 1e-9", args: tinyTrain("--beta", "1e-9"), code: ExitData, want: "start from a larger --beta"},
+		{tool: "gpc-fit", what: "a fit that ends where the latent function is negligible: labels no linear function of the feature explains", args: []string{"--train", "-", "--kernel", "linear"}, stdin: "train.csv", input: text("a,y\n1.00,1\n1.01,-1\n1.02,1\n1.03,-1\n0.99,-1\n0.98,1\n1.04,-1\n0.97,1\n"), code: ExitData, want: "at the fit's end the latent function is negligible"},
 		{tool: "gpc-fit", what: "every training point the same", args: []string{"--train", "-"}, stdin: "train.csv", input: text("a,b,y\n1,2,1\n1,2,-1\n1,2,1\n"), code: ExitData, want: "every training point is the same"},
 		{tool: "gpc-fit", what: "absurd flag: --restarts -1", args: tinyTrain("--restarts", "-1"), code: ExitUsage, want: "--restarts -1"},
 		{tool: "gpc-fit", what: "--per-class with two classes", args: tinyTrain("--per-class"), code: ExitUsage, want: "for three or more classes"},
