@@ -169,8 +169,9 @@ func PairedSE(a, b []float64) float64 {
 	return math.Sqrt(v / (n - 1) / n)
 }
 
-// FitGPC runs gpc's fit (fit.Surface.Fit, the defaults of gpc-fit; with
-// the curvature at the optimum, FitResult.Hessian, if hessian is set) from
+// FitGPC runs gpc's fit (fit.Surface.Fit, the defaults of gpc-fit, its box
+// of the hyperparameters (fit.DataScale.Bounds) included; with the
+// curvature at the optimum, FitResult.Hessian, if hessian is set) from
 // start under prior (none if its Mu is nil; the EP stage gets the same
 // prior), and also returns the EP-evidence optimum its first stage found
 // and the wall and CPU seconds (cpu, if not nil, returns the process's CPU
@@ -185,17 +186,22 @@ func FitGPC(ctx context.Context, data *gp.Classifier, start gp.Kernel, prior fit
 		theta0[j] = math.Log(h.Get(&start))
 	}
 	t0, c0 := time.Now(), cpu()
+	scale, err := fit.NewDataScale(data.X, data.D)
+	if err != nil {
+		return exact, ep, 0, 0, 0, 0, nil, err
+	}
+	lower, upper := scale.Bounds(&start, params)
 	s, err := fit.NewFitSurface(ctx, data, start, params, theta0, fit.FitCandidate, 0, core.Config{Samples: samples, Seed: seed})
 	if err != nil {
 		return exact, ep, 0, 0, 0, 0, nil, err
 	}
-	epTheta, _, err := s.MaximizeEP(ctx, theta0, fit.FitConfig{Prior: prior})
+	epTheta, _, err := s.MaximizeEP(ctx, theta0, fit.FitConfig{Prior: prior, Lower: lower, Upper: upper})
 	if err != nil {
 		return exact, ep, 0, 0, 0, 0, nil, err
 	}
 	epSecs, epCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
 	t0, c0 = time.Now(), cpu()
-	res, err = s.Fit(ctx, theta0, fit.FitConfig{Samples: samples, Seed: seed, Prior: prior, Hessian: hessian})
+	res, err = s.Fit(ctx, theta0, fit.FitConfig{Samples: samples, Seed: seed, Prior: prior, Hessian: hessian, Lower: lower, Upper: upper})
 	fitSecs, fitCPU = time.Since(t0).Seconds(), (cpu() - c0).Seconds()
 	if res == nil {
 		return exact, ep, epSecs, fitSecs, epCPU, fitCPU, nil, err

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
+	"gpc/internal/gemm"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // LogEvidence returns EP's approximation of log P, the log normalising
@@ -51,45 +53,49 @@ func (e *EP) LogEvidence() float64 {
 // where EP has converged.
 func (e *EP) Score() (*Score, error) {
 	n := e.N
-	rm := mat.NewDense(n, n, e.r)
+	if e.r == nil {
+		return nil, errors.New("core: EP.Score needs an EP that kept R (NewEPTol)")
+	}
 	sq := make([]float64, n)
 	for i, t := range e.Tau {
 		sq[i] = math.Sqrt(t)
 	}
-	bm := mat.NewSymDense(n, nil)
+	// B = I + T^1/2 R T^1/2 = L_B L_B' (its lower triangle).
+	l := make([]float64, n*n)
 	for i := range n {
-		for j := i; j < n; j++ {
-			v := sq[i] * rm.At(i, j) * sq[j]
-			if i == j {
-				v++
-			}
-			bm.SetSym(i, j, v)
+		for j := 0; j <= i; j++ {
+			l[i*n+j] = sq[i] * e.r[i*n+j] * sq[j]
 		}
+		l[i*n+i]++
 	}
-	var ch mat.Cholesky
-	if !ch.Factorize(bm) {
+	workers := cholWorkers()
+	if cholesky(l, n, nil, workers) >= 0 {
 		return nil, errors.New("core: EP broke down: I + T^1/2 R T^1/2 is not positive definite")
 	}
-	var binv mat.SymDense
-	if err := ch.InverseTo(&binv); err != nil {
-		return nil, err
-	}
-	nu := mat.NewVecDense(n, append([]float64(nil), e.Nu...))
-	var rnu mat.VecDense
-	rnu.MulVec(rm, nu)
+	// V = T^1/2 L_B^-T (row i: sq_i e_i' L_B^-T), so that
+	// T^1/2 B^-1 T^1/2 = V V' =: C.
+	v := make([]float64, n*n)
 	for i := range n {
-		rnu.SetVec(i, sq[i]*rnu.AtVec(i))
+		v[i*n+i] = sq[i]
 	}
-	var x mat.VecDense
-	x.MulVec(&binv, &rnu)
+	var ws gemm.Workspace
+	solveRowsTo(v, n, l, n, &ws, workers)
+	c := l // L_B is no longer needed
+	symProductTo(c, v, n, n, &ws, workers)
+	// b = Nu - C R Nu.
+	rnu := make([]float64, n)
+	for i := range n {
+		rnu[i] = floats.Dot(e.r[i*n:i*n+n], e.Nu)
+	}
 	b := make([]float64, n)
 	for i := range n {
-		b[i] = e.Nu[i] - sq[i]*x.AtVec(i)
+		b[i] = e.Nu[i] - floats.Dot(c[i*n:i*n+n], rnu)
 	}
-	a := make([]float64, n*n)
+	a := c
 	for i := range n {
-		for j := range n {
-			a[i*n+j] = b[i]*b[j] - sq[i]*binv.At(i, j)*sq[j]
+		row := a[i*n : i*n+n]
+		for j := range row {
+			row[j] = b[i]*b[j] - row[j]
 		}
 	}
 	return &Score{N: n, A: [][]float64{a}, Weight: []float64{1}}, nil

@@ -3,10 +3,9 @@ package core
 import (
 	"errors"
 	"math"
+	"slices"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/mat"
+	"gpc/internal/gemm"
 )
 
 // Score is the gradient of log P with respect to the covariance R of a box
@@ -54,8 +53,26 @@ var ErrScoreMethod = errors.New("core: the gradient needs a cloud of method smc,
 // R^-1 (v - m) comes from R's own factor. It panics if the cloud's
 // dimension is not f's.
 func NewScore(f *Factor, c *Cloud, method Method) (*Score, error) {
+	var a [][]float64
+	s, err := NewScoreBatches(f, c, method, len(c.Groups), func(_ int, ag [][]float64) { a = ag })
+	if err != nil {
+		return nil, err
+	}
+	s.A = a
+	return s, nil
+}
+
+// NewScoreBatches is NewScore for a covariance too large to hold an N x N
+// A_g for every group at once: it hands fn the groups' A_g in order, batch
+// groups at a time (the last batch may be smaller; first is the index of
+// its first group), in buffers it reuses for the next batch, and returns
+// the Score with its Weight only (A nil). It panics if batch < 1.
+func NewScoreBatches(f *Factor, c *Cloud, method Method, batch int, fn func(first int, a [][]float64)) (*Score, error) {
 	if method != MethodSMC && method != MethodMET && method != MethodEP || (method == MethodEP) != (f.ep != nil) {
 		return nil, ErrScoreMethod
+	}
+	if batch < 1 {
+		panic("core: NewScoreBatches: batch < 1")
 	}
 	n := f.N
 	if c.N != n {
@@ -71,71 +88,86 @@ func NewScore(f *Factor, c *Cloud, method Method) (*Score, error) {
 			perm[i] = i
 		}
 	}
-	// Linv = lr^-1 (lower), and R^-1 = Linv' Linv in the working order.
-	lt := mat.NewTriDense(n, mat.Lower, append([]float64(nil), lr...))
-	var linv mat.TriDense
-	if err := linv.InverseTri(lt); err != nil {
-		var cond mat.Condition
-		if !errors.As(err, &cond) {
-			return nil, err
-		}
+	// R^-1 = Y Y' in the working order, Y = lr^-T (the identity's rows
+	// solved against lr'), on internal/gemm's kernel.
+	workers := cholWorkers()
+	var ws gemm.Workspace
+	y := make([]float64, n*n)
+	for i := range n {
+		y[i*n+i] = 1
 	}
-	lraw := linv.RawTriangular()
-	lgen := blas64.General{Rows: n, Cols: n, Stride: lraw.Stride, Data: lraw.Data}
-	rinv := blas64.Symmetric{N: n, Stride: n, Data: make([]float64, n*n), Uplo: blas.Upper}
-	blas64.Syrk(blas.Trans, 1, lgen, 0, rinv)
-	ltri := blas64.Triangular{N: n, Stride: n, Data: lr, Uplo: blas.Lower, Diag: blas.NonUnit}
+	solveRowsTo(y, n, lr, n, &ws, workers)
+	rinv := make([]float64, n*n)
+	symProductTo(rinv, y, n, n, &ws, workers)
 
-	s := &Score{N: n, A: make([][]float64, len(c.Groups)), Weight: make([]float64, len(c.Groups))}
-	logZ := make([]float64, len(c.Groups))
-	sizes := make([]int, len(c.Groups))
-	var u []float64
-	for g := range c.Groups {
-		grp := &c.Groups[g]
-		m := grp.Len()
-		logZ[g], sizes[g] = grp.LogZ, m
-		// Y: row p is lr^-1 (v_p - m), scaled by sqrt(w_p); for a Factor
-		// of R that is z_p itself.
-		w := make([]float64, m*n)
-		if f.ep == nil {
+	groups := len(c.Groups)
+	s := &Score{N: n, Weight: make([]float64, groups)}
+	logZ := make([]float64, groups)
+	sizes := make([]int, groups)
+	sec := make([]float64, n*n)
+	var w, wt []float64
+	bufs := make([][]float64, min(batch, groups))
+	for first := 0; first < groups; first += batch {
+		last := min(groups, first+batch)
+		for g := first; g < last; g++ {
+			grp := &c.Groups[g]
+			m := grp.Len()
+			logZ[g], sizes[g] = grp.LogZ, m
+			// Y: row p is lr^-1 (v_p - m), scaled by sqrt(w_p); for a
+			// Factor of R that is z_p itself.
+			w = slices.Grow(w[:0], m*n)[:m*n]
+			if f.ep == nil {
+				for p := range m {
+					sq := math.Exp(grp.LogW[p] / 2)
+					row := grp.Z[p*n : p*n+n]
+					dst := w[p*n : p*n+n]
+					for k, z := range row {
+						dst[k] = sq * z
+					}
+				}
+			} else {
+				// U = Z L' + 1 M' (the Factor's order), to the input
+				// order, then solved against lr: w <- w lr^-T.
+				wt = slices.Grow(wt[:0], m*n)[:m*n]
+				ws.NT(m, n, n, grp.Z, n, f.L, n, wt, n, false, workers)
+				for p := range m {
+					sq := math.Exp(grp.LogW[p] / 2)
+					row := wt[p*n : p*n+n]
+					dst := w[p*n : p*n+n]
+					for k, v := range f.Perm {
+						dst[v] = sq * (row[k] + f.ep.m[k])
+					}
+				}
+				solveRowsTo(w, m, lr, n, &ws, workers)
+			}
+			// W = Y lr^-1: row p is (lr^-T y_p)' = (R^-1 (v_p - m))'; then
+			// sec = W'W, the product of W's transpose with itself.
+			solveRowsUpper(w, m, lr, n, &ws, workers)
+			wt = slices.Grow(wt[:0], m*n)[:m*n]
 			for p := range m {
-				sq := math.Exp(grp.LogW[p] / 2)
-				row := grp.Z[p*n : p*n+n]
-				dst := w[p*n : p*n+n]
-				for k, z := range row {
-					dst[k] = sq * z
+				for k, v := range w[p*n : p*n+n] {
+					wt[k*m+p] = v
 				}
 			}
-		} else {
-			// U = Z L' + 1 M' (the Factor's order), to the input order.
-			u = append(u[:0], grp.Z...)
-			ug := blas64.General{Rows: m, Cols: n, Stride: n, Data: u}
-			blas64.Trmm(blas.Right, blas.Trans, 1, blas64.Triangular{N: n, Stride: n, Data: f.L, Uplo: blas.Lower, Diag: blas.NonUnit}, ug)
-			for p := range m {
-				sq := math.Exp(grp.LogW[p] / 2)
-				row := u[p*n : p*n+n]
-				dst := w[p*n : p*n+n]
-				for k, v := range f.Perm {
-					dst[v] = sq * (row[k] + f.ep.m[k])
+			symProductTo(sec, wt, n, m, &ws, workers)
+			a := bufs[g-first]
+			if a == nil {
+				a = make([]float64, n*n)
+				bufs[g-first] = a
+			}
+			for i := range n {
+				pi := perm[i]
+				for j := i; j < n; j++ {
+					v := sec[i*n+j] - rinv[i*n+j]
+					pj := perm[j]
+					a[pi*n+pj], a[pj*n+pi] = v, v
 				}
 			}
-			blas64.Trsm(blas.Right, blas.Trans, 1, ltri, blas64.General{Rows: m, Cols: n, Stride: n, Data: w})
 		}
-		// W = Y lr^-1: row p is (lr^-T y_p)' = (R^-1 (v_p - m))'.
-		wg := blas64.General{Rows: m, Cols: n, Stride: n, Data: w}
-		blas64.Trsm(blas.Right, blas.NoTrans, 1, ltri, wg)
-		sec := blas64.Symmetric{N: n, Stride: n, Data: make([]float64, n*n), Uplo: blas.Upper}
-		blas64.Syrk(blas.Trans, 1, wg, 0, sec)
-		a := make([]float64, n*n)
-		for i := range n {
-			pi := perm[i]
-			for j := i; j < n; j++ {
-				v := sec.Data[i*n+j] - rinv.Data[i*n+j]
-				pj := perm[j]
-				a[pi*n+pj], a[pj*n+pi] = v, v
-			}
+		fn(first, bufs[:last-first])
+		if last-first == groups {
+			bufs = nil // handed over whole: NewScore keeps them
 		}
-		s.A[g] = a
 	}
 	// w_g = n_g I_g / sum n I, relative to the largest I_g.
 	mx := math.Inf(-1)
@@ -154,6 +186,22 @@ func NewScore(f *Factor, c *Cloud, method Method) (*Score, error) {
 		s.Weight[g] /= tot
 	}
 	return s, nil
+}
+
+// symProductTo sets c (n x n) to x x', x n x k (row-major), on
+// internal/gemm's kernel: the lower triangle block column by block column,
+// mirrored.
+func symProductTo(c, x []float64, n, k int, ws *gemm.Workspace, workers int) {
+	const cols = 384
+	for c0 := 0; c0 < n; c0 += cols {
+		c1 := min(n, c0+cols)
+		ws.NT(n-c0, c1-c0, k, x[c0*k:], k, x[c0*k:], k, c[c0*n+c0:], n, false, workers)
+	}
+	for i := range n {
+		for j := 0; j < i; j++ {
+			c[j*n+i] = c[i*n+j]
+		}
+	}
 }
 
 // Contract returns t = 1/2 tr(A dR) for a symmetric perturbation dR (N x N,

@@ -180,11 +180,18 @@
 // (d log_ml / d log value there, plus the prior's for a MAP fit),
 // mc_se_log (the optimum's Monte Carlo error, NaN unless --hessian),
 // ep_value and ep_log_z (EP's optimum), standardize (1 or 0), log_prior
-// (the prior's log density at the fit, 0 without one). gpc-kernel --hyper reads it (ReadHyper) as Arrow or
-// as CSV: only kernel, name and value are required, so a table written by
-// hand serves. Metadata: gpc:seed, gpc:method, gpc:order, gpc:samples,
-// gpc:final_samples, gpc:start, gpc:prior_sd, gpc:exact_gain, gpc:grad_norm, gpc:noise_norm,
-// gpc:estimates, gpc:iterations, the features and their standardization.
+// (the prior's log density at the fit, 0 without one), class (the class
+// whose kernel the row is, for a multi-class fit with a kernel per class;
+// empty otherwise) and bound (lower or upper where the fit stopped the
+// hyperparameter on the edge of its box: it ran off). gpc-kernel --hyper
+// reads it (ReadHyper) as Arrow or as CSV: only kernel, name and value are
+// required, so a table written by hand serves. Metadata: gpc:seed,
+// gpc:method, gpc:order, gpc:samples, gpc:final_samples, gpc:start (the
+// starting point, and where a default came from), gpc:prior_sd,
+// gpc:bounds (the box), gpc:ran_off, gpc:restarts (each start and its
+// optimum, with --restarts), gpc:exact_gain, gpc:grad_norm,
+// gpc:noise_norm, gpc:estimates, gpc:iterations, gpc:classes (three or
+// more classes), the features and their standardization.
 //
 // # MCMC samples (gpc.mcmc/1)
 //

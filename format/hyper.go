@@ -13,9 +13,15 @@ const SchemaHyper = "gpc.hyper/1"
 // fitted kernel.
 type HyperRow struct {
 	// Name is alpha, beta or bias; Feature, for the ard kernel's alpha,
-	// the feature's name ("" otherwise).
-	Name, Feature string
-	Value         float64
+	// the feature's name ("" otherwise); Class, for a multi-class fit with
+	// a kernel per class, the class whose kernel it is ("" for a kernel
+	// shared by the classes, and for two classes).
+	Name, Feature, Class string
+	// Bound is "lower" or "upper" where the fit stopped the
+	// hyperparameter on the edge of its box (it ran off toward 0 or
+	// infinity), else "".
+	Bound string
+	Value float64
 	// Grad and SEGrad are d log ML / d log Value at the optimum and its
 	// standard error; MCSELog the optimum's Monte Carlo standard error in
 	// log Value (NaN when not computed); EPValue the EP-evidence optimum's
@@ -54,6 +60,8 @@ type HyperFit struct {
 //	ep_log_z     float64: EP's log evidence there (every row)
 //	standardize  int64: 1 if the features were standardized (gpc-kernel --standardize), else 0
 //	log_prior    float64: the prior's log density at the fit, 0 without a prior (every row)
+//	class        utf8: the class whose kernel the row is (a multi-class fit with a kernel per class), else empty
+//	bound        utf8: lower or upper where the fit stopped the hyperparameter on its box's edge (it ran off), else empty
 //
 // gpc-kernel --hyper reads it back (ReadHyper), as Arrow or CSV. meta is
 // the schema metadata; gpc:schema and gpc:tool are set here.
@@ -71,22 +79,24 @@ func HyperTable(fit HyperFit, rows []HyperRow, meta map[string]string) *Table {
 	value, lml, se, grad, seg, mcse, epv, epz := num("value"), num("log_ml"), num("se_log_ml"), num("grad"), num("se_grad"), num("mc_se_log"), num("ep_value"), num("ep_log_z")
 	std := Column{Name: "standardize", Int: make([]int64, n)}
 	lpr := num("log_prior")
+	class, bound := str("class"), str("bound")
 	for i, r := range rows {
 		kernel.Str[i], name.Str[i], feature.Str[i] = fit.Kernel, r.Name, r.Feature
+		class.Str[i], bound.Str[i] = r.Class, r.Bound
 		value.Float[i], grad.Float[i], seg.Float[i], mcse.Float[i], epv.Float[i] = r.Value, r.Grad, r.SEGrad, r.MCSELog, r.EPValue
 		lml.Float[i], se.Float[i], epz.Float[i], lpr.Float[i] = fit.LogML, fit.SELogML, fit.EPLogZ, fit.LogPrior
 		if fit.Standardize {
 			std.Int[i] = 1
 		}
 	}
-	t.Cols = []Column{kernel, name, feature, value, lml, se, grad, seg, mcse, epv, epz, std, lpr}
+	t.Cols = []Column{kernel, name, feature, value, lml, se, grad, seg, mcse, epv, epz, std, lpr, class, bound}
 	return t
 }
 
 // ReadHyper reads the kernel and hyperparameters of a gpc.hyper/1 table
 // from a Frame (ReadFrame: gpc-fit's Arrow output, or the same table as
-// CSV): the columns kernel, name, value and, where present, feature and
-// standardize, and the fit's log_ml, se_log_ml and ep_log_z (NaN where
+// CSV): the columns kernel, name, value and, where present, feature, class
+// and standardize, and the fit's log_ml, se_log_ml and ep_log_z (NaN where
 // absent); other columns are ignored. It returns a *DataError naming
 // the row when a column is missing, the kernels differ between rows, a name
 // is not alpha, beta or bias, or a value is not a finite number >= 0.
@@ -96,7 +106,7 @@ func ReadHyper(f *Frame) (HyperFit, []HyperRow, error) {
 		return &DataError{Where: f.Name + where, Err: fmt.Errorf(format, args...)}
 	}
 	col := func(name string) int { return f.Column(name) }
-	ki, ni, vi, fi, si := col("kernel"), col("name"), col("value"), col("feature"), col("standardize")
+	ki, ni, vi, fi, si, ci := col("kernel"), col("name"), col("value"), col("feature"), col("standardize"), col("class")
 	for _, c := range []struct {
 		i    int
 		name string
@@ -143,6 +153,9 @@ func ReadHyper(f *Frame) (HyperFit, []HyperRow, error) {
 		rows[r] = HyperRow{Name: name, Value: v}
 		if fi >= 0 {
 			rows[r].Feature = f.Cols[fi].Text[r]
+		}
+		if ci >= 0 && !f.Cols[ci].Null[r] {
+			rows[r].Class = f.Cols[ci].Text[r]
 		}
 		if si >= 0 {
 			s := f.Cols[si].Text[r]

@@ -1,16 +1,17 @@
 package fit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gpc/core"
 	"gpc/core/gp"
 
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/optimize"
 )
 
 // Gradient is an estimate of the surface f(theta) and of its gradient
@@ -39,26 +40,41 @@ func (s *Surface) Grad(ctx context.Context, theta []float64, samples int, seed u
 	if err != nil {
 		return nil, err
 	}
+	return s.gradFrom(res, f, theta)
+}
+
+// gradFrom is Grad from an estimate at theta that kept its cloud (res,
+// with the Factor f it was made with).
+func (s *Surface) gradFrom(res core.Result, f *core.Factor, theta []float64) (*Gradient, error) {
 	if math.IsInf(res.LogP, 0) || math.IsNaN(res.LogP) {
 		return nil, ErrNonFinite
 	}
-	sc, err := core.NewScore(f, res.Cloud, s.Method)
+	k := len(s.Params)
+	ks := s.kernels(theta)
+	tg := make([]float64, len(res.Cloud.Groups)*k)
+	batch := max(1, scoreBatchBytes/(8*f.N*f.N))
+	sc, err := core.NewScoreBatches(f, res.Cloud, s.Method, batch, func(first int, a [][]float64) {
+		s.Data.KernelGradTo(tg[first*k:(first+len(a))*k], ks, s.Params, a)
+	})
 	res.Cloud = nil
 	if err != nil {
 		return nil, err
 	}
-	g := s.gradient(sc, theta)
+	g := s.gradient(sc, tg, theta)
 	g.Result = res
 	return g, nil
 }
 
-// gradient contracts a covariance score with the kernel's derivatives at
-// theta.
-func (s *Surface) gradient(sc *core.Score, theta []float64) *Gradient {
+// scoreBatchBytes bounds the memory of the covariance scores A_g that Grad
+// holds at once (core.NewScoreBatches): one N x N matrix per particle
+// group, 162 MB each for digits' N (C - 1) = 4500 differences.
+const scoreBatchBytes = 256 << 20
+
+// gradient combines the groups' derivatives tg (one row of len(Params) per
+// group of the score sc) into the gradient at theta.
+func (s *Surface) gradient(sc *core.Score, tg, theta []float64) *Gradient {
 	k := len(s.Params)
-	groups := len(sc.A)
-	tg := make([]float64, groups*k)
-	s.Data.LogGradTo(tg, s.kernel(theta), s.Params, sc.A)
+	groups := len(sc.Weight)
 	g := &Gradient{Theta: append([]float64(nil), theta...), Grad: make([]float64, k), SE: make([]float64, k), Cov: make([]float64, k*k)}
 	col := make([]float64, groups)
 	for j := range k {
@@ -90,15 +106,23 @@ func (s *Surface) gradient(sc *core.Score, theta []float64) *Gradient {
 // the evidence GPML's infEP maximizes) and its gradient in theta, EP run to
 // tol.
 func (s *Surface) EPEvidence(theta []float64, tol float64) (float64, []float64, error) {
-	e, err := core.NewEPTol(s.Data.Box(s.kernel(theta)), s.Jitter, tol)
+	e, err := core.NewEPTol(s.box(theta), s.Jitter, tol)
 	if err != nil {
 		return 0, nil, err
 	}
+	g, err := s.epGrad(e, theta)
+	return e.LogEvidence(), g, err
+}
+
+// epGrad is the gradient in theta of the log evidence of e, EP at theta.
+func (s *Surface) epGrad(e *core.EP, theta []float64) ([]float64, error) {
 	sc, err := e.Score()
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	return e.LogEvidence(), s.gradient(sc, theta).Grad, nil
+	tg := make([]float64, len(s.Params))
+	s.Data.KernelGradTo(tg, s.kernels(theta), s.Params, sc.A)
+	return s.gradient(sc, tg, theta).Grad, nil
 }
 
 // FitConfig holds the tunables of Surface.Fit. The zero value of every
@@ -118,14 +142,20 @@ type FitConfig struct {
 	// posteriori fit of the log-hyperparameters).
 	Prior LogNormalPrior
 	// MaxIterations bounds each stage's quasi-Newton iterations (default
-	// 50 + 5 k).
+	// 100 + 5 k: a step moves a log-hyperparameter by at most MaxStep, and
+	// one that runs off to its bound, beta to BoundHigh from 1, takes 55).
 	MaxIterations int
-	// SkipEP starts the exact stage at theta0 instead of EP's optimum.
+	// SkipEP starts the exact stage at theta0 instead of EP's optimum; so
+	// does every fit of EPStageMaxVars orthant variables or more.
 	SkipEP bool
 	// Hessian asks for the curvature at the optimum by central differences
 	// of the gradient (2k more gradients at FinalSamples particles), for
 	// the Monte Carlo error of the optimum (FitResult.MCSE).
 	Hessian bool
+	// Lower and Upper, if not nil, bound theta (Bounds): a hyperparameter
+	// whose likelihood rises without end in one direction stops at its
+	// bound, and FitResult.Bound says so.
+	Lower, Upper []float64
 	// Progress, if not nil, is called after every evaluation with the
 	// stage ("ep" or "exact"), the particle count (0 for EP), theta and
 	// the objective.
@@ -141,6 +171,19 @@ const (
 	epGTol    = 1e-5
 	exactFTol = 1e-4
 )
+
+// EPStageMaxVars is the number of orthant variables from which Fit has no
+// EP stage: its exact stage starts at the starting point. EP's evidence
+// and its gradient need EP converged (sweeps of N^3/2 multiply-adds until
+// the sites change by less than EPFitTol: 14 on digits, N (C - 1) =
+// 4500) and an N x N inverse, where the exact stage's estimate needs the
+// proposal's EP (5 sweeps from core.EPLargeN variables on), its particles
+// and the score: on digits an EP evaluation took 28 s and its gradient 6
+// s more, an exact estimate with 500 particles 12 s and its gradient 7 s
+// (the 2-core AVX-512 machine, under load), so that the EP stage would
+// cost more than the exact stage it shortens. Below, EP's evidence is the
+// cheaper, and deterministic, first stage.
+const EPStageMaxVars = 2000
 
 // MinFitSamples is the fewest particles of an exact round.
 const MinFitSamples = 500
@@ -173,6 +216,11 @@ type FitResult struct {
 	// Evals counts the exact estimates made, Iterations the quasi-Newton
 	// iterations of all rounds.
 	Evals, Iterations int
+	// Bound is, per hyperparameter, -1 or +1 where the fit ended on the
+	// lower or upper edge of the box (FitConfig.Lower, Upper; Bounds): the
+	// likelihood (or posterior) still rises beyond it, and the
+	// hyperparameter has run off toward 0 or infinity; 0 inside the box.
+	Bound []int
 	// Hessian (k x k) and MCSE (k) are set with FitConfig.Hessian: the
 	// curvature of f at Theta and the Monte Carlo error of each Theta_j,
 	// sqrt(diag(H^-1 Cov(g) H^-1)); MCSE is NaN where H is not negative
@@ -227,9 +275,10 @@ func KeepEP(gain, se float64) bool {
 // the estimate there is pure noise, of norm about NoiseNorm.
 const ConvergedRatio = 3
 
-// Fit maximizes the surface by L-BFGS (gonum's optimize.LBFGS with a
-// backtracking line search) in two stages: on EP's log evidence, exact in
-// theta and cheap, from theta0; then on the Monte Carlo estimate from EP's
+// Fit maximizes the surface by L-BFGS (maximize: steps of at most MaxStep
+// in each log-hyperparameter, inside the box of cfg.Lower and cfg.Upper)
+// in two stages: on EP's log evidence, exact in theta and cheap, from
+// theta0 (moved into the box); then on the Monte Carlo estimate from EP's
 // optimum, with common random numbers (one seed per round, so that within
 // a round the objective is a smooth function of theta and the line search
 // sees a deterministic function) and the gradient of Fisher's identity,
@@ -244,7 +293,9 @@ const ConvergedRatio = 3
 // than ConvergedRatio times its noise (a round that stops by itself has
 // found no better point: with a stiff prior or a tiny Monte Carlo noise
 // the gradient there can exceed its noise by far and the point still be
-// within a small fraction of a nat of the maximum).
+// within a small fraction of a nat of the maximum). It returns a
+// *TrapError, without a result, if the start is in a Trap, and with the
+// result if the end is: the likelihood is flat there.
 func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*FitResult, error) {
 	k := len(s.Params)
 	if len(theta0) != k {
@@ -257,39 +308,73 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 		cfg.FinalSamples = 4 * cfg.Samples
 	}
 	if cfg.MaxIterations == 0 {
-		cfg.MaxIterations = 50 + 5*k
+		cfg.MaxIterations = defaultIterations(k)
 	}
 	prior := cfg.Prior.logDensityGrad
 	out := &FitResult{EPLogZ: math.NaN()}
-	theta := append([]float64(nil), theta0...)
+	theta := cfg.clip(theta0)
+	if err := s.trapAt(theta, false); err != nil {
+		return nil, err
+	}
+	lower, upper := cfg.Lower, cfg.Upper // the box, for FitResult.Bound
 
-	if !cfg.SkipEP {
+	if !cfg.SkipEP && s.Vars < EPStageMaxVars {
 		x, lz, err := s.MaximizeEP(ctx, theta, cfg)
 		if err != nil {
 			return nil, err
 		}
 		theta, out.EPTheta, out.EPLogZ = x, append([]float64(nil), x...), lz
+		// A hyperparameter on the box's edge at EP's optimum (run off, or
+		// moved there by snapOff: EP's evidence is flat or rising from its
+		// optimum to the edge) stays there in the exact stage, where its
+		// gradient is Monte Carlo noise.
+		cfg.Lower, cfg.Upper = slices.Clone(cfg.Lower), slices.Clone(cfg.Upper)
+		for j, t := range theta {
+			if cfg.Upper != nil && t >= cfg.Upper[j] {
+				cfg.Lower[j] = cfg.Upper[j]
+			}
+			if cfg.Lower != nil && t <= cfg.Lower[j] {
+				cfg.Upper[j] = cfg.Lower[j]
+			}
+		}
 	}
 
 	limited := false // the last round ran out of iterations
 	for r := range cfg.Rounds {
 		m := max(MinFitSamples, cfg.Samples>>(2*(cfg.Rounds-1-r)))
 		seed := cfg.Seed + uint64(r)
+		// A values-only estimate keeps its cloud, so that the gradient at
+		// the point the line search accepts (asked for next) costs the
+		// score alone, not a second preparation and estimate.
+		var lastX []float64
+		var lastRes core.Result
+		var lastF *core.Factor
+		var lastSE []float64 // the standard errors of the last gradient
 		eval := func(x []float64, grad bool) (float64, []float64, error) {
-			out.Evals++
 			var f float64
 			var gr []float64
 			if grad {
-				g, err := s.Grad(ctx, x, m, seed)
+				var g *Gradient
+				var err error
+				if lastF != nil && floatsEqual(x, lastX) {
+					g, err = s.gradFrom(lastRes, lastF, x)
+				} else {
+					out.Evals++
+					g, err = s.Grad(ctx, x, m, seed)
+				}
+				lastF, lastRes.Cloud = nil, nil
 				if err != nil {
 					return 0, nil, err
 				}
-				f, gr = g.Result.LogP, g.Grad
+				f, gr, lastSE = g.Result.LogP, g.Grad, g.SE
 			} else {
-				res, _, err := s.Eval(ctx, x, m, seed, false)
+				out.Evals++
+				lastF, lastRes.Cloud = nil, nil
+				res, fac, err := s.Eval(ctx, x, m, seed, true)
 				if err != nil {
 					return 0, nil, err
 				}
+				lastX, lastRes, lastF = append(lastX[:0], x...), res, fac
 				f = res.LogP
 			}
 			if gr != nil {
@@ -302,7 +387,9 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 			}
 			return f, gr, nil
 		}
-		x, it, err := maximize(ctx, theta, eval, cfg.MaxIterations, exactFTol, 0)
+		sc := search{maxIter: cfg.MaxIterations, ftol: exactFTol, lower: cfg.Lower, upper: cfg.Upper,
+			noise: func() []float64 { return lastSE }}
+		x, it, err := maximize(ctx, theta, eval, sc)
 		limited = it < 0
 		if limited {
 			it = -it - 1
@@ -354,10 +441,37 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 			return nil, err
 		}
 	}
+	out.Bound = make([]int, k)
+	for j, t := range out.Theta {
+		switch {
+		case lower == nil || lower[j] == upper[j]:
+		case t <= lower[j]:
+			out.Bound[j] = -1
+		case t >= upper[j]:
+			out.Bound[j] = 1
+		}
+	}
+	if err := s.trapAt(out.Theta, true); err != nil {
+		return out, err
+	}
 	if limited && !(out.GradNorm <= ConvergedRatio*out.NoiseNorm) {
 		return out, &ErrNotConverged{GradNorm: out.GradNorm, NoiseNorm: out.NoiseNorm, Iterations: out.Iterations}
 	}
 	return out, nil
+}
+
+// clip returns theta in the box of cfg.Lower and cfg.Upper.
+func (cfg *FitConfig) clip(theta []float64) []float64 {
+	x := append([]float64(nil), theta...)
+	for j := range x {
+		if cfg.Lower != nil {
+			x[j] = math.Max(x[j], cfg.Lower[j])
+		}
+		if cfg.Upper != nil {
+			x[j] = math.Min(x[j], cfg.Upper[j])
+		}
+	}
+	return x
 }
 
 // MaximizeEP is Fit's first stage alone: L-BFGS on EP's log evidence
@@ -365,26 +479,113 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 // returns EP's optimum and EP's log evidence there.
 func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfig) ([]float64, float64, error) {
 	if cfg.MaxIterations == 0 {
-		cfg.MaxIterations = 50 + 5*len(theta0)
+		cfg.MaxIterations = defaultIterations(len(theta0))
 	}
-	eval := func(x []float64, _ bool) (float64, []float64, error) {
-		f, g, err := s.EPEvidence(x, EPFitTol)
-		if err != nil {
-			return 0, nil, err
+	theta0 = cfg.clip(theta0)
+	// A values-only evaluation (the line search's) solves EP alone, and
+	// keeps it for the gradient at the point the search accepts.
+	var lastX []float64
+	var last *core.EP
+	eval := func(x []float64, grad bool) (float64, []float64, error) {
+		e := last
+		if e == nil || !floatsEqual(x, lastX) {
+			var err error
+			if e, err = core.NewEPTol(s.box(x), s.Jitter, EPFitTol); err != nil {
+				return 0, nil, err
+			}
+			lastX, last = append(lastX[:0], x...), e
 		}
-		f += cfg.Prior.logDensityGrad(x, g)
+		f := e.LogEvidence()
+		var g []float64
+		if grad {
+			var err error
+			if g, err = s.epGrad(e, x); err != nil {
+				return 0, nil, err
+			}
+			f += cfg.Prior.logDensityGrad(x, g)
+		} else {
+			f += cfg.Prior.LogDensityOrZero(x)
+		}
 		if cfg.Progress != nil {
 			cfg.Progress("ep", 0, x, f)
 		}
 		return f, g, nil
 	}
-	x, _, err := maximize(ctx, theta0, eval, cfg.MaxIterations, epFTol, epGTol)
+	x, _, err := maximize(ctx, theta0, eval, search{maxIter: cfg.MaxIterations, ftol: epFTol, gtol: epGTol, lower: cfg.Lower, upper: cfg.Upper})
 	if err != nil {
 		return nil, 0, fmt.Errorf("fit: EP stage: %w", err)
 	}
-	lz, _, err := s.EPEvidence(x, EPFitTol)
-	return x, lz, err
+	return s.snapOff(x, cfg)
 }
+
+// SnapTol is the most EP's evidence (plus the log prior) may fall when
+// snapOff moves hyperparameters to the edge of their box.
+const SnapTol = 1e-5
+
+// snapOff moves the hyperparameters at theta (EP's optimum) whose
+// gradient points out of the box to the edge it points to, if EP's
+// evidence (plus the log prior) there is within SnapTol of theta's: the
+// likelihood is then flat or still rising from theta to the edge (beta
+// when the classes separate, the length scale of a feature that no longer
+// counts), and where the search left them would depend only on when it
+// stopped, its gains having fallen below its tolerance. All such are
+// tried at once, and if that costs more than SnapTol, each alone, the one
+// nearest its edge first. It returns the point and EP's evidence there
+// (without the prior).
+func (s *Surface) snapOff(theta []float64, cfg FitConfig) ([]float64, float64, error) {
+	objective := func(x []float64) (float64, float64, []float64, error) {
+		lz, g, err := s.EPEvidence(x, EPFitTol)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		return lz + cfg.Prior.logDensityGrad(x, g), lz, g, nil
+	}
+	f0, lz0, g, err := objective(theta)
+	if err != nil || cfg.Upper == nil || cfg.Lower == nil {
+		return theta, lz0, err
+	}
+	edge := make([]float64, len(theta))
+	var out []int
+	for j, t := range theta {
+		switch {
+		case cfg.Lower[j] == cfg.Upper[j]:
+		case g[j] > 0 && t < cfg.Upper[j]:
+			edge[j] = cfg.Upper[j]
+			out = append(out, j)
+		case g[j] < 0 && t > cfg.Lower[j]:
+			edge[j] = cfg.Lower[j]
+			out = append(out, j)
+		}
+	}
+	if len(out) == 0 {
+		return theta, lz0, nil
+	}
+	try := func(x []float64, js []int) ([]float64, float64, bool) {
+		y := append([]float64(nil), x...)
+		for _, j := range js {
+			y[j] = edge[j]
+		}
+		f, lz, _, err := objective(y)
+		return y, lz, err == nil && f >= f0-SnapTol
+	}
+	if y, lz, ok := try(theta, out); ok {
+		return y, lz, nil
+	}
+	slices.SortStableFunc(out, func(a, b int) int {
+		return cmp.Compare(math.Abs(edge[a]-theta[a]), math.Abs(edge[b]-theta[b]))
+	})
+	x, lz := theta, lz0
+	for _, j := range out {
+		if y, l, ok := try(x, []int{j}); ok {
+			x, lz = y, l
+		}
+	}
+	return x, lz, nil
+}
+
+// defaultIterations is FitConfig.MaxIterations' default for k
+// hyperparameters.
+func defaultIterations(k int) int { return 100 + 5*k }
 
 // LogDensityOrZero is LogDensity, or 0 for a prior with no Mu.
 func (p LogNormalPrior) LogDensityOrZero(theta []float64) float64 {
@@ -462,122 +663,6 @@ func (s *Surface) hessian(ctx context.Context, out *FitResult, cfg FitConfig, pr
 	return nil
 }
 
-// maximize runs L-BFGS on -eval from x0. eval returns the objective and
-// its gradient. The search stops when the objective improves by less than
-// ftol over 3 iterations, when the gradient norm falls below gtol, when
-// the line search fails to improve, or after maxIter iterations; it
-// returns the best point seen and the iterations run, as -(iterations+1)
-// if it stopped at maxIter or its evaluation budget.
-func maximize(ctx context.Context, x0 []float64, eval func(x []float64, grad bool) (float64, []float64, error), maxIter int, ftol, gtol float64) ([]float64, int, error) {
-	// An evaluation that fails away from x0 (a step so long that the
-	// covariance overflows, EP breaking down, a non-finite estimate) is
-	// +Inf to the minimizer, so that the line search steps back; one that
-	// fails at x0, or an interruption, ends the search with its error.
-	// The line search asks for values only: the gradient (a kept cloud and
-	// its score) is computed at the points it accepts.
-	var stopErr error
-	var lastX, lastG []float64
-	var lastF float64
-	bestX, bestF := append([]float64(nil), x0...), math.Inf(-1)
-	cache := func(x []float64, grad bool) bool {
-		if lastX != nil && floatsEqual(x, lastX) && (!grad || lastG != nil) {
-			// The values-only evaluations of the exact stage leave lastG nil;
-			// EP's always carry the gradient.
-			return true
-		}
-		if stopErr != nil {
-			return false
-		}
-		if err := ctx.Err(); err != nil {
-			stopErr = err
-			return false
-		}
-		f, g, err := eval(x, grad)
-		if err == nil && (math.IsNaN(f) || math.IsInf(f, 0) || g != nil && !allFinite(g)) {
-			err = ErrNonFinite
-		}
-		if err != nil {
-			if floatsEqual(x, x0) {
-				stopErr = err
-			}
-			return false
-		}
-		lastX, lastF, lastG = append(lastX[:0], x...), f, g
-		if f > bestF {
-			bestF, bestX = f, append([]float64(nil), x...)
-		}
-		return true
-	}
-	p := optimize.Problem{
-		Func: func(x []float64) float64 {
-			if !cache(x, false) {
-				return math.Inf(1)
-			}
-			return -lastF
-		},
-		Grad: func(grad, x []float64) {
-			if !cache(x, true) {
-				for j := range grad {
-					grad[j] = math.NaN()
-				}
-				return
-			}
-			for j := range grad {
-				grad[j] = -lastG[j]
-			}
-		},
-		Status: func() (optimize.Status, error) {
-			if stopErr != nil {
-				return optimize.Failure, stopErr
-			}
-			return optimize.NotTerminated, nil
-		},
-	}
-	// On common random numbers the objective of a round is deterministic,
-	// so the search goes on until it stops improving: by ftol over 3
-	// iterations, or a line search that finds no better point along the
-	// noisy gradient's direction within lsMinStep.
-	settings := &optimize.Settings{
-		MajorIterations:   maxIter,
-		FuncEvaluations:   maxFuncPerIter * maxIter,
-		GradientThreshold: gtol,
-		Converger:         &optimize.FunctionConverge{Absolute: ftol, Iterations: 3},
-	}
-	ls := &optimize.Backtracking{ContractionFactor: lsContraction, MinimumStepSize: lsMinStep}
-	res, err := optimize.Minimize(p, x0, settings, &optimize.LBFGS{Linesearcher: ls})
-	if stopErr != nil {
-		return nil, 0, stopErr
-	}
-	if math.IsInf(bestF, -1) {
-		if err == nil {
-			err = ErrNonFinite
-		}
-		return nil, 0, err
-	}
-	// A line search that cannot improve leaves the best point seen: the
-	// search has reached the objective's noise. Only running out of
-	// iterations or evaluations is reported, as a negative count.
-	it := 0
-	if res != nil {
-		it = res.MajorIterations
-		if res.Status == optimize.IterationLimit || res.Status == optimize.FunctionEvaluationLimit {
-			it = -it - 1
-		}
-	}
-	return bestX, it, nil
-}
-
-// The backtracking line search's contraction and smallest step (relative
-// to L-BFGS's proposed step): at most 7 values per failed line search.
-const (
-	lsContraction = 0.25
-	lsMinStep     = 1e-4
-)
-
-// maxFuncPerIter bounds the evaluations per iteration on average
-// (backtracking line searches included).
-const maxFuncPerIter = 10
-
 func floatsEqual(a, b []float64) bool {
 	for i := range a {
 		if a[i] != b[i] {
@@ -604,7 +689,7 @@ var FitCandidate = core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy
 
 // NewFitSurface is NewSurface for Fit with one candidate, whose method must
 // give a gradient (MethodSMC, MethodMET or MethodEP; core.ErrScoreMethod).
-func NewFitSurface(ctx context.Context, data *gp.Classifier, kernel gp.Kernel, params []gp.Hyper, theta0 []float64, cand core.Candidate, jitter float64, cfg core.Config) (*Surface, error) {
+func NewFitSurface(ctx context.Context, data gp.Model, kernel gp.Kernel, params []gp.Hyper, theta0 []float64, cand core.Candidate, jitter float64, cfg core.Config) (*Surface, error) {
 	if cand.Method != core.MethodSMC && cand.Method != core.MethodMET && cand.Method != core.MethodEP {
 		return nil, core.ErrScoreMethod
 	}

@@ -29,13 +29,22 @@ import (
 // make the random numbers no longer common. NewSurface chooses both once, at
 // a reference point.
 type Surface struct {
-	Data   *gp.Classifier
-	Kernel gp.Kernel  // the fixed hyperparameters; those in Params are overwritten
+	// Data is the training set: a gp.Classifier, or a gp.Multiclass whose
+	// own kernels are not used.
+	Data gp.Model
+	// Kernel holds the fixed hyperparameters, those in Params being
+	// overwritten; a model with several kernels (Data.KernelCount: a
+	// Multiclass with a kernel per class) starts each from it, Params
+	// naming the kernel (gp.Hyper.Class).
+	Kernel gp.Kernel
 	Params []gp.Hyper // the coordinates of theta
 	// Method and Perm are the estimator and the variable order (Perm[k] is
 	// the input index of the k-th variable) used at every theta.
 	Method core.Method
 	Perm   []int
+	// Vars is the number of orthant variables: N, or N (C - 1) for C
+	// classes.
+	Vars   int
 	Jitter float64
 	// Config holds the estimator's tunables; Method, Samples, Seed and Keep
 	// are set per evaluation.
@@ -47,13 +56,13 @@ type Surface struct {
 // seed) at the reference point theta0, or prepared directly when cands has
 // one element. It also returns the pilots (nil without a choice) and the
 // kind of the order chosen at theta0.
-func NewSurface(ctx context.Context, data *gp.Classifier, kernel gp.Kernel, params []gp.Hyper, theta0 []float64, cands []core.Candidate, jitter float64, cfg core.Config) (*Surface, []core.Pilot, core.OrderKind, error) {
+func NewSurface(ctx context.Context, data gp.Model, kernel gp.Kernel, params []gp.Hyper, theta0 []float64, cands []core.Candidate, jitter float64, cfg core.Config) (*Surface, []core.Pilot, core.OrderKind, error) {
 	if len(theta0) != len(params) {
 		panic("fit: theta0 and params differ in length")
 	}
 	s := &Surface{Data: data, Kernel: kernel, Params: params, Jitter: jitter, Config: cfg}
 	s.Kernel.Alpha = append([]float64(nil), kernel.Alpha...)
-	box := data.Box(s.kernel(theta0))
+	box := s.box(theta0)
 	var f *core.Factor
 	var pilots []core.Pilot
 	var err error
@@ -69,21 +78,33 @@ func NewSurface(ctx context.Context, data *gp.Classifier, kernel gp.Kernel, para
 		return nil, pilots, 0, err
 	}
 	s.Perm = append([]int(nil), f.Perm...)
+	s.Vars = f.N
 	return s, pilots, f.Order, nil
 }
 
-// kernel returns the kernel at theta: each hyperparameter exp(theta_j)
-// rounded to 15 significant digits, so that a value the user gave (8, whose
-// log's exp is 7.999999999999998) is the value used, as gpc-kernel would
-// use it, and the estimate there is gpc-train's to the last bit.
-func (s *Surface) kernel(theta []float64) *gp.Kernel {
-	k := s.Kernel
-	k.Alpha = append([]float64(nil), s.Kernel.Alpha...)
-	for j, h := range s.Params {
-		h.Set(&k, round15(math.Exp(theta[j])))
+// kernels returns the kernels at theta (Data.KernelCount of them): each
+// hyperparameter exp(theta_j) rounded to 15 significant digits, so that a
+// value the user gave (8, whose log's exp is 7.999999999999998) is the
+// value used, as gpc-kernel would use it, and the estimate there is
+// gpc-train's to the last bit.
+func (s *Surface) kernels(theta []float64) []*gp.Kernel {
+	ks := make([]*gp.Kernel, s.Data.KernelCount())
+	for c := range ks {
+		k := s.Kernel
+		k.Alpha = append([]float64(nil), s.Kernel.Alpha...)
+		ks[c] = &k
 	}
-	return &k
+	for j, h := range s.Params {
+		h.Set(ks[h.Class], round15(math.Exp(theta[j])))
+	}
+	return ks
 }
+
+// kernel returns the (first) kernel at theta.
+func (s *Surface) kernel(theta []float64) *gp.Kernel { return s.kernels(theta)[0] }
+
+// box returns the orthant problem at theta.
+func (s *Surface) box(theta []float64) core.Box { return s.Data.KernelBox(s.kernels(theta)) }
 
 // round15 rounds x to 15 significant digits.
 func round15(x float64) float64 {
@@ -94,13 +115,17 @@ func round15(x float64) float64 {
 	return v
 }
 
-// KernelAt returns the kernel at theta.
+// KernelAt returns the kernel at theta (the first, for a model with a
+// kernel per class: KernelsAt).
 func (s *Surface) KernelAt(theta []float64) *gp.Kernel { return s.kernel(theta) }
+
+// KernelsAt returns the model's kernels at theta.
+func (s *Surface) KernelsAt(theta []float64) []*gp.Kernel { return s.kernels(theta) }
 
 // Factor prepares the classifier's orthant problem at theta for the
 // surface's method in its fixed order.
 func (s *Surface) Factor(theta []float64) (*core.Factor, error) {
-	return core.PrepareOrdered(s.Data.Box(s.kernel(theta)), s.Method, s.Perm, s.Jitter)
+	return core.PrepareOrdered(s.box(theta), s.Method, s.Perm, s.Jitter)
 }
 
 // Eval estimates f(theta) with the given particle count and seed; with keep

@@ -28,6 +28,11 @@
 // probabilities given the training differences core.PredictClasses
 // averages over the particles.
 //
+// Both are a Model: the orthant problem under given kernels
+// (KernelBox) and the gradient of its log probability in the kernels'
+// log-hyperparameters from a covariance score (KernelGradTo), which
+// package fit maximizes.
+//
 // # Kernels
 //
 // Kernel.Eval computes k(x, x') for the kinds of KernelKind: the paper's RBF

@@ -187,10 +187,13 @@ const (
 )
 
 // Hyper is one hyperparameter of a Kernel: its kind and, for HyperAlpha,
-// the index into Kernel.Alpha.
+// the index into Kernel.Alpha. Class is the kernel it belongs to where a
+// Model takes several (a Multiclass with a kernel per class: class
+// Class's); 0 for a single kernel.
 type Hyper struct {
 	Kind  HyperKind
 	Index int
+	Class int
 }
 
 // Get returns the hyperparameter's value in k.
@@ -281,4 +284,49 @@ func (k *Kernel) LogDerivTo(dst []float64, hs []Hyper, x, y []float64) {
 			}
 		}
 	}
+}
+
+// Correlation returns, for a stationary kernel (every kind but
+// KernelLinear), the correlation c of the latent function at x and y,
+// (k(x, y) - bias) / beta, and 1 - c computed without cancellation where
+// c is near 1 (for a kernel so smooth that the points barely differ). It
+// panics for KernelLinear and if the lengths differ.
+func (k *Kernel) Correlation(x, y []float64) (c, oneMinus float64) {
+	if len(x) != len(y) {
+		panic("gp: kernel arguments differ in length")
+	}
+	s := 0.0
+	switch k.Kind {
+	case KernelLinear:
+		panic("gp: the linear kernel is not stationary")
+	case KernelARD:
+		for i := range x {
+			d := (x[i] - y[i]) / k.Alpha[i]
+			s += d * d
+		}
+		return math.Exp(-s), -math.Expm1(-s)
+	}
+	for i := range x {
+		d := x[i] - y[i]
+		s += d * d
+	}
+	a := k.Alpha[0]
+	switch k.Kind {
+	case KernelRBF:
+		s /= a * a
+		return math.Exp(-s), -math.Expm1(-s)
+	case KernelMatern32:
+		t := math.Sqrt(3*s) / a
+		c = (1 + t) * math.Exp(-t)
+		if t < 1e-3 {
+			return c, t * t / 2 * (1 - 2*t/3)
+		}
+		return c, 1 - c
+	}
+	t := math.Sqrt(5*s) / a
+	c = (1 + t + t*t/3) * math.Exp(-t)
+	if t < 1e-3 {
+		return c, t * t / 6 * (1 - t*t/4)
+	}
+	return c, 1 - c
 }

@@ -67,3 +67,31 @@ func TestHypers(t *testing.T) {
 		}
 	}
 }
+
+// TestCorrelation checks Kernel.Correlation against Eval, and its 1 - c
+// against the closed forms' series where c is within 1e-12 of 1.
+func TestCorrelation(t *testing.T) {
+	x, y := []float64{0.3, -1}, []float64{0.5, 0.2}
+	for _, k := range []gp.Kernel{
+		{Kind: gp.KernelRBF, Alpha: []float64{1.3}, Beta: 2, Bias: 0.5},
+		{Kind: gp.KernelARD, Alpha: []float64{0.7, 3}, Beta: 4},
+		{Kind: gp.KernelMatern32, Alpha: []float64{2}, Beta: 3},
+		{Kind: gp.KernelMatern52, Alpha: []float64{0.9}, Beta: 1, Bias: 1},
+	} {
+		c, om := k.Correlation(x, y)
+		if want := (k.Eval(x, y) - k.Bias) / k.Beta; math.Abs(c-want) > 1e-15 {
+			t.Errorf("%v: correlation %v, Eval's %v", k.Kind, c, want)
+		}
+		if math.Abs(om-(1-c)) > 1e-15 {
+			t.Errorf("%v: 1 - c = %v, want %v", k.Kind, om, 1-c)
+		}
+		// Points 1e-7 apart: 1 - c ~ r^2 / alpha^2, far below 1e-12.
+		far := []float64{x[0] + 1e-7, x[1]}
+		_, om = k.Correlation(x, far)
+		r2 := 1e-14 / (k.Alpha[0] * k.Alpha[0])
+		want := map[gp.KernelKind]float64{gp.KernelRBF: r2, gp.KernelARD: r2, gp.KernelMatern32: 3 * r2 / 2, gp.KernelMatern52: 5 * r2 / 6}[k.Kind]
+		if math.Abs(om-want) > 1e-6*want {
+			t.Errorf("%v: 1 - c = %v at a distance of 1e-7, want %v", k.Kind, om, want)
+		}
+	}
+}

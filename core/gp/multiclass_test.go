@@ -325,3 +325,77 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// TestMulticlassKernelGrad checks Multiclass.KernelGradTo against the
+// contraction 1/2 tr(A dR) with dR by central differences of Cov in each
+// log-hyperparameter, for random symmetric A: one kernel shared by the
+// classes (RBF with a bias; ARD) and one per class, C = 3 and 4.
+func TestMulticlassKernelGrad(t *testing.T) {
+	t.Parallel()
+	const h = 1e-5
+	for _, tc := range []struct {
+		name    string
+		c       int
+		kernels func(c int) []*Kernel
+	}{
+		{"shared rbf+bias", 3, func(int) []*Kernel { return []*Kernel{{Kind: KernelRBF, Alpha: []float64{1.5}, Beta: 2, Bias: 0.3}} }},
+		{"shared ard", 4, func(int) []*Kernel { return []*Kernel{{Kind: KernelARD, Alpha: []float64{1, 2}, Beta: 3}} }},
+		{"per class", 3, func(c int) []*Kernel {
+			ks := make([]*Kernel, c)
+			for cl := range ks {
+				ks[cl] = &Kernel{Kind: KernelMatern52, Alpha: []float64{1 + float64(cl)}, Beta: 1 + 0.5*float64(cl)}
+			}
+			return ks
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := randomMulticlass(7, 2, tc.c, 3)
+			m.Kernels = tc.kernels(tc.c)
+			var hs []Hyper
+			for cl, k := range m.Kernels {
+				for _, hp := range k.Hypers() {
+					hp.Class = cl
+					hs = append(hs, hp)
+				}
+			}
+			nv := m.Vars()
+			rng := rand.New(rand.NewPCG(4, 4))
+			a := make([][]float64, 2)
+			for g := range a {
+				a[g] = make([]float64, nv*nv)
+				for i := range nv {
+					for j := range i + 1 {
+						v := rng.NormFloat64()
+						a[g][i*nv+j], a[g][j*nv+i] = v, v
+					}
+				}
+			}
+			got := make([]float64, len(a)*len(hs))
+			m.KernelGradTo(got, m.Kernels, hs, a)
+			for p, hp := range hs {
+				cov := func(step float64) []float64 {
+					mk := *m
+					mk.Kernels = make([]*Kernel, len(m.Kernels))
+					for cl, k := range m.Kernels {
+						kc := *k
+						kc.Alpha = append([]float64(nil), k.Alpha...)
+						mk.Kernels[cl] = &kc
+					}
+					k := mk.Kernels[hp.Class]
+					hp.Set(k, hp.Get(k)*math.Exp(step))
+					return mk.Cov()
+				}
+				up, down := cov(h), cov(-h)
+				for g, ag := range a {
+					want := 0.0
+					for i := range ag {
+						want += ag[i] * (up[i] - down[i]) / (2 * h) / 2
+					}
+					if v := got[g*len(hs)+p]; math.Abs(v-want) > 1e-6*(1+math.Abs(want)) {
+						t.Errorf("hyperparameter %d (%+v), group %d: %v, central differences %v", p, hp, g, v, want)
+					}
+				}
+			}
+		})
+	}
+}

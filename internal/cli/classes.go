@@ -19,6 +19,40 @@ import (
 	"gpc/internal/sysmem"
 )
 
+// readTrainingClasses reads and labels the training features as gpc-kernel
+// does, two classes or more, and returns their label mapping and metadata
+// (for three or more classes, label indices 0..C-1 in train.y).
+func (c *dataFlags) readTrainingClasses(e *env) (*features, *labelMap, map[string]string, error) {
+	label, positive := c.Label, c.Positive
+	frame, err := c.readFrame(c.Train, e)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	labels, err := newLabelMap(frame, label, positive)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	train, err := c.extract(frame, nil, labels, true)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if train.rows == 0 {
+		return nil, nil, nil, &dataError{fmt.Sprintf("%s: no training rows", frame.Name)}
+	}
+	meta := map[string]string{
+		"gpc:features":          strings.Join(train.names, ","),
+		"gpc:label":             label,
+		format.KeyLabelPositive: labels.pos,
+		format.KeyLabelNegative: labels.neg,
+	}
+	if labels.classes != nil {
+		delete(meta, format.KeyLabelPositive)
+		delete(meta, format.KeyLabelNegative)
+		meta[format.KeyClasses] = format.JoinClasses(labels.classes)
+	}
+	return train, labels, meta, nil
+}
+
 // newClassMap maps the distinct label values of col to class indices:
 // numbers in increasing order when the column is numeric, else text in
 // byte order.
@@ -85,9 +119,14 @@ func (c *kernelCmd) runClasses(e *env, train, test *features, labels *labelMap, 
 	for i, v := range train.y {
 		y[i] = int(v)
 	}
-	kernels, err := c.classKernels(k, labels.classes, d, meta)
-	if err != nil {
-		return err
+	kernels := c.hyperKernels
+	if kernels == nil {
+		var err error
+		if kernels, err = c.classKernels(k, labels.classes, d, false, meta); err != nil {
+			return err
+		}
+	} else {
+		classMeta(kernels, meta)
 	}
 	m := &gp.Multiclass{X: train.x, D: d, Y: y, C: nc, Kernels: kernels}
 	n := m.Vars()
@@ -162,54 +201,26 @@ func (c *kernelCmd) runClasses(e *env, train, test *features, labels *labelMap, 
 		{Name: "features", Int: []int64{int64(d)}},
 		{Name: "kernel", Str: []string{c.Kernel}},
 		{Name: "alpha", Str: []string{meta["gpc:alpha"]}},
-		{Name: "beta", Float: []float64{c.Beta}},
-		{Name: "bias", Float: []float64{c.Bias}},
+		{Name: "beta", Float: []float64{k.Beta}},
+		{Name: "bias", Float: []float64{k.Bias}},
 		{Name: "classes", Str: []string{strings.Join(labels.classes, ",")}},
 		{Name: "fingerprint", Str: []string{meta[format.KeyFingerprint]}},
 	}}
 	return format.WriteTable(e.stdout, t, format.Text, 0, mem)
 }
 
-// classKernels returns the kernel of each class: k for all, or k with
-// --class-alpha's and --class-beta's values, one per class (recorded in
-// meta as gpc:class_alpha and gpc:class_beta).
-func (c *kernelCmd) classKernels(k *gp.Kernel, classes []string, d int, meta map[string]string) ([]*gp.Kernel, error) {
-	nc := len(classes)
-	if c.ClassAlpha == nil && c.ClassBeta == nil {
-		return []*gp.Kernel{k}, nil
+// classMeta records kernels per class (a --hyper table's) in meta:
+// gpc:class_alpha (one length scale per class; for ard, each class's list,
+// separated by semicolons) and gpc:class_beta.
+func classMeta(ks []*gp.Kernel, meta map[string]string) {
+	alphas, betas := make([]string, len(ks)), make([]float64, len(ks))
+	for i, k := range ks {
+		alphas[i], betas[i] = format.JoinFloats(k.Alpha), k.Beta
 	}
-	for _, f := range []struct {
-		name string
-		v    []float64
-	}{{"--class-alpha", c.ClassAlpha}, {"--class-beta", c.ClassBeta}} {
-		if f.v != nil && len(f.v) != nc {
-			return nil, usagef("%s has %d values for the %d classes %s", f.name, len(f.v), nc, quoteList(classes, 6))
-		}
+	if ks[0].Kind != gp.KernelLinear {
+		meta["gpc:class_alpha"] = strings.Join(alphas, ";")
 	}
-	if c.ClassAlpha != nil && (k.Kind == gp.KernelARD || k.Kind == gp.KernelLinear) {
-		return nil, usagef("--class-alpha: the %v kernel has no single length scale per class", k.Kind)
-	}
-	ks := make([]*gp.Kernel, nc)
-	for cl := range nc {
-		kc := *k
-		if c.ClassAlpha != nil {
-			kc.Alpha = []float64{c.ClassAlpha[cl]}
-		}
-		if c.ClassBeta != nil {
-			kc.Beta = c.ClassBeta[cl]
-		}
-		if err := kc.Validate(d); err != nil {
-			return nil, usagef("class %q: %v", classes[cl], err)
-		}
-		ks[cl] = &kc
-	}
-	if c.ClassAlpha != nil {
-		meta["gpc:class_alpha"] = format.JoinFloats(c.ClassAlpha)
-	}
-	if c.ClassBeta != nil {
-		meta["gpc:class_beta"] = format.JoinFloats(c.ClassBeta)
-	}
-	return ks, nil
+	meta["gpc:class_beta"] = format.JoinFloats(betas)
 }
 
 // cloudClasses returns the class names of a multi-class cloud's metadata,

@@ -17,19 +17,27 @@ import (
 
 const fitDescription = `Fit a GP classifier's hyperparameters by maximizing the exact log marginal likelihood, and write them as a table that gpc-kernel --hyper reads.
 
-Features are read as gpc-kernel reads them (CSV, Parquet or Arrow IPC, with labels). --alpha, --beta and --bias are the starting point (ard: one --alpha for every feature, or one per feature); every length scale and the latent scale are fitted, and the bias too when it starts above 0.
+Features are read as gpc-kernel reads them (CSV, Parquet or Arrow IPC, with labels: two classes, or three or more for the multinomial probit model). --alpha, --beta and --bias are the starting point (ard: one --alpha for every feature, or one per feature); every length scale and the latent scale are fitted, and the bias too when it starts above 0.
 
-Two stages, each by L-BFGS (gonum's optimize) on the log-hyperparameters:
+The start. Where --alpha or --beta is not given, the fit starts where the data say: alpha the median distance between two training points (after --standardize; for ard every feature's alpha, the isotropic start), where the median pair's RBF correlation is e^-1, and beta 1 (linear: 1 / the mean of x'x), the probit noise's variance, at which each training point's prior class probability Phi(f) is uniform on (0, 1), the latent function neither negligible nor saturated. gpc:start in the metadata gives the start and where it came from. A start where the kernel is practically diagonal (length scales far below the distances between the points: each point's squared correlation with the others sums to less than 1e-3), constant (far above them) or negligible (beta far below 1) is refused in one line that says what to try: the likelihood is flat there and the fit would not move; so is a fit that ends there. --restarts K fits again from K more starts drawn around the first (a normal of sd 1 on each log-hyperparameter, deterministic in --seed; a draw in a flat region is drawn again) and keeps the best by the exact objective, each start's optimum in gpc:restarts.
+
+Two stages, each by L-BFGS on the log-hyperparameters, no step moving one by more than a factor e^0.5 (so that the fit follows the likelihood's own ascent from the start rather than jumping between its many local maxima):
   ep     EP's approximation of the log marginal likelihood (the evidence GPML's infEP maximizes), exact in theta and cheap, from the starting point;
-  exact  the Monte Carlo estimate of the exact log marginal likelihood, from EP's optimum, with the gradient of Fisher's identity on the particle cloud, on common random numbers, in --rounds rounds of growing particle counts up to --samples.
+  exact  the Monte Carlo estimate of the exact log marginal likelihood, from EP's optimum, with the gradient of Fisher's identity on the particle cloud, on common random numbers, in --rounds rounds of growing particle counts up to --samples, each ending when the gradient is consistent with its Monte Carlo noise.
+From 2000 orthant variables on (N, or N (C - 1) for C classes) there is no ep stage: EP's evidence costs more there than the exact estimate.
 The optimum is estimated again with --final-samples particles on a fresh seed: log_ml and se_log_ml, and per hyperparameter the gradient grad (d log_ml / d log value, zero at the maximum up to its standard error se_grad), ep_value (EP's optimum), and with --hessian mc_se_log, the Monte Carlo error of the fitted value in log units. EP's optimum is estimated on the same seed, and kept unless the exact stage's point beats it by more than 2 standard errors of the difference and by more than 0.005 nats, a tenth of a posterior standard deviation of the hyperparameters (gpc:exact_gain in the metadata).
+
+Where the likelihood has no finite maximum (beta grows without end when the classes separate; the length scale of an irrelevant feature), the rule is a box: length scales from a tenth of the smallest distance between two training points to 10^4 times the largest (for ard, in the feature), beta and the bias from 10^-6 to 10^12 times the probit noise's variance (linear: per mean x'x). After the ep stage a hyperparameter whose gradient points out of the box moves to the box's edge if EP's evidence falls by less than 1e-5 nats there (the likelihood is flat or still rising up to it), and stays there. A hyperparameter that ends on the box's edge has run off: the bound column says lower or upper, gpc:ran_off lists them, and a warning names them.
 
 The ard kernel is fitted under a weakly informative prior by default (--prior-sd 3: a normal of sd 3 on each log-hyperparameter, centred on the starting point), both stages maximizing the log marginal likelihood plus the log prior (a maximum a posteriori fit; grad includes the prior's): with one length scale per feature the likelihood alone overfits. log_prior is the prior's log density at the fit, so log_ml + log_prior is the log posterior. The other kernels are fitted by the likelihood alone (--prior-sd 0), unless --prior-sd says otherwise.
 
+More than two classes: the exact log marginal likelihood of the multinomial probit model is an orthant in N (C - 1) dimensions (docs/multiclass.md), and Fisher's identity gives its gradient as for two classes. One kernel is shared by the classes; --per-class (or --class-alpha/--class-beta, each class's start) fits a kernel per class, whose rows name their class in the class column. gpc-kernel --hyper reads either.
+
 ` + examplesHelp + `
-  gpc-fit --standardize --alpha 30 --beta 1e4 --train examples/crabs/train.csv | gpc-kernel --hyper - --standardize --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
+  gpc-fit --standardize --train examples/crabs/train.csv | gpc-kernel --hyper - --standardize --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
   gpc-fit --standardize --alpha 30 --beta 1e4 --train examples/crabs/train.csv --format csv > hyper.csv
-  gpc-fit --standardize --kernel ard --alpha 3 --beta 100 --train examples/crabs/train.csv --format table   # one length scale per feature
+  gpc-fit --standardize --kernel ard --train examples/crabs/train.csv --format table   # one length scale per feature
+  gpc-fit --standardize --label species --id id --train examples/iris/train.csv | gpc-kernel --hyper - --standardize --label species --id id --train examples/iris/train.csv --test examples/iris/test.csv | gpc-train | gpc-predict   # three classes
 
 ` + exitHelp
 
@@ -38,12 +46,15 @@ type fitCmd struct {
 	dataFlags      `embed:""`
 	kernelFlags    `embed:""`
 	hyperFlags     `embed:""`
+	classFlags     `embed:""`
+	PerClass       bool `name:"per-class" help:"Multi-class: fit a kernel per class (each class's length scale(s) and beta), instead of one shared by the classes."`
 	estimatorFlags `embed:"" set:"samples=2000"`
 	FinalSamples   int      `default:"0" help:"Particles of the final estimate at the optimum (0: 4 x --samples)."`
 	Rounds         int      `default:"2" help:"Rounds of the exact stage, each with 4 times the particles of the one before, up to --samples."`
-	Iterations     int      `default:"0" help:"Most L-BFGS iterations per stage and round (0: 50 + 5 per hyperparameter)."`
+	Iterations     int      `default:"0" help:"Most L-BFGS iterations per stage and round (0: 100 + 5 per hyperparameter)."`
+	Restarts       int      `default:"0" help:"Fit again from this many more starting points drawn around the start (a normal of sd 1 on each log-hyperparameter, deterministic in --seed) and keep the best by the exact objective (scikit-learn's n_restarts_optimizer); each start's optimum is in gpc:restarts."`
 	PriorSD        *float64 `name:"prior-sd" help:"A normal prior of this standard deviation on each log-hyperparameter, centred on the starting point (a maximum a posteriori fit; 0: none). Default: 3 for the ard kernel, whose D + 1 hyperparameters the likelihood alone overfits (95% of the prior within a factor 400 of the start), 0 for the others."`
-	EP             bool     `default:"true" negatable:"" help:"Start the exact stage at the maximum of EP's evidence (--no-ep: at the starting point)."`
+	EP             bool     `default:"true" negatable:"" help:"Start the exact stage at the maximum of EP's evidence (--no-ep: at the starting point, as every fit of 2000 orthant variables or more does, where EP's evidence costs more than the exact estimate)."`
 	Hessian        bool     `help:"Estimate the curvature at the optimum (2 gradients per hyperparameter at --final-samples) for the optimum's Monte Carlo error, mc_se_log."`
 	commonFlags    `embed:""`
 }
@@ -52,6 +63,9 @@ type fitCmd struct {
 func Fit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return run("gpc-fit", fitDescription, &fitCmd{}, args, stdin, stdout, stderr)
 }
+
+// maxRestarts bounds --restarts.
+const maxRestarts = 1000
 
 // Validate checks the flags after parsing.
 func (c *fitCmd) Validate() error {
@@ -69,14 +83,19 @@ func (c *fitCmd) Validate() error {
 		return usagef("--rounds %d: must be at least 1", c.Rounds)
 	case c.Iterations < 0:
 		return usagef("--iterations %d: must be 0 (default) or more", c.Iterations)
+	case c.Restarts < 0 || c.Restarts > maxRestarts:
+		return usagef("--restarts %d: must be from 0 to %d", c.Restarts, maxRestarts)
 	case c.PriorSD != nil && (!(*c.PriorSD >= 0) || math.IsInf(*c.PriorSD, 1)):
 		return usagef("--prior-sd %v: must be a finite number >= 0", *c.PriorSD)
+	case c.Beta != nil && *c.Beta == 0:
+		return usagef("--beta 0: the fit moves log beta, so it must start above 0")
 	}
-	if c.kind() == gp.KernelARD && len(c.Alpha) == 1 {
-		return nil // one alpha for every feature
+	for _, b := range c.ClassBeta {
+		if b == 0 {
+			return usagef("--class-beta: the fit moves log beta, so every class's must start above 0")
+		}
 	}
-	_, err := c.kernel(c.kind(), -1)
-	return err
+	return c.checkHyper(c.kind())
 }
 
 // fitCandidate is the estimator that --method and --order select for
@@ -97,7 +116,7 @@ func (c *fitCmd) fitCandidate() core.Candidate {
 
 func (c *fitCmd) run(e *env) error {
 	start := time.Now()
-	train, _, dataMeta, err := c.readTraining(e)
+	train, labels, dataMeta, err := c.readTrainingClasses(e)
 	if err != nil {
 		return err
 	}
@@ -105,26 +124,59 @@ func (c *fitCmd) run(e *env) error {
 		standardizeMeta(train, nil, dataMeta)
 	}
 	d := len(train.names)
-	if c.kind() == gp.KernelARD && len(c.Alpha) == 1 && d > 1 {
-		a := c.Alpha[0]
-		c.Alpha = make([]float64, d)
-		for j := range c.Alpha {
-			c.Alpha[j] = a
+	scale, err := fit.NewDataScale(train.x, d)
+	if err != nil {
+		return &dataError{fmt.Sprintf("%s: %v", train.source, err)}
+	}
+	k, startDesc, err := c.kernel(c.kind(), train.names, scale)
+	if err != nil {
+		return err
+	}
+
+	// The model: the binary classifier, or the multinomial probit model
+	// with one kernel, or one per class.
+	var model gp.Model
+	var classes []string
+	params := k.Hypers()
+	theta0 := make([]float64, 0, len(params))
+	vars := train.rows
+	if labels.classes == nil {
+		if c.PerClass || c.perClass() {
+			return usagef("--per-class, --class-alpha and --class-beta are for three or more classes; %s has two", c.Train)
+		}
+		model = &gp.Classifier{X: train.x, D: d, Y: train.y}
+		for _, h := range params {
+			theta0 = append(theta0, math.Log(h.Get(k)))
+		}
+	} else {
+		classes = labels.classes
+		y := make([]int, train.rows)
+		for i, v := range train.y {
+			y[i] = int(v)
+		}
+		ks, err := c.classKernels(k, classes, d, c.PerClass, nil)
+		if err != nil {
+			return err
+		}
+		mc := &gp.Multiclass{X: train.x, D: d, Y: y, C: len(classes), Kernels: ks}
+		if err := mc.Validate(); err != nil {
+			return &dataError{fmt.Sprintf("%s: %v", train.source, err)}
+		}
+		model, vars = mc, mc.Vars()
+		var all []gp.Hyper
+		for cl, kc := range ks {
+			for _, h := range params {
+				h.Class = cl
+				all = append(all, h)
+				theta0 = append(theta0, math.Log(h.Get(kc)))
+			}
+		}
+		params = all
+		if len(ks) > 1 {
+			startDesc = describeClassKernels(ks, classes, train.names)
 		}
 	}
-	k, err := c.kernel(c.kind(), d)
-	if err != nil {
-		return usagef("%v (the training file has %d features: %s)", err, d, strings.Join(train.names, ", "))
-	}
-	if k.Beta == 0 {
-		return usagef("--beta 0: the fit moves log beta, so it must start above 0")
-	}
-	params := k.Hypers()
-	theta0 := make([]float64, len(params))
-	for j, h := range params {
-		theta0[j] = math.Log(h.Get(k))
-	}
-	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
+	lower, upper := scale.Bounds(k, params)
 	cand := c.fitCandidate()
 	cfg := c.config(c.Threads, byteSize(0).limit())
 	cfg.Method = cand.Method
@@ -134,24 +186,25 @@ func (c *fitCmd) run(e *env) error {
 	}
 	big := cfg
 	big.Samples = final
-	if err := checkMemoryFlag("--final-samples", c.Train, train.rows, &big, []core.Candidate{cand}, true); err != nil {
+	if err := checkMemoryFlag("--final-samples", c.Train, vars, &big, []core.Candidate{cand}, true); err != nil {
 		return err
 	}
-	surf, err := fit.NewFitSurface(e.ctx, data, *k, params, theta0, cand, c.Jitter, cfg)
+	names := make([]string, len(params))
+	for j, h := range params {
+		names[j] = hyperName(h, k.Kind, train.names, classes, c.PerClass || c.perClass())
+	}
+	// The start where the kernel is flat: say so, and what to try.
+	surf, err := fit.NewFitSurface(e.ctx, model, *k, params, theta0, cand, c.Jitter, cfg)
 	if err != nil {
 		return err
 	}
 	fcfg := fit.FitConfig{Samples: c.Samples, Rounds: c.Rounds, FinalSamples: final, Seed: uint64(c.Seed),
-		MaxIterations: c.Iterations, SkipEP: !c.EP, Hessian: c.Hessian}
+		MaxIterations: c.Iterations, SkipEP: !c.EP, Hessian: c.Hessian, Lower: lower, Upper: upper}
 	priorSD := fit.DefaultPriorSD(k.Kind)
 	if c.PriorSD != nil {
 		priorSD = *c.PriorSD
 	}
 	fcfg.Prior = fit.NewLogNormalPrior(theta0, priorSD)
-	names := make([]string, len(params))
-	for j, h := range params {
-		names[j] = hyperName(h, k.Kind, train.names)
-	}
 	if c.Progress {
 		evals := 0
 		fcfg.Progress = func(stage string, samples int, theta []float64, f float64) {
@@ -159,34 +212,48 @@ func (c *fitCmd) run(e *env) error {
 			e.rep.note("%s %d: %s objective %.6g (%s)", stage, evals, describeTheta(names, theta), f, fmtDuration(time.Since(start).Seconds()))
 		}
 	}
-	res, err := surf.Fit(e.ctx, theta0, fcfg)
-	var nc *fit.ErrNotConverged
-	switch {
-	case errors.As(err, &nc):
-		return &dataError{nc.Error()}
-	case errors.Is(err, fit.ErrNonFinite):
-		return &dataError{fmt.Sprintf("%v (at %s)", err, describeTheta(names, theta0))}
-	case err != nil:
+	best, starts, err := surf.FitStarts(e.ctx, theta0, c.Restarts, fcfg)
+	if err != nil {
+		return c.fitError(err, names, theta0, scale, train.names)
+	}
+	res := starts[best].Result
+	if err := starts[best].Err; err != nil {
+		var nc *fit.ErrNotConverged
+		if errors.As(err, &nc) {
+			return &dataError{nc.Error()}
+		}
 		return err
 	}
 
-	fk := surf.KernelAt(res.Theta)
-	var epk *gp.Kernel
+	ks := surf.KernelsAt(res.Theta)
+	var epks []*gp.Kernel
 	if res.EPTheta != nil {
-		epk = surf.KernelAt(res.EPTheta)
+		epks = surf.KernelsAt(res.EPTheta)
 	}
 	rows := make([]format.HyperRow, len(params))
+	var ranOff []string
 	for j, h := range params {
-		r := format.HyperRow{Name: hyperKindName(h.Kind), Value: h.Get(fk), Grad: res.Final.Grad[j], SEGrad: res.Final.SE[j],
+		r := format.HyperRow{Name: hyperKindName(h.Kind), Value: h.Get(ks[h.Class]), Grad: res.Final.Grad[j], SEGrad: res.Final.SE[j],
 			MCSELog: math.NaN(), EPValue: math.NaN()}
 		if k.Kind == gp.KernelARD && h.Kind == gp.HyperAlpha {
 			r.Feature = train.names[h.Index]
 		}
+		if len(ks) > 1 {
+			r.Class = classes[h.Class]
+		}
 		if res.MCSE != nil {
 			r.MCSELog = res.MCSE[j]
 		}
-		if epk != nil {
-			r.EPValue = h.Get(epk)
+		if epks != nil {
+			r.EPValue = h.Get(epks[h.Class])
+		}
+		switch res.Bound[j] {
+		case -1:
+			r.Bound = "lower"
+			ranOff = append(ranOff, names[j]+" to its lower bound "+fmtFloat(math.Exp(lower[j])))
+		case 1:
+			r.Bound = "upper"
+			ranOff = append(ranOff, names[j]+" to its upper bound "+fmtFloat(math.Exp(upper[j])))
 		}
 		rows[j] = r
 	}
@@ -204,19 +271,39 @@ func (c *fitCmd) run(e *env) error {
 	meta[format.KeyJitter] = strconv.FormatFloat(c.Jitter, 'g', -1, 64)
 	meta[format.KeySamples] = strconv.Itoa(c.Samples)
 	meta["gpc:final_samples"] = strconv.Itoa(final)
-	meta["gpc:start"] = describeTheta(names, theta0)
+	meta["gpc:start"] = startDesc
 	meta["gpc:prior_sd"] = strconv.FormatFloat(priorSD, 'g', -1, 64)
 	meta["gpc:grad_norm"] = fmtFloat(res.GradNorm)
 	meta["gpc:noise_norm"] = fmtFloat(res.NoiseNorm)
 	meta["gpc:estimates"] = strconv.Itoa(res.Evals)
-	if res.EPTheta != nil {
+	meta["gpc:bounds"] = describeBounds(names, lower, upper)
+	if ranOff != nil {
+		meta["gpc:ran_off"] = strings.Join(ranOff, "; ")
+	}
+	if classes != nil {
+		meta[format.KeyClasses] = format.JoinClasses(classes)
+		delete(meta, format.KeyLabelPositive)
+		delete(meta, format.KeyLabelNegative)
+	}
+	if c.Restarts > 0 {
+		meta["gpc:restarts"] = describeStarts(starts, best, names)
+	}
+	switch {
+	case res.EPTheta != nil:
 		// The exact stage's gain over EP's optimum and whether EP's was
 		// kept (fit.KeepEP).
 		meta["gpc:exact_gain"] = fmt.Sprintf("%s (se %s); kept EP's optimum: %t", fmtFloat(res.Gain), fmtFloat(res.SEGain), res.KeptEP)
+	case c.EP:
+		meta["gpc:ep_stage"] = fmt.Sprintf("none: %d orthant variables (from %d on the exact stage starts at the start, fit.EPStageMaxVars)", surf.Vars, fit.EPStageMaxVars)
+	default:
+		meta["gpc:ep_stage"] = "none: --no-ep"
 	}
 	meta["gpc:iterations"] = strconv.Itoa(res.Iterations)
 	if ok, why := res.Final.Result.Trust(); !ok {
 		e.rep.warnf("the final estimate's standard error is not reliable: %s", why)
+	}
+	if ranOff != nil {
+		e.rep.warnf("%d hyperparameter(s) ran off to the edge of their box, where the likelihood no longer depends on them or still rises (fit.Bounds): %s", len(ranOff), shortList(ranOff, 4))
 	}
 	if c.Progress || e.rep.tty && !c.Quiet {
 		post := ""
@@ -229,13 +316,101 @@ func (c *fitCmd) run(e *env) error {
 	return format.WriteTable(e.stdout, format.HyperTable(hf, rows, meta), c.outputFormat(e.stdout), 0, format.NewAllocator())
 }
 
-// hyperName names a hyperparameter for messages: alpha, alpha_<feature>
-// (ard), beta, bias.
-func hyperName(h gp.Hyper, kind gp.KernelKind, features []string) string {
-	if h.Kind == gp.HyperAlpha && kind == gp.KernelARD {
-		return "alpha_" + features[h.Index]
+// fitError turns an error of the fit into the tool's: a start or an end in
+// a flat region (fit.TrapError) becomes one line that says what to try.
+func (c *fitCmd) fitError(err error, names []string, theta0 []float64, scale *fit.DataScale, features []string) error {
+	var te *fit.TrapError
+	var nc *fit.ErrNotConverged
+	switch {
+	case errors.As(err, &te):
+		try := ""
+		switch {
+		case !te.End && te.Trap == fit.TrapNegligible:
+			try = "start from a larger --beta (leave it out to start at 1, the probit noise's variance)"
+		case !te.End && te.Trap == fit.TrapDiagonal:
+			try = fmt.Sprintf("start from a larger --alpha (leave it out to start at the median distance between two training points, %.4g)", scale.Median)
+		case !te.End:
+			try = fmt.Sprintf("start from a smaller --alpha (leave it out to start at the median distance between two training points, %.4g)", scale.Median)
+		default:
+			try = "the data show no structure this kernel can use from this start: try --restarts, another --kernel, or another start"
+		}
+		return &dataError{fmt.Sprintf("%s (at %s); %s", strings.TrimPrefix(te.Error(), "fit: "), describeKernel(&te.Kernel, features), try)}
+	case errors.As(err, &nc):
+		return &dataError{nc.Error()}
+	case errors.Is(err, fit.ErrNonFinite):
+		return &dataError{fmt.Sprintf("%v (at %s)", err, describeTheta(names, theta0))}
 	}
-	return hyperKindName(h.Kind)
+	return err
+}
+
+// describeClassKernels writes a kernel per class as class: name=value
+// pairs.
+func describeClassKernels(ks []*gp.Kernel, classes, features []string) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = classes[i] + ": " + describeKernel(k, features)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// describeBounds writes the box of the log-hyperparameters as
+// name=[lo, hi] in the hyperparameters' own units, once for a run of
+// equal boxes.
+func describeBounds(names []string, lower, upper []float64) string {
+	var parts []string
+	for j := range names {
+		if j > 0 && lower[j] == lower[j-1] && upper[j] == upper[j-1] && len(parts) > 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s=[%.4g, %.4g]", names[j], math.Exp(lower[j]), math.Exp(upper[j])))
+	}
+	return strings.Join(parts, " ")
+}
+
+// describeStarts writes each start of a fit with restarts: its starting
+// point (the first: the start), and where it ended, with the exact
+// objective there, or why it has none.
+func describeStarts(starts []fit.Start, best int, names []string) string {
+	parts := make([]string, len(starts))
+	for i, st := range starts {
+		tag := ""
+		if i == best {
+			tag = " (best)"
+		}
+		switch {
+		case st.Result == nil:
+			parts[i] = fmt.Sprintf("start %d%s: %v", i, tag, st.Err)
+		default:
+			v := fmt.Sprintf("objective %.6g, log ML %.6g (se %.2g)", st.Objective, st.Result.Final.Result.LogP, st.Result.Final.Result.SE)
+			if st.Err != nil {
+				v += fmt.Sprintf(" [%v]", st.Err)
+			}
+			parts[i] = fmt.Sprintf("start %d%s: from %s to %s: %s", i, tag, describeTheta(names, st.Theta), describeTheta(names, st.Result.Theta), v)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// shortList joins the first max items of s and says how many more.
+func shortList(s []string, max int) string {
+	if len(s) <= max {
+		return strings.Join(s, ", ")
+	}
+	return strings.Join(s[:max], ", ") + fmt.Sprintf(" and %d more (gpc:ran_off)", len(s)-max)
+}
+
+// hyperName names a hyperparameter for messages: alpha, alpha_<feature>
+// (ard), beta, bias, with a kernel per class (perClass) followed by
+// @<class>.
+func hyperName(h gp.Hyper, kind gp.KernelKind, features, classes []string, perClass bool) string {
+	name := hyperKindName(h.Kind)
+	if h.Kind == gp.HyperAlpha && kind == gp.KernelARD {
+		name = "alpha_" + features[h.Index]
+	}
+	if perClass {
+		name += "@" + classes[h.Class]
+	}
+	return name
 }
 
 func hyperKindName(k gp.HyperKind) string {

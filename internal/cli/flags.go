@@ -11,7 +11,8 @@ package cli
 //	testFlags       --test: gpc-kernel, gpc-mcmc
 //	batchFlags      --batch-size: gpc-kernel, gpc-train, gpc-predict
 //	kernelFlags     --kernel: gpc-kernel, gpc-tune, gpc-mcmc
-//	hyperFlags      --alpha --beta --bias as values: gpc-kernel, gpc-mcmc (gpc-tune's are grids)
+//	hyperFlags      --alpha --beta --bias as values: gpc-kernel, gpc-fit, gpc-mcmc (gpc-tune's are grids)
+//	classFlags      --class-alpha --class-beta: gpc-kernel, gpc-fit
 //	estimatorFlags  --samples --seed --method --order --groups --ess --jitter: gpc-orthant, gpc-train, gpc-tune, gpc-mcmc
 //	seedFlags       --seed: in estimatorFlags, and gpc-predict
 //	memoryFlags     --max-memory: gpc-orthant, gpc-train, gpc-predict
@@ -22,11 +23,15 @@ package cli
 // `set:"samples=2000"`).
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
+	"gpc/core/fit"
 	"gpc/core/gp"
+	"gpc/format"
 )
 
 // dataFlags are the flags of the tools that read training features.
@@ -85,30 +90,163 @@ func (k *kernelFlags) kind() gp.KernelKind {
 }
 
 // hyperFlags are the kernel's hyperparameters as values (gpc-kernel's
-// kernel, gpc-mcmc's starting point).
+// kernel, gpc-fit's and gpc-mcmc's starting point); those not given are
+// the data's start (startKernel, fit.DataScale.Start).
 type hyperFlags struct {
-	Alpha []float64 `default:"1" sep:"," help:"Length scale alpha (ard: one per feature, comma-separated, in the training file's column order; linear: none)."`
-	Beta  float64   `default:"1" help:"Latent scale beta: the prior variance of the latent function."`
+	Alpha []float64 `sep:"," help:"Length scale alpha (ard: one per feature, comma-separated, in the training file's column order, or one for every feature; linear: none). Default: the median distance between two training points (every feature's, for ard)."`
+	Beta  *float64  `help:"Latent scale beta: the prior variance of the latent function. Default: 1, the probit noise's variance (linear: 1 / the mean of x'x over the training points), so that each training point's prior class probability is uniform on (0, 1)."`
 	Bias  float64   `default:"0" help:"A constant added to the kernel: the prior variance of a bias term (0: none)."`
 }
 
-// kernel returns the kernel of kind with these hyperparameters, checked
-// for d features (d < 0: the features are not known yet, so that ard's
-// count is not checked). The linear kernel has no length scale: the
-// default --alpha is dropped for it.
-func (h *hyperFlags) kernel(kind gp.KernelKind, d int) (*gp.Kernel, error) {
-	if kind == gp.KernelLinear && len(h.Alpha) == 1 && h.Alpha[0] == 1 {
-		h.Alpha = nil
+// checkHyper checks the hyperparameters given for a kernel of kind
+// before the features are read: each a finite number, a length scale
+// above 0 and none for the linear kernel.
+func (h *hyperFlags) checkHyper(kind gp.KernelKind) error {
+	k := gp.Kernel{Kind: kind, Alpha: h.Alpha, Beta: 1, Bias: h.Bias}
+	if h.Beta != nil {
+		k.Beta = *h.Beta
 	}
-	k := &gp.Kernel{Kind: kind, Alpha: h.Alpha, Beta: h.Beta, Bias: h.Bias}
-	check := d
-	if d < 0 {
-		check = len(h.Alpha)
+	if kind != gp.KernelLinear && k.Alpha == nil {
+		k.Alpha = []float64{1}
 	}
-	if err := k.Validate(check); err != nil {
-		return nil, usagef("%v", err)
+	if kind == gp.KernelARD && len(k.Alpha) > 0 {
+		for _, a := range k.Alpha {
+			if err := (&gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{a}, Beta: k.Beta, Bias: k.Bias}).Validate(1); err != nil {
+				return usagef("%v", err)
+			}
+		}
+		return nil
 	}
-	return k, nil
+	if err := k.Validate(len(k.Alpha)); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+// kernel returns the kernel of kind with these hyperparameters for the
+// features of train (names, rows of d), those not given taken from the
+// data's scale (fit.DataScale.Start: sc must not be nil then); a single
+// --alpha of the ard kernel is every feature's. start describes the
+// starting point for metadata and messages: each hyperparameter, and where
+// each default came from.
+func (h *hyperFlags) kernel(kind gp.KernelKind, names []string, sc *fit.DataScale) (k *gp.Kernel, start string, err error) {
+	d := len(names)
+	if err := h.checkHyper(kind); err != nil {
+		return nil, "", err
+	}
+	var data gp.Kernel
+	if sc != nil {
+		data = sc.Start(kind, d)
+	}
+	k = &gp.Kernel{Kind: kind, Alpha: slices.Clone(h.Alpha), Bias: h.Bias}
+	var from []string
+	switch {
+	case kind == gp.KernelLinear:
+	case h.Alpha == nil:
+		k.Alpha = data.Alpha
+		from = append(from, fmt.Sprintf("alpha %.6g, the median distance between two training points", sc.Median))
+	case kind == gp.KernelARD && len(h.Alpha) == 1 && d > 1:
+		k.Alpha = make([]float64, d)
+		for j := range k.Alpha {
+			k.Alpha[j] = h.Alpha[0]
+		}
+	}
+	if h.Beta != nil {
+		k.Beta = *h.Beta
+	} else {
+		k.Beta = data.Beta
+		if kind == gp.KernelLinear {
+			from = append(from, fmt.Sprintf("beta %.6g, 1 / the mean of x'x", k.Beta))
+		} else {
+			from = append(from, "beta 1, the probit noise's variance")
+		}
+	}
+	if err := k.Validate(d); err != nil {
+		return nil, "", usagef("%v (the training file has %d features: %s)", err, d, strings.Join(names, ", "))
+	}
+	start = describeKernel(k, names)
+	if from != nil {
+		start += " (the data's start: " + strings.Join(from, "; ") + ")"
+	}
+	return k, start, nil
+}
+
+// given reports whether any of alpha and beta was given.
+func (h *hyperFlags) given() bool { return h.Alpha != nil || h.Beta != nil }
+
+// describeKernel writes a kernel's hyperparameters as name=value pairs:
+// alpha (ard: alpha_<feature> each, or one alpha when they are equal),
+// beta, and the bias if there is one.
+func describeKernel(k *gp.Kernel, names []string) string {
+	var parts []string
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	switch {
+	case k.Kind == gp.KernelARD && slices.Min(k.Alpha) != slices.Max(k.Alpha):
+		for j, a := range k.Alpha {
+			parts = append(parts, "alpha_"+names[j]+"="+num(a))
+		}
+	case len(k.Alpha) > 0:
+		parts = append(parts, "alpha="+num(k.Alpha[0]))
+	}
+	parts = append(parts, "beta="+num(k.Beta))
+	if k.Bias > 0 {
+		parts = append(parts, "bias="+num(k.Bias))
+	}
+	return strings.Join(parts, " ")
+}
+
+// classFlags are a multi-class kernel per class: gpc-kernel's kernels,
+// gpc-fit's start.
+type classFlags struct {
+	ClassAlpha []float64 `sep:"," help:"Multi-class: one length scale alpha per class, in class order (sorted, as gpc:classes lists them), instead of --alpha: a kernel per class (not for ard or linear)."`
+	ClassBeta  []float64 `sep:"," help:"Multi-class: one latent scale beta per class, in class order, instead of --beta: a kernel per class."`
+}
+
+// perClass reports whether a kernel per class was asked for.
+func (c *classFlags) perClass() bool { return c.ClassAlpha != nil || c.ClassBeta != nil }
+
+// classKernels returns the kernel of each class: k for all, or k with
+// --class-alpha's and --class-beta's values, one per class (recorded in
+// meta, if not nil, as gpc:class_alpha and gpc:class_beta). With per set
+// and neither flag, every class gets a copy of k.
+func (c *classFlags) classKernels(k *gp.Kernel, classes []string, d int, per bool, meta map[string]string) ([]*gp.Kernel, error) {
+	nc := len(classes)
+	if !c.perClass() && !per {
+		return []*gp.Kernel{k}, nil
+	}
+	for _, f := range []struct {
+		name string
+		v    []float64
+	}{{"--class-alpha", c.ClassAlpha}, {"--class-beta", c.ClassBeta}} {
+		if f.v != nil && len(f.v) != nc {
+			return nil, usagef("%s has %d values for the %d classes %s", f.name, len(f.v), nc, quoteList(classes, 6))
+		}
+	}
+	if c.ClassAlpha != nil && (k.Kind == gp.KernelARD || k.Kind == gp.KernelLinear) {
+		return nil, usagef("--class-alpha: the %v kernel has no single length scale per class", k.Kind)
+	}
+	ks := make([]*gp.Kernel, nc)
+	for cl := range nc {
+		kc := *k
+		kc.Alpha = slices.Clone(k.Alpha)
+		if c.ClassAlpha != nil {
+			kc.Alpha = []float64{c.ClassAlpha[cl]}
+		}
+		if c.ClassBeta != nil {
+			kc.Beta = c.ClassBeta[cl]
+		}
+		if err := kc.Validate(d); err != nil {
+			return nil, usagef("class %q: %v", classes[cl], err)
+		}
+		ks[cl] = &kc
+	}
+	if meta != nil && c.ClassAlpha != nil {
+		meta["gpc:class_alpha"] = format.JoinFloats(c.ClassAlpha)
+	}
+	if meta != nil && c.ClassBeta != nil {
+		meta["gpc:class_beta"] = format.JoinFloats(c.ClassBeta)
+	}
+	return ks, nil
 }
 
 // seedFlags is --seed.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"gpc/core/fit"
 	"gpc/core/gp"
 	"gpc/format"
 )
@@ -49,12 +50,15 @@ type kernelCmd struct {
 	testFlags    `embed:""`
 	kernelFlags  `embed:""`
 	hyperFlags   `embed:""`
-	HyperFile    string    `name:"hyper" help:"Read the kernel and its hyperparameters from this table (gpc-fit's output, Arrow or CSV; - reads standard input) instead of --kernel, --alpha, --beta and --bias."`
-	ClassAlpha   []float64 `sep:"," help:"Multi-class: one length scale alpha per class, in class order (sorted, as gpc:classes lists them), instead of --alpha (not for ard or linear)."`
-	ClassBeta    []float64 `sep:"," help:"Multi-class: one latent scale beta per class, in class order, instead of --beta."`
+	HyperFile    string `name:"hyper" help:"Read the kernel and its hyperparameters from this table (gpc-fit's output, Arrow or CSV; - reads standard input) instead of --kernel, --alpha, --beta and --bias; a multi-class fit with a kernel per class gives each class its own."`
+	classFlags   `embed:""`
 	vecchiaFlags `embed:""`
 	batchFlags   `embed:""`
 	commonFlags  `embed:""`
+
+	// hyperKernels are the kernels per class of a --hyper table fitted
+	// with a kernel per class (nil otherwise).
+	hyperKernels []*gp.Kernel
 }
 
 // Kernel runs gpc-kernel.
@@ -72,14 +76,15 @@ func (c *kernelCmd) Validate() error {
 	if c.HyperFile == "-" && (c.Train == "-" || c.Test == "-") {
 		return usagef("--hyper and --train or --test cannot both read standard input")
 	}
-	_, err := c.kernel(c.kind(), -1) // ard's count is checked against the features later
-	return err
+	return c.checkHyper(c.kind()) // ard's count is checked against the features later
 }
 
 // readHyper sets --kernel, --alpha, --beta and --bias from the --hyper
 // table, the ard kernel's length scales matched to the training features
-// by name.
-func (c *kernelCmd) readHyper(e *env, names []string) error {
+// by name; a table fitted with a kernel per class (its class column) sets
+// hyperKernels instead, one per class of classes (the training labels'
+// classes, nil for two).
+func (c *kernelCmd) readHyper(e *env, names, classes []string) error {
 	f, err := c.readFrame(c.HyperFile, e)
 	if err != nil {
 		return err
@@ -95,42 +100,93 @@ func (c *kernelCmd) readHyper(e *env, names []string) error {
 	if fit.Standardize != c.Standardize {
 		return &dataError{fmt.Sprintf("%s: the hyperparameters were fitted %s --standardize: give the same here, or the length scales mean something else", f.Name, map[bool]string{true: "with", false: "without"}[fit.Standardize])}
 	}
-	c.Kernel, c.Alpha, c.Bias = fit.Kernel, nil, 0
+	c.Kernel = fit.Kernel
+	byClass := map[string][]format.HyperRow{}
+	for _, r := range rows {
+		byClass[r.Class] = append(byClass[r.Class], r)
+	}
+	if _, shared := byClass[""]; shared || len(byClass) == 0 {
+		if len(byClass) > 1 {
+			return &dataError{fmt.Sprintf("%s: rows for every class and rows for one class: a table holds one kernel, or one per class", f.Name)}
+		}
+		k, err := hyperKernel(f.Name, kind, rows, names)
+		if err != nil {
+			return err
+		}
+		beta := k.Beta
+		c.Alpha, c.Beta, c.Bias = k.Alpha, &beta, k.Bias
+		return nil
+	}
+	if classes == nil {
+		for cl := range byClass {
+			return &dataError{fmt.Sprintf("%s: a kernel per class (class %q), but the training labels have two classes", f.Name, cl)}
+		}
+	}
+	for cl := range byClass {
+		if !slices.Contains(classes, cl) {
+			return &dataError{fmt.Sprintf("%s: hyperparameters of class %q: the training labels have no such class (they have %s)", f.Name, cl, quoteList(classes, 6))}
+		}
+	}
+	c.hyperKernels = make([]*gp.Kernel, len(classes))
+	for i, cl := range classes {
+		r, ok := byClass[cl]
+		if !ok {
+			return &dataError{fmt.Sprintf("%s: no hyperparameters for class %q (a kernel per class needs every class's)", f.Name, cl)}
+		}
+		if c.hyperKernels[i], err = hyperKernel(f.Name+": class "+strconv.Quote(cl), kind, r, names); err != nil {
+			return err
+		}
+	}
+	k := c.hyperKernels[0]
+	beta := k.Beta
+	c.Alpha, c.Beta, c.Bias = k.Alpha, &beta, k.Bias
+	return nil
+}
+
+// hyperKernel builds the kernel of kind from a --hyper table's rows (of one
+// kernel), the ard kernel's length scales matched to the training
+// features names; where names the table (and class) for messages.
+func hyperKernel(where string, kind gp.KernelKind, rows []format.HyperRow, names []string) (*gp.Kernel, error) {
+	k := &gp.Kernel{Kind: kind, Beta: math.NaN()}
 	if kind == gp.KernelARD {
-		c.Alpha = make([]float64, len(names))
-		for j := range c.Alpha {
-			c.Alpha[j] = math.NaN()
+		k.Alpha = make([]float64, len(names))
+		for j := range k.Alpha {
+			k.Alpha[j] = math.NaN()
 		}
 	}
 	for _, r := range rows {
 		switch r.Name {
 		case "beta":
-			c.Beta = r.Value
+			k.Beta = r.Value
 		case "bias":
-			c.Bias = r.Value
+			k.Bias = r.Value
 		case "alpha":
 			if kind != gp.KernelARD {
-				c.Alpha = append(c.Alpha, r.Value)
+				k.Alpha = append(k.Alpha, r.Value)
 				continue
 			}
 			j := slices.Index(names, r.Feature)
 			if j < 0 {
-				return &dataError{fmt.Sprintf("%s: the ard length scale of feature %q: the training file has no such feature (it has %s)", f.Name, r.Feature, strings.Join(names, ", "))}
+				return nil, &dataError{fmt.Sprintf("%s: the ard length scale of feature %q: the training file has no such feature (it has %s)", where, r.Feature, strings.Join(names, ", "))}
 			}
-			c.Alpha[j] = r.Value
+			k.Alpha[j] = r.Value
 		}
 	}
-	for j, a := range c.Alpha {
+	for j, a := range k.Alpha {
 		if math.IsNaN(a) {
-			return &dataError{fmt.Sprintf("%s: no ard length scale for feature %q", f.Name, names[j])}
+			return nil, &dataError{fmt.Sprintf("%s: no ard length scale for feature %q", where, names[j])}
 		}
 	}
-	if k, err := c.kernel(kind, len(names)); err != nil {
-		return &dataError{fmt.Sprintf("%s: %v", f.Name, err)}
-	} else if kind == gp.KernelLinear && len(k.Alpha) > 0 {
-		return &dataError{fmt.Sprintf("%s: the linear kernel has no length scale", f.Name)}
+	if math.IsNaN(k.Beta) {
+		return nil, &dataError{fmt.Sprintf("%s: no beta", where)}
 	}
-	return nil
+	if kind == gp.KernelLinear && len(k.Alpha) > 0 {
+		return nil, &dataError{fmt.Sprintf("%s: the linear kernel has no length scale", where)}
+	}
+	if err := k.Validate(len(names)); err != nil {
+		return nil, &dataError{fmt.Sprintf("%s: %v", where, err)}
+	}
+	return k, nil
 }
 
 // features is a feature matrix with its labels and identifiers.
@@ -200,27 +256,17 @@ func (c *kernelCmd) run(e *env) error {
 	}
 	d := len(train.names)
 	if c.HyperFile != "" {
-		if err := c.readHyper(e, train.names); err != nil {
+		if err := c.readHyper(e, train.names, labels.classes); err != nil {
 			return err
 		}
-	}
-	k, err := c.kernel(c.kind(), d)
-	if err != nil {
-		return usagef("%v (the training file has %d features: %s)", err, d, strings.Join(train.names, ", "))
 	}
 	meta := map[string]string{
 		format.KeyTool:          "gpc-kernel",
 		format.KeyVersion:       Version,
-		"gpc:kernel":            c.Kernel,
-		"gpc:beta":              fmtFloat(c.Beta),
-		"gpc:bias":              fmtFloat(c.Bias),
 		"gpc:features":          strings.Join(train.names, ","),
 		"gpc:label":             c.Label,
 		format.KeyLabelPositive: labels.pos,
 		format.KeyLabelNegative: labels.neg,
-	}
-	if k.Alpha != nil {
-		meta["gpc:alpha"] = format.JoinFloats(k.Alpha)
 	}
 	if c.Standardize {
 		mean, sd := standardize(train, test)
@@ -233,13 +279,33 @@ func (c *kernelCmd) run(e *env) error {
 			}
 		}
 	}
+	var scale *fit.DataScale
+	if c.Beta == nil || c.Alpha == nil && c.kind() != gp.KernelLinear {
+		// The data's start, on the features as the kernel sees them.
+		if scale, err = fit.NewDataScale(train.x, d); err != nil {
+			return &dataError{fmt.Sprintf("%s: %v", trainF.Name, err)}
+		}
+	}
+	k, start, err := c.kernel(c.kind(), train.names, scale)
+	if err != nil {
+		return err
+	}
+	meta["gpc:kernel"] = c.Kernel
+	meta["gpc:beta"] = fmtFloat(k.Beta)
+	meta["gpc:bias"] = fmtFloat(k.Bias)
+	if k.Alpha != nil {
+		meta["gpc:alpha"] = format.JoinFloats(k.Alpha)
+	}
+	if scale != nil {
+		meta["gpc:start"] = start
+	}
 	if c.Vecchia > 0 {
 		return c.runVecchia(e, train, test, labels, k, meta, mem)
 	}
 	if labels.classes != nil {
 		return c.runClasses(e, train, test, labels, k, meta, mem)
 	}
-	if c.ClassAlpha != nil || c.ClassBeta != nil {
+	if c.perClass() {
 		return usagef("--class-alpha and --class-beta are for three or more classes; %s has two", trainF.Name)
 	}
 	n := train.rows
@@ -263,8 +329,8 @@ func (c *kernelCmd) run(e *env) error {
 		{Name: "features", Int: []int64{int64(d)}},
 		{Name: "kernel", Str: []string{c.Kernel}},
 		{Name: "alpha", Str: []string{meta["gpc:alpha"]}},
-		{Name: "beta", Float: []float64{c.Beta}},
-		{Name: "bias", Float: []float64{c.Bias}},
+		{Name: "beta", Float: []float64{k.Beta}},
+		{Name: "bias", Float: []float64{k.Bias}},
 		{Name: "positive", Str: []string{labels.pos}},
 		{Name: "fingerprint", Str: []string{meta[format.KeyFingerprint]}},
 	}}

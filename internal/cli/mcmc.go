@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"strconv"
-	"strings"
 
 	"gpc/core"
 	"gpc/core/fit"
@@ -16,7 +15,7 @@ import (
 
 const mcmcDescription = `Sample the posterior of a GP classifier's hyperparameters by pseudo-marginal MCMC, and average test posteriors over it.
 
-The marginal likelihood in the Metropolis acceptance ratio is replaced by gpc's estimate, which is unbiased for it (for P, not log P), so the chain samples the exact posterior of the hyperparameters. The random walk is on the logs of the hyperparameters (alpha, or one per feature for ard, beta, and bias when --bias is above 0), starting at --alpha, --beta and --bias, with independent normal priors on the logs: median --prior-median, standard deviation --prior-sd. Each estimate's particle groups have their own random streams; each iteration renews --refresh of them and keeps the others (block pseudo-marginal), so the estimates at the current and the proposed point share most of their random numbers and their noise mostly cancels in the acceptance ratio. The proposal adapts during --burn iterations and is fixed after.
+The marginal likelihood in the Metropolis acceptance ratio is replaced by gpc's estimate, which is unbiased for it (for P, not log P), so the chain samples the exact posterior of the hyperparameters. The random walk is on the logs of the hyperparameters (alpha, or one per feature for ard, beta, and bias when --bias is above 0), starting at --alpha, --beta and --bias (where not given, at the data's start, as gpc-fit's: alpha the median distance between two training points, beta 1), with independent normal priors on the logs: median --prior-median (by default the data's start: the median distance for the length scales, 1 for beta and the bias), standard deviation --prior-sd. Each estimate's particle groups have their own random streams; each iteration renews --refresh of them and keeps the others (block pseudo-marginal), so the estimates at the current and the proposed point share most of their random numbers and their noise mostly cancels in the acceptance ratio. The proposal adapts during --burn iterations and is fixed after.
 
 The output is one row per kept iteration: the hyperparameters, the log marginal likelihood estimate the chain holds and its standard error, whether the iteration's proposal was accepted. The metadata give the acceptance rate (gpc:acceptance) and the variance of the log marginal likelihood estimator along the chain (gpc:var_log_ml). With --test and --posteriors, the test patterns' posteriors averaged over the kept iterations (each from the particles of the estimate the chain holds there) are written to that file: id, p, se (batch means over the chain), label, y, and sd_hyper, their spread over the hyperparameter samples.
 
@@ -34,13 +33,13 @@ type mcmcCmd struct {
 	kernelFlags `embed:""`
 	hyperFlags  `embed:""`
 
-	PriorMedian float64 `default:"1" help:"Median of every hyperparameter's log-normal prior."`
-	PriorSD     float64 `name:"prior-sd" default:"3" help:"Standard deviation of the logs of the hyperparameters under the prior."`
-	Iterations  int     `default:"2000" help:"Iterations kept after the burn-in."`
-	Burn        int     `default:"500" help:"Burn-in iterations (the proposal adapts during them)."`
-	Thin        int     `default:"1" help:"Keep every THIN-th iteration."`
-	Step        float64 `default:"0.3" help:"The proposal's initial standard deviation in each log-hyperparameter."`
-	Refresh     int     `default:"1" help:"Particle groups whose random numbers are renewed each iteration (0: all, the standard pseudo-marginal method)."`
+	PriorMedian *float64 `help:"Median of every hyperparameter's log-normal prior. Default: the data's start, the median distance between two training points for the length scales, 1 for beta (linear: 1 / the mean of x'x) and the bias."`
+	PriorSD     float64  `name:"prior-sd" default:"3" help:"Standard deviation of the logs of the hyperparameters under the prior."`
+	Iterations  int      `default:"2000" help:"Iterations kept after the burn-in."`
+	Burn        int      `default:"500" help:"Burn-in iterations (the proposal adapts during them)."`
+	Thin        int      `default:"1" help:"Keep every THIN-th iteration."`
+	Step        float64  `default:"0.3" help:"The proposal's initial standard deviation in each log-hyperparameter."`
+	Refresh     int      `default:"1" help:"Particle groups whose random numbers are renewed each iteration (0: all, the standard pseudo-marginal method)."`
 
 	estimatorFlags `embed:"" set:"samples=1000"`
 	commonFlags    `embed:""`
@@ -83,8 +82,8 @@ func (c *mcmcCmd) Validate() error {
 		return usagef("--thin %d: must be at least 1", c.Thin)
 	case !(c.Step > 0) || math.IsInf(c.Step, 1):
 		return usagef("--step %v: must be a finite number > 0", c.Step)
-	case !(c.PriorMedian > 0) || math.IsInf(c.PriorMedian, 1):
-		return usagef("--prior-median %v: must be a finite number > 0", c.PriorMedian)
+	case c.PriorMedian != nil && (!(*c.PriorMedian > 0) || math.IsInf(*c.PriorMedian, 1)):
+		return usagef("--prior-median %v: must be a finite number > 0", *c.PriorMedian)
 	case !(c.PriorSD > 0) || math.IsInf(c.PriorSD, 1):
 		return usagef("--prior-sd %v: must be a finite number > 0", c.PriorSD)
 	case c.Refresh < 0:
@@ -95,11 +94,11 @@ func (c *mcmcCmd) Validate() error {
 	if c.Samples/c.groups() < 2 {
 		return usagef("--samples %d in %d groups leaves fewer than 2 particles per group", c.Samples, c.groups())
 	}
-	if _, err := c.kernel(c.kind(), -1); err != nil {
+	if err := c.checkHyper(c.kind()); err != nil {
 		return err
 	}
-	if !(c.Beta > 0) {
-		return usagef("--beta %v: the chain moves in log beta, which needs beta > 0", c.Beta)
+	if c.Beta != nil && !(*c.Beta > 0) {
+		return usagef("--beta %v: the chain moves in log beta, which needs beta > 0", *c.Beta)
 	}
 	return nil
 }
@@ -127,11 +126,22 @@ func (c *mcmcCmd) run(e *env) error {
 	}
 	d := len(train.names)
 	kind := c.kind()
-	k, err := c.kernel(kind, d)
+	scale, err := fit.NewDataScale(train.x, d)
 	if err != nil {
-		return usagef("%v (the training file has %d features: %s)", err, d, strings.Join(train.names, ", "))
+		return &dataError{fmt.Sprintf("%s: %v", train.source, err)}
+	}
+	k, start, err := c.kernel(kind, train.names, scale)
+	if err != nil {
+		return err
 	}
 	base := *k
+	// The prior's medians: --prior-median, or the data's start.
+	centre := scale.Start(kind, d)
+	centre.Bias = 1
+	priorDesc := "the data's start"
+	if c.PriorMedian != nil {
+		priorDesc = fmtFloat(*c.PriorMedian)
+	}
 	var params []gp.Hyper
 	var names []string
 	for j := range base.Alpha {
@@ -152,7 +162,10 @@ func (c *mcmcCmd) run(e *env) error {
 	prior := fit.LogNormalPrior{Mu: make([]float64, len(params)), SD: make([]float64, len(params))}
 	for j, h := range params {
 		theta0[j] = math.Log(h.Get(&base))
-		prior.Mu[j], prior.SD[j] = math.Log(c.PriorMedian), c.PriorSD
+		prior.Mu[j], prior.SD[j] = math.Log(h.Get(&centre)), c.PriorSD
+		if c.PriorMedian != nil {
+			prior.Mu[j] = math.Log(*c.PriorMedian)
+		}
 	}
 	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
 	cfg := c.config(c.Threads, byteSize(0).limit())
@@ -225,7 +238,9 @@ func (c *mcmcCmd) run(e *env) error {
 	if c.Refresh == 0 {
 		meta["gpc:refresh"] = strconv.Itoa(c.groups())
 	}
-	meta["gpc:prior"] = fmt.Sprintf("log-normal median=%s sd_log=%s", fmtFloat(c.PriorMedian), fmtFloat(c.PriorSD))
+	meta["gpc:prior"] = fmt.Sprintf("log-normal median=%s sd_log=%s", priorDesc, fmtFloat(c.PriorSD))
+	meta["gpc:prior_median"] = describeTheta(names, prior.Mu)
+	meta["gpc:start"] = start
 	meta["gpc:burn"] = strconv.Itoa(c.Burn)
 	meta["gpc:thin"] = strconv.Itoa(c.Thin)
 	meta["gpc:acceptance"] = fmtFloat(stats.AcceptanceRate())

@@ -86,7 +86,7 @@ func TestPipelineExperiment2(t *testing.T) {
 	}
 	trainCSV := write("train.csv", d.X, d.Y)
 	testCSV := write("test.csv", d.XTest, testY)
-	kernel := []string{"--kernel", "linear", "--train", trainCSV, "--test", testCSV}
+	kernel := []string{"--kernel", "linear", "--beta", "1", "--train", trainCSV, "--test", testCSV}
 	cov, _, post := pipeline(t, kernel, []string{"--samples", "10000", "--seed", "5"}, []string{"--format", "csv"})
 	logML, se := trainSummary(t, cov, "--samples", "10000", "--seed", "5")
 	if math.Abs(logML-d.ExactLogML) > kSE*se {

@@ -17,7 +17,7 @@ import (
 
 const tuneDescription = `Choose a GP classifier's hyperparameters by the marginal likelihood: estimate the log marginal likelihood, with its standard error, over a grid of hyperparameters, then refine.
 
-Features are read as gpc-kernel reads them (CSV, Parquet or Arrow IPC, with labels). Each hyperparameter takes one value (fixed) or several (a grid axis): a comma-separated list, or LO:HI:K, K values spaced evenly in log from LO to HI. The grid is every combination of the axes' values.
+Features are read as gpc-kernel reads them (CSV, Parquet or Arrow IPC, with labels: two classes, or three or more for the multinomial probit model, with one kernel shared by the classes). Each hyperparameter takes one value (fixed) or several (a grid axis): a comma-separated list, or LO:HI:K, K values spaced evenly in log from LO to HI. The grid is every combination of the axes' values. A hyperparameter not given is fixed at the data's start, as gpc-fit's (alpha the median distance between two training points, every feature's for ard; beta 1, linear: 1 / the mean of x'x); with neither --alpha nor --beta the grid is centred on it: alpha from a quarter of the start to 4 times it (5 values; ard: fixed), beta from 0.01 to 100 times it (5 values). gpc:start in the metadata says where the start came from.
 
 Three stages, one row per estimate:
   grid     every grid point with --samples particles (explore);
@@ -39,8 +39,8 @@ Every estimate uses common random numbers: the same method and variable order (c
 type tuneCmd struct {
 	dataFlags   `embed:""`
 	kernelFlags `embed:""`
-	Alpha       []string `sep:"none" default:"1" help:"Length scale alpha: a value, a list a,b,c or a range LO:HI:K (K values, log-spaced). ard: one --alpha per feature, in the training file's column order; linear: none."`
-	Beta        string   `default:"1" help:"Latent scale beta: a value, a list or a range LO:HI:K."`
+	Alpha       []string `sep:"none" help:"Length scale alpha: a value, a list a,b,c or a range LO:HI:K (K values, log-spaced). ard: one --alpha per feature, in the training file's column order; linear: none. Default: the data's start (see above)."`
+	Beta        string   `help:"Latent scale beta: a value, a list or a range LO:HI:K. Default: the data's start (see above)."`
 	Bias        string   `default:"0" help:"A constant added to the kernel: a value, a list or a range LO:HI:K."`
 
 	estimatorFlags `embed:"" set:"samples=2000"`
@@ -85,7 +85,9 @@ func (c *tuneCmd) Validate() error {
 	case c.Groups > 0 && c.ExploitSamples/c.Groups < 2:
 		return usagef("--exploit-samples %d in --groups %d leaves fewer than 2 particles per group", c.ExploitSamples, c.Groups)
 	}
-	_, err := c.specs(-1)
+	v := *c // the data's start is not known yet: its shape will do
+	v.startGrid(nil, -1)
+	_, err := v.specs(-1)
 	return err
 }
 
@@ -170,7 +172,7 @@ func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
 	var out []hyperSpec
 	switch kind {
 	case gp.KernelLinear:
-		if !(len(c.Alpha) == 1 && c.Alpha[0] == "1") {
+		if len(c.Alpha) > 0 {
 			return nil, usagef("--alpha: the linear kernel has no length scale")
 		}
 	case gp.KernelARD:
@@ -226,35 +228,14 @@ func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
 	return out, nil
 }
 
-// readTraining reads and labels the training features as gpc-kernel does,
-// and returns their label mapping and metadata.
+// readTraining is readTrainingClasses for the tools that handle two
+// classes (gpc-mcmc): more are refused.
 func (c *dataFlags) readTraining(e *env) (*features, *labelMap, map[string]string, error) {
-	label, positive := c.Label, c.Positive
-	frame, err := c.readFrame(c.Train, e)
-	if err != nil {
-		return nil, nil, nil, err
+	train, labels, meta, err := c.readTrainingClasses(e)
+	if err == nil && labels.classes != nil {
+		return nil, nil, nil, &dataError{fmt.Sprintf("%s: the labels have %d classes, %s: this tool handles two (gpc-kernel, gpc-train, gpc-predict, gpc-fit and gpc-tune handle more)", train.source, len(labels.classes), quoteList(labels.classes, 4))}
 	}
-	labels, err := newLabelMap(frame, label, positive)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	train, err := c.extract(frame, nil, labels, true)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if train.rows == 0 {
-		return nil, nil, nil, &dataError{fmt.Sprintf("%s: no training rows", frame.Name)}
-	}
-	if labels.classes != nil {
-		return nil, nil, nil, &dataError{fmt.Sprintf("%s: the labels have %d classes, %s: this tool handles two (gpc-kernel, gpc-train and gpc-predict handle more)", frame.Name, len(labels.classes), quoteList(labels.classes, 4))}
-	}
-	meta := map[string]string{
-		"gpc:features":          strings.Join(train.names, ","),
-		"gpc:label":             label,
-		format.KeyLabelPositive: labels.pos,
-		format.KeyLabelNegative: labels.neg,
-	}
-	return train, labels, meta, nil
+	return train, labels, meta, err
 }
 
 // standardizeMeta standardizes train and test (if not nil) by the
@@ -307,7 +288,7 @@ func evalError(e *env, err error) bool {
 }
 
 func (c *tuneCmd) run(e *env) error {
-	train, _, dataMeta, err := c.readTraining(e)
+	train, labels, dataMeta, err := c.readTrainingClasses(e)
 	if err != nil {
 		return err
 	}
@@ -318,6 +299,11 @@ func (c *tuneCmd) run(e *env) error {
 		standardizeMeta(train, nil, dataMeta)
 	}
 	d := len(train.names)
+	scale, err := fit.NewDataScale(train.x, d)
+	if err != nil {
+		return &dataError{fmt.Sprintf("%s: %v", train.source, err)}
+	}
+	start := c.startGrid(scale, d)
 	specs, err := c.specs(d, train.names...)
 	if err != nil {
 		return err
@@ -349,17 +335,20 @@ func (c *tuneCmd) run(e *env) error {
 	if c.Fingerprint {
 		return c.printTuneFingerprint(e, train, g.len())
 	}
-	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
+	data, vars, err := trainingModel(train, labels, &base)
+	if err != nil {
+		return err
+	}
 	cands := candidates(c.Method, c.Order)
 	cfg := c.config(c.Threads, byteSize(0).limit())
 	// The grid's estimates, then the exploit stage's and the optimizer's.
-	if err := checkEstimateMemory(c.Train, train.rows, &cfg, cands, false); err != nil {
+	if err := checkEstimateMemory(c.Train, vars, &cfg, cands, false); err != nil {
 		return err
 	}
 	if c.Exploit > 0 || c.Optimize {
 		big := cfg
 		big.Samples = c.ExploitSamples
-		if err := checkMemoryFlag("--exploit-samples", c.Train, train.rows, &big, cands, false); err != nil {
+		if err := checkMemoryFlag("--exploit-samples", c.Train, vars, &big, cands, false); err != nil {
 			return err
 		}
 	}
@@ -460,6 +449,9 @@ func (c *tuneCmd) run(e *env) error {
 		meta[format.KeyOrderKind] = refOrder.String()
 		meta[format.KeyJitter] = strconv.FormatFloat(c.Jitter, 'g', -1, 64)
 		meta["gpc:reference"] = describe(specs, hyperAt(theta0))
+		if start != "" {
+			meta["gpc:start"] = start
+		}
 		meta[format.KeySamples] = strconv.Itoa(c.Samples)
 		meta["gpc:exploit_samples"] = strconv.Itoa(c.ExploitSamples)
 		if len(pilots) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestTuneCLI(t *testing.T) {
 	for _, c := range []cliCase{
 		{name: "help", args: []string{"--help"}},
 		{name: "missing file", args: []string{"--train", "testdata/no-such.csv", "--beta", "1,2"}, code: ExitIO, stderr: "no-such.csv"},
-		{name: "no axis", args: []string{"--train", tiny, "--label", "sex", "--positive", "M", "--id", "name"}, code: ExitUsage, stderr: "nothing to tune"},
+		{name: "no axis", args: []string{"--train", tiny, "--label", "sex", "--positive", "M", "--id", "name", "--alpha", "2", "--beta", "3"}, code: ExitUsage, stderr: "nothing to tune"},
 		{name: "bad range", args: []string{"--train", tiny, "--beta", "1:10"}, code: ExitUsage, stderr: "LO:HI:K"},
 		{name: "range count", args: []string{"--train", tiny, "--beta", "1:10:1"}, code: ExitUsage, stderr: "at least 2"},
 		{name: "range order", args: []string{"--train", tiny, "--beta", "10:1:3"}, code: ExitUsage, stderr: "0 < LO < HI"},
@@ -182,6 +183,25 @@ func TestTuneMatchesTrain(t *testing.T) {
 		// tune: stage,point,alpha,beta,log_ml,...; train: log_ml,se_log_ml,...,method
 		if tr[2][2] != "8" || tr[2][4] != rr[1][0] || tr[2][5] != rr[1][1] {
 			t.Errorf("--method %s: gpc-tune at alpha %s: log_ml %s ± %s, gpc-train %s ± %s", method, tr[2][2], tr[2][4], tr[2][5], rr[1][0], rr[1][1])
+		}
+	}
+}
+
+// TestTuneMulticlass runs gpc-tune on iris's three classes with the
+// default grid, centred on the data's start: 5 x 5 points, its middle the
+// start (gpc:reference), every estimate finite.
+func TestTuneMulticlass(t *testing.T) {
+	t.Parallel()
+	out := runCLI(t, Tune, cliCase{args: []string{"--train", "../../examples/iris/train.csv", "--label", "species", "--id", "id", "--standardize",
+		"--samples", "200", "--exploit", "0", "--no-optimize", "--format", "csv"}})
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 26 {
+		t.Fatalf("%d lines, want a header and 25 grid points:\n%s", len(lines), out)
+	}
+	col := slices.Index(strings.Split(lines[0], ","), "log_ml")
+	for _, l := range lines[1:] {
+		if v, err := strconv.ParseFloat(strings.Split(l, ",")[col], 64); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Errorf("no estimate: %s", l)
 		}
 	}
 }
