@@ -33,7 +33,8 @@ import (
 //	             5 to 100, on the large-N issue's problem at N = 1000, 5000
 //	             and 10^4 (GPC_VECCHIA_SIZES) and on Landsat satellite data
 //	             (bench/vecchia/satellite.sh; GPC_VECCHIA_DATA names its
-//	             directory, skipped without it)
+//	             directory, skipped without it); GPC_VECCHIA_MS limits the
+//	             neighbour counts
 //	calibration  the coverage of the estimator's intervals over 200 seeds
 //	             (GPC_VECCHIA_SEEDS) at N = 1000 against the Vecchia model's
 //	             own probability
@@ -273,6 +274,17 @@ func vecchiaTables(t *testing.T) {
 			sizes = append(sizes, n)
 		}
 	}
+	ms := vecchiaMs
+	if s := os.Getenv("GPC_VECCHIA_MS"); s != "" {
+		ms = nil
+		for _, f := range strings.Split(s, ",") {
+			m, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, m)
+		}
+	}
 	var problems []*studyProblem
 	for _, n := range sizes {
 		problems = append(problems, twoClassProblem(n, 1000))
@@ -287,7 +299,7 @@ func vecchiaTables(t *testing.T) {
 		fmt.Printf("\n%s, %d test points; dense path: log ML %.3f (se %.3f), %.1f CPU s\n\n", p.name, len(p.ty), dense.logML, dense.se, dense.cpu.Seconds())
 		fmt.Println("| m | latent: log ML - dense | se | posteriors' mean abs diff | CPU s | latent model: log ML - dense | response model: log ML - dense | its posteriors' mean abs diff |")
 		fmt.Println("|---|---|---|---|---|---|---|---|")
-		for _, m := range vecchiaMs {
+		for _, m := range ms {
 			if m >= p.n {
 				continue
 			}

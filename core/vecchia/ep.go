@@ -3,7 +3,9 @@ package vecchia
 import (
 	"context"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	"gpc/core"
 )
@@ -199,19 +201,35 @@ func (e *parallelEP) run(ctx context.Context) error {
 }
 
 // sampleVariances sets vars to q's marginal variances, estimated from
-// epSamples draws x = T^-1 z (the block's too, unused).
+// epSamples draws x = T^-1 z (the block's too, unused). The draws' solves
+// run GOMAXPROCS at a time; their numbers come from one stream and their
+// squares are summed in draw order, so the variances are the same bits
+// for any thread count.
 func (e *parallelEP) sampleVariances() {
 	n := e.m.N
 	clear(e.vars)
 	g := core.GroupStream(epSeed, 0)
-	z, x := make([]float64, n), make([]float64, n)
-	for range epSamples {
-		for k := range z {
-			z[k] = core.PhiInv(g.Float64Open())
+	w := min(runtime.GOMAXPROCS(0), epSamples)
+	z, x := make([][]float64, w), make([][]float64, w)
+	for i := range w {
+		z[i], x[i] = make([]float64, n), make([]float64, n)
+	}
+	var wg sync.WaitGroup
+	for d := 0; d < epSamples; d += w {
+		b := min(w, epSamples-d)
+		for i := range b {
+			for k := range z[i] {
+				z[i][k] = core.PhiInv(g.Float64Open())
+			}
 		}
-		e.t.solveTo(x, z)
-		for k, v := range x {
-			e.vars[k] += v * v
+		for i := range b {
+			wg.Go(func() { e.t.solveTo(x[i], z[i]) })
+		}
+		wg.Wait()
+		for i := range b {
+			for k, v := range x[i] {
+				e.vars[k] += v * v
+			}
 		}
 	}
 	for k := range e.vars {

@@ -120,10 +120,9 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	p.Shift = e.shift
 	p.tau, p.nu = e.tau, e.nu
 	p.Widened = widenSites(m, e)
-	// The proposal's own factor, in the pattern grown by two hops after
-	// the block.
-	t := hybridPattern(m, a, p.Block)
-	t.pc = pc
+	// The proposal's own factor, in EP's pattern (dense rows in the block,
+	// A's pattern after it), whose A'A is computed already.
+	t := h
 	pd, po := make([]float64, n), make([]float64, len(t.nbr))
 	t.assemble(a, p.tau, pd, po)
 	shift, err := t.factorShifted(pd, po, 0, n)

@@ -27,6 +27,9 @@ type tri struct {
 	slot []int32    // pairs' scatter array (slots)
 	buf  []pairRef  // pairs' list, reused
 	pc   *pairCache // the pattern's pairs, computed once (nil: computed row by row)
+	// A'A on this pattern for aaOf's A (assemble).
+	aaOf     *tri
+	aaD, aaO []float64
 }
 
 // newTri returns the pattern of model m with zero values.
@@ -225,8 +228,25 @@ func (t *tri) ic0(a *tri, w []float64, pd, po []float64) (float64, error) {
 }
 
 // assemble sets pd (the diagonal) and po (the pattern's other entries) to
-// P = A'A + diag(w) on t's pattern, which holds a's.
+// P = A'A + diag(w) on t's pattern, which holds a's. A'A is computed once
+// per pattern and kept (aa): Laplace's steps and EP's rounds assemble
+// again only for new w (at N = 3 10^5 the products were a quarter of the
+// preparation's time).
 func (t *tri) assemble(a *tri, w []float64, pd, po []float64) {
+	if t.aaOf != a {
+		t.aaD, t.aaO = make([]float64, t.n), make([]float64, len(t.nbr))
+		t.products(a, t.aaD, t.aaO)
+		t.aaOf = a
+	}
+	copy(pd, t.aaD)
+	copy(po, t.aaO)
+	for k := range a.n {
+		pd[k] += w[k]
+	}
+}
+
+// products sets pd and po to A'A on t's pattern (assemble).
+func (t *tri) products(a *tri, pd, po []float64) {
 	clear(pd)
 	clear(po)
 	for i := range a.n {
@@ -271,9 +291,6 @@ func (t *tri) assemble(a *tri, w []float64, pd, po []float64) {
 			}
 			po[r.pos] += av * a.off[r.bo]
 		}
-	}
-	for k := range a.n {
-		pd[k] += w[k]
 	}
 }
 
