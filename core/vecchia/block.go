@@ -49,7 +49,7 @@ func (b *denseBlock) factor(tau []float64) error {
 	for _, k := range b.reg {
 		pd[k] += tau[k]
 	}
-	_, err := b.t.factorShifted(pd, b.po, 0, b.k0)
+	_, err := b.t.factorShifted(pd, b.po, 0, b.k0, maxShift)
 	return err
 }
 

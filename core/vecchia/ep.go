@@ -2,6 +2,7 @@ package vecchia
 
 import (
 	"context"
+	"errors"
 	"math"
 	"runtime"
 	"slices"
@@ -50,6 +51,11 @@ type parallelEP struct {
 
 	block int
 	say   func(format string, args ...any)
+	// broke: a round's factorisation broke down and the rounds stopped
+	// before it.
+	broke bool
+
+	saveTau, saveNu []float64 // the sites at a round's start
 
 	pd, po []float64
 }
@@ -86,7 +92,8 @@ func newParallelEP(m *Model, a, t *tri, st *Sites, block int) *parallelEP {
 	n := m.N
 	e := &parallelEP{m: m, a: a, t: t, rtau: make([]float64, n), rnu: make([]float64, n),
 		tau: make([]float64, n), nu: make([]float64, n), mean: make([]float64, n), vars: make([]float64, n),
-		pd: make([]float64, n), po: make([]float64, len(t.nbr)), block: block}
+		pd: make([]float64, n), po: make([]float64, len(t.nbr)), block: block,
+		saveTau: make([]float64, n), saveNu: make([]float64, n)}
 	// Laplace's sites, shared among a latent variable's rows.
 	count := make([]float64, n)
 	for k := range n {
@@ -151,13 +158,31 @@ func (e *parallelEP) run(ctx context.Context) error {
 		if e.stats.Sweeps > 1 && e.say != nil {
 			e.say("EP: round %d, after change %.3g", e.stats.Sweeps, e.stats.Change)
 		}
+		// A factorisation that breaks down (the sites fill in more than
+		// the pattern holds, or the block's prior given the later rows'
+		// shifted factor is not positive definite) ends the rounds with
+		// the last round's sites (Laplace's before the first); the
+		// proposal's own factor scales them (Prepared.SiteScale).
+		copy(e.saveTau, e.rtau)
+		copy(e.saveNu, e.rnu)
+		stop := func(err error) error {
+			if !errors.Is(err, errBreakdown) {
+				return err
+			}
+			copy(e.rtau, e.saveTau)
+			copy(e.rnu, e.saveNu)
+			e.sum()
+			e.stats.Sweeps--
+			e.broke = true
+			return nil
+		}
 		// The later rows, with their sites (the block's 0 for now).
 		copy(late, e.tau)
 		clear(late[:k0])
 		t.assemble(e.a, late, e.pd, e.po)
-		shift, err := t.factorShifted(e.pd, e.po, k0, n)
+		shift, err := t.factorShifted(e.pd, e.po, k0, n, maxShift)
 		if err != nil {
-			return err
+			return stop(err)
 		}
 		e.shift = max(e.shift, shift)
 		change := 0.0
@@ -170,7 +195,7 @@ func (e *parallelEP) run(ctx context.Context) error {
 			blk.load(t)
 			for range blockSweeps {
 				if err := blk.factor(e.tau); err != nil {
-					return err
+					return stop(err)
 				}
 				mean, vars := blk.marginals(h, e.nu)
 				for k := range k0 {
@@ -182,7 +207,7 @@ func (e *parallelEP) run(ctx context.Context) error {
 				e.sum()
 			}
 			if err := blk.factor(e.tau); err != nil {
-				return err
+				return stop(err)
 			}
 		}
 		// The whole factor, q's mean and marginals: the later rows'

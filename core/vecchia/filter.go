@@ -315,7 +315,7 @@ func (r *runner) finish() {
 		for i, v := range mu {
 			acc = math.FMA(w[i], core.Phi(v*is), acc)
 		}
-		r.pg[t] = acc
+		r.pg[t] = min(acc, 1) // the weights sum to 1 up to rounding
 	}
 }
 

@@ -64,7 +64,20 @@ type Prepared struct {
 	// Clipped counts the rows whose site precision was lowered to keep
 	// the proposal's conditional precision without it positive.
 	Clipped int
+	// SiteScale is the share of EP's sites after the block that the
+	// proposal keeps: 1, or halved until its incomplete factorisation
+	// succeeds with a diagonal shift of at most maxProposalShift (where the
+	// conditionals are weak beside the sites, their fill-in is not small).
+	SiteScale float64
 }
+
+// maxProposalShift is the largest diagonal shift of the proposal's own
+// factor; minSiteScale the least share of the later sites it may keep
+// (about 2^-20).
+const (
+	maxProposalShift = 1e-2
+	minSiteScale     = 1e-6
+)
 
 // Model returns the prepared model.
 func (p *Prepared) Model() *Model { return p.m }
@@ -124,12 +137,25 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	// A's pattern after it), whose A'A is computed already.
 	t := h
 	pd, po := make([]float64, n), make([]float64, len(t.nbr))
-	t.assemble(a, p.tau, pd, po)
-	shift, err := t.factorShifted(pd, po, 0, n)
-	if err != nil {
-		return nil, err
+	p.SiteScale = 1
+	for {
+		t.assemble(a, p.tau, pd, po)
+		shift, err := t.factorShifted(pd, po, 0, n, maxProposalShift)
+		if err == nil {
+			p.Shift = max(p.Shift, shift)
+			break
+		}
+		if p.SiteScale < minSiteScale {
+			return nil, &core.InputError{Index: -1, Msg: "the proposal's incomplete factorisation breaks down even with the later sites nearly removed: the Vecchia conditionals are far weaker than the labels' information (length scales long beside the points' spacing, or many features): give more neighbours, or use the dense path"}
+		}
+		// The sites after the block fill in more than the pattern holds:
+		// halve them (the block's rows are exact).
+		p.SiteScale /= 2
+		for k := p.Block; k < n; k++ {
+			p.tau[k] /= 2
+			p.nu[k] /= 2
+		}
 	}
-	p.Shift = max(p.Shift, shift)
 	for k := range n {
 		if m.CondVar[k] == 0 {
 			continue
@@ -141,8 +167,9 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	}
 	if p.Clipped > 0 {
 		t.assemble(a, p.tau, pd, po)
-		if shift, err = t.factorShifted(pd, po, 0, n); err != nil {
-			return nil, err
+		shift, err := t.factorShifted(pd, po, 0, n, maxShift)
+		if err != nil {
+			return nil, &core.InputError{Index: -1, Msg: "the proposal's incomplete factorisation breaks down: give more neighbours, or use the dense path"}
 		}
 		p.Shift = max(p.Shift, shift)
 	}
@@ -245,6 +272,9 @@ func widenSites(m *Model, e *parallelEP) int {
 		a, b := m.Lower[k], m.Upper[k]
 		if math.IsInf(a, -1) == math.IsInf(b, 1) {
 			continue // two bounds, or none: no free side
+		}
+		if !(e.vars[k] > 0) {
+			continue // no round gave q's marginals (EP stopped at once)
 		}
 		tc := 1/e.vars[k] - e.tau[k]
 		if !(tc > 0) {

@@ -1,7 +1,7 @@
 package vecchia
 
 import (
-	"fmt"
+	"errors"
 	"math"
 	"slices"
 
@@ -224,7 +224,7 @@ func (t *tri) slots() []int32 {
 // 153:107081.
 func (t *tri) ic0(a *tri, w []float64, pd, po []float64) (float64, error) {
 	t.assemble(a, w, pd, po)
-	return t.factorShifted(pd, po, 0, t.n)
+	return t.factorShifted(pd, po, 0, t.n, maxShift)
 }
 
 // assemble sets pd (the diagonal) and po (the pattern's other entries) to
@@ -297,8 +297,8 @@ func (t *tri) products(a *tri, pd, po []float64) {
 // factorShifted factors rows [lo, hi) of the pattern values pd, po (the
 // rows from hi on already factored in t, their updates applied to pd and
 // po), restarting with a growing diagonal shift where a pivot fails (see
-// ic0). pd and po are not modified.
-func (t *tri) factorShifted(pd, po []float64, lo, hi int) (float64, error) {
+// ic0), up to limit. pd and po are not modified.
+func (t *tri) factorShifted(pd, po []float64, lo, hi int, limit float64) (float64, error) {
 	for shift := 0.0; ; {
 		d := t.diag[:hi]
 		for k := range d {
@@ -311,13 +311,20 @@ func (t *tri) factorShifted(pd, po []float64, lo, hi int) (float64, error) {
 		switch {
 		case shift == 0:
 			shift = 1e-6
-		case shift >= 1:
-			return shift, fmt.Errorf("vecchia: the proposal's incomplete Cholesky factorisation breaks down even with its diagonal doubled")
+		case shift*10 > limit:
+			return shift, errBreakdown
 		default:
 			shift *= 10
 		}
 	}
 }
+
+// maxShift is the largest diagonal shift of a factorisation whose
+// quality only speeds up a solve or shapes EP's marginals (ic0).
+const maxShift = 1.0
+
+// errBreakdown: a factorisation failed at every shift up to its limit.
+var errBreakdown = errors.New("vecchia: the incomplete Cholesky factorisation breaks down")
 
 // eliminate factors rows hi-1 down to lo of t, whose diag and off hold the
 // pattern's values (rows from hi on: the factor): each row's pivot and

@@ -227,6 +227,9 @@ func prepareVecchia(e *env, r interface{ Read([]byte) (int, error) }, name strin
 	if p.Shift > 0 {
 		e.rep.warnf("the proposal's incomplete factorisation needed its diagonal raised by %.3g: the estimate is exact, its variance larger", p.Shift)
 	}
+	if p.SiteScale < 1 {
+		e.rep.warnf("the proposal keeps only %.3g of EP's sites after its dense block (their fill-in is more than the Vecchia pattern holds: length scales long beside the points' spacing, or many features): the estimate is exact, its variance larger; more neighbours, or the dense path, do better", p.SiteScale)
+	}
 	return s, p, nil
 }
 
@@ -238,7 +241,7 @@ func vecchiaMeta(p *vecchia.Prepared, cfg core.Config, fingerprint string) map[s
 		format.KeyMethod:      vecchiaMethod,
 		format.KeyFingerprint: fingerprint,
 		format.KeyEP:          p.EP.String(),
-		"gpc:vecchia_prepare": fmt.Sprintf("laplace_steps=%d block=%d ep_rounds=%d shift=%g clipped=%d", p.Laplace.Iterations, p.Block, p.EP.Sweeps, p.Shift, p.Clipped),
+		"gpc:vecchia_prepare": fmt.Sprintf("laplace_steps=%d block=%d ep_rounds=%d shift=%g clipped=%d site_scale=%g", p.Laplace.Iterations, p.Block, p.EP.Sweeps, p.Shift, p.Clipped, p.SiteScale),
 	}
 }
 
