@@ -173,9 +173,10 @@ func ParseOrder(name string) (OrderKind, bool) {
 }
 
 // DefaultM is the neighbours per point that gpc-kernel --vecchia auto
-// takes: within 0.2 nats of the dense model's log marginal likelihood and
-// 0.003 of its test posteriors on the two-class tables at N = 5000 and 10^4
-// (docs/vecchia.md), at about the cost of 30.
+// takes: within 1 nat of the dense model's log marginal likelihood and
+// 0.003 of its test posteriors on the two-class tables at N = 1000, 5000
+// and 10^4 (docs/vecchia.md), at 1.4-1.6 times the time of 30 (N = 10^4,
+// 10^5).
 const DefaultM = 50
 
 // DefaultNugget is the part of the probit's noise variance (1) that Build
