@@ -59,6 +59,32 @@ type recordSource interface {
 	release()
 }
 
+// readBatches hands each of src's record batches to add, with its index
+// and the rows before it, and checks the total against the metadata's
+// gpc:rows (a stream cut short at a batch boundary): the batch loop of the
+// readers that build a stream's whole content (ReadVecchia,
+// ReadVecchiaCloud).
+func (in *input) readBatches(src recordSource, meta map[string]string, add func(rec arrow.Record, batch, rows int) error) error {
+	name, rows := in.name, 0
+	for batch := 0; ; batch++ {
+		rec, err := src.next()
+		if err != nil {
+			return in.w.classify(name, err)
+		}
+		if rec == nil {
+			break
+		}
+		if err := add(rec, batch, rows); err != nil {
+			return err
+		}
+		rows += int(rec.NumRows())
+	}
+	if err := checkRows(meta, rows); err != nil {
+		return &DataError{Where: name, Err: err}
+	}
+	return nil
+}
+
 // arrowSource opens an Arrow stream or file input. A file is read whole and
 // checked (its footer, at the end, holds the schema); a stream is read
 // message by message through the guard.

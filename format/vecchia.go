@@ -262,22 +262,10 @@ func ReadVecchia(r io.Reader, name string, mem memory.Allocator) (s *VecchiaStre
 	m := &vecchia.Model{N: n, T: t, Noise: noise, Start: []int{0}, TStart: []int{0},
 		CondVar: make([]float64, 0, n), Lower: make([]float64, 0, n), Upper: make([]float64, 0, n), TCondVar: make([]float64, 0, t)}
 	s = &VecchiaStream{Model: m, Meta: meta}
-	rows := 0
-	for batch := 0; ; batch++ {
-		rec, err := src.next()
-		if err != nil {
-			return nil, in.w.classify(name, err)
-		}
-		if rec == nil {
-			break
-		}
-		if err := s.addBatch(rec, name, batch, rows, ids); err != nil {
-			return nil, err
-		}
-		rows += int(rec.NumRows())
-	}
-	if err := checkRows(meta, rows); err != nil {
-		return nil, &DataError{Where: name, Err: err}
+	if err := in.readBatches(src, meta, func(rec arrow.Record, batch, rows int) error {
+		return s.addBatch(rec, name, batch, rows, ids)
+	}); err != nil {
+		return nil, err
 	}
 	if got := len(m.CondVar); got != n || len(m.TCondVar) != t {
 		return nil, dataErrorf(name, "%d training and %d test rows where the metadata announces %d and %d", got, len(m.TCondVar), n, t)

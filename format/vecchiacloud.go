@@ -202,22 +202,10 @@ func ReadVecchiaCloud(r io.Reader, name string, shard bool, mem memory.Allocator
 		return nil, dataErrorf(name, "metadata %s = %q is not a count", KeyTests, meta[KeyTests])
 	}
 	c = &VecchiaCloud{Meta: meta}
-	rows := 0
-	for batch := 0; ; batch++ {
-		rec, err := src.next()
-		if err != nil {
-			return nil, in.w.classify(name, err)
-		}
-		if rec == nil {
-			break
-		}
-		if err := c.addBatch(rec, name, batch, rows, tests); err != nil {
-			return nil, err
-		}
-		rows += int(rec.NumRows())
-	}
-	if err := checkRows(meta, rows); err != nil {
-		return nil, &DataError{Where: name, Err: err}
+	if err := in.readBatches(src, meta, func(rec arrow.Record, batch, rows int) error {
+		return c.addBatch(rec, name, batch, rows, tests)
+	}); err != nil {
+		return nil, err
 	}
 	if len(c.Row) != tests {
 		return nil, dataErrorf(name, "%d test rows where the metadata announces %d", len(c.Row), tests)

@@ -124,22 +124,7 @@ func (c *orthantCmd) runShard(e *env, box core.Box, inMeta map[string]string, na
 	meta[format.KeyShardOrder] = f.Order.String()
 	meta[format.KeyShardSolve] = strconv.Itoa(solveIterations(f, cfg.Method))
 	meta[format.KeyShardESS] = strconv.FormatFloat(planned.ESSThreshold, 'g', -1, 64)
-	t := &format.Table{Meta: meta, Cols: []format.Column{
-		{Name: "group", Int: make([]int64, len(outs))},
-		{Name: "log_z", Float: make([]float64, len(outs))},
-		{Name: "min_ess", Float: make([]float64, len(outs))},
-		{Name: "resamples", Int: make([]int64, len(outs))},
-		{Name: "ancestors", Int: make([]int64, len(outs))},
-		{Name: "dead_at", Int: make([]int64, len(outs))},
-	}}
-	for j, o := range outs {
-		t.Cols[0].Int[j] = int64(lo + j)
-		t.Cols[1].Float[j] = o.LogZ
-		t.Cols[2].Float[j] = o.MinESS
-		t.Cols[3].Int[j] = int64(o.Resamples)
-		t.Cols[4].Int[j] = int64(o.Ancestors)
-		t.Cols[5].Int[j] = int64(o.DeadAt)
-	}
+	t := groupTable(meta, outs, lo)
 	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, mem)
 }
 
