@@ -230,6 +230,13 @@ echo "posteriors of the merged cloud: byte-identical"
 echo "== gpc-predict on the merged cloud in a 4-task job array (by test rows), merged, against the unsharded posteriors"
 GPC_CHECK=1 timeout 300 "$run" gpc-predict 4 "$d/posteriors-sharded.arrows" "$d/cloud.arrows"
 
+echo "== gpc-train on a Vecchia model (gpc-kernel --vecchia 10, N = 500: no plan, each task prepares itself) in a 4-task job array, merged, predicted, against the unsharded gpc-train | gpc-predict"
+gpc-kernel --standardize --alpha 1 --beta 10 --vecchia 10 --train "$d/train500.csv" --test examples/exp4/test.csv > "$d/vecchia.arrows"
+GPC_CHECK=1 timeout 300 "$run" gpc-train 4 "$d/vcloud.arrows" --samples 4000 "$d/vecchia.arrows"
+gpc-train --samples 4000 "$d/vecchia.arrows" | gpc-predict --format arrow > "$d/vposteriors.arrows"
+gpc-predict --format arrow "$d/vcloud.arrows" | cmp - "$d/vposteriors.arrows"
+echo "posteriors of the merged Vecchia cloud: byte-identical"
+
 echo "== gpc-tune's grid (6 x 5 points) in a 4-task job array on Slurm, merged, against the unsharded grid; then gpc-tune --from the merged grid, against the unsharded run's whole output"
 tune=(--standardize --alpha 2:64:6 --beta 1e2:1e6:5 --samples 500 --train examples/crabs/train.csv)
 GPC_CHECK=1 timeout 300 "$run" gpc-tune 4 "$d/grid.arrows" "${tune[@]}" --exploit 0 --no-optimize
