@@ -59,6 +59,24 @@ type recordSource interface {
 	release()
 }
 
+// openArrow opens an Arrow stream or file input for the readers of a
+// stream's whole content (ReadVecchia, ReadVecchiaCloud): what names what
+// the input should have been, for the line that refuses another kind. The
+// caller releases src.
+func openArrow(r io.Reader, name, what string, mem memory.Allocator) (in *input, src recordSource, schema *arrow.Schema, err error) {
+	if in, err = openInput(r, name); err != nil {
+		return nil, nil, nil, err
+	}
+	if in.kind != kindArrowStream && in.kind != kindArrowFile {
+		return nil, nil, nil, dataErrorf(name, "not an Arrow IPC stream: %s", what)
+	}
+	defer recoverArrow(name, &err)
+	if src, schema, err = in.arrowSource(mem); err != nil {
+		return nil, nil, nil, err
+	}
+	return in, src, schema, nil
+}
+
 // readBatches hands each of src's record batches to add, with its index
 // and the rows before it, and checks the total against the metadata's
 // gpc:rows (a stream cut short at a batch boundary): the batch loop of the

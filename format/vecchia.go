@@ -199,18 +199,11 @@ func WriteVecchia(w io.Writer, s *VecchiaStream, batchRows int, mem memory.Alloc
 // the model itself (vecchia.Model.Validate). Errors are *DataError naming
 // the input, batch and row, or *IOError.
 func ReadVecchia(r io.Reader, name string, mem memory.Allocator) (s *VecchiaStream, err error) {
-	in, err := openInput(r, name)
+	in, src, schema, err := openArrow(r, name, "a Vecchia model is gpc-kernel --vecchia's output", mem)
 	if err != nil {
 		return nil, err
-	}
-	if in.kind != kindArrowStream && in.kind != kindArrowFile {
-		return nil, dataErrorf(name, "not an Arrow IPC stream: a Vecchia model is gpc-kernel --vecchia's output")
 	}
 	defer recoverArrow(name, &err)
-	src, schema, err := in.arrowSource(mem)
-	if err != nil {
-		return nil, err
-	}
 	defer src.release()
 	meta := schema.Metadata().ToMap()
 	if v := meta[KeySchema]; v != SchemaVecchia {

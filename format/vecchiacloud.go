@@ -172,18 +172,11 @@ func (cw *VecchiaCloudWriter) Close() error {
 // rows' fields and their posteriors' length (gpc:tests), gpc:rows and the
 // end of the stream. Errors are *DataError or *IOError.
 func ReadVecchiaCloud(r io.Reader, name string, shard bool, mem memory.Allocator) (c *VecchiaCloud, err error) {
-	in, err := openInput(r, name)
+	in, src, schema, err := openArrow(r, name, "a Vecchia cloud is gpc-train's output", mem)
 	if err != nil {
 		return nil, err
-	}
-	if in.kind != kindArrowStream && in.kind != kindArrowFile {
-		return nil, dataErrorf(name, "not an Arrow IPC stream: a Vecchia cloud is gpc-train's output")
 	}
 	defer recoverArrow(name, &err)
-	src, schema, err := in.arrowSource(mem)
-	if err != nil {
-		return nil, err
-	}
 	defer src.release()
 	meta := schema.Metadata().ToMap()
 	want := SchemaVecchiaCloud

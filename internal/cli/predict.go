@@ -188,17 +188,7 @@ func (c *predictCmd) run(e *env) error {
 	// cloud's particles come.
 	cloud.Train.Cov = nil
 	releaseLarge(f.N)
-	pos, neg := meta[format.KeyLabelPositive], meta[format.KeyLabelNegative]
-	if pos == "" {
-		pos, neg = "1", "-1"
-	}
-	outMeta := map[string]string{
-		format.KeySchema:  "gpc.posteriors/1",
-		format.KeyTool:    "gpc-predict",
-		format.KeyVersion: Version,
-	}
-	passMeta(outMeta, meta)
-	outMeta["gpc:count"] = c.Count
+	outMeta, pos, neg := c.posteriorsMeta(meta)
 	if c.Count == "hard" {
 		outMeta["gpc:count_seed"] = strconv.FormatInt(c.Seed, 10)
 	}
@@ -607,4 +597,21 @@ func posteriorTable(t *format.TestRows, post []core.Posterior, first int, pos, n
 func (c *predictCmd) predictFingerprint(meta map[string]string, k int) string {
 	return format.ShardFingerprint("gpc-predict", meta[format.KeyFingerprint], meta[format.KeyGroupLogP], meta[format.KeySeed], "tests="+meta[format.KeyShardTests],
 		fmt.Sprintf("count=%s seed=%d batch-size=%d", c.Count, c.Seed, c.BatchSize), "shards="+strconv.Itoa(k), "path="+computePath())
+}
+
+// posteriorsMeta starts the posteriors' metadata from the cloud's meta,
+// and returns the labels (1 and -1 where the cloud names none).
+func (c *predictCmd) posteriorsMeta(meta map[string]string) (out map[string]string, pos, neg string) {
+	pos, neg = meta[format.KeyLabelPositive], meta[format.KeyLabelNegative]
+	if pos == "" {
+		pos, neg = "1", "-1"
+	}
+	out = map[string]string{
+		format.KeySchema:  "gpc.posteriors/1",
+		format.KeyTool:    "gpc-predict",
+		format.KeyVersion: Version,
+	}
+	passMeta(out, meta)
+	out["gpc:count"] = c.Count
+	return out, pos, neg
 }

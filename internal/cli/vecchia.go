@@ -504,17 +504,7 @@ func (c *predictCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }
 	if err := core.CombinePosteriors(post, sizes, logZ, pg); err != nil {
 		return &dataError{fmt.Sprintf("%s: %v", name, err)}
 	}
-	pos, neg := meta[format.KeyLabelPositive], meta[format.KeyLabelNegative]
-	if pos == "" {
-		pos, neg = "1", "-1"
-	}
-	outMeta := map[string]string{
-		format.KeySchema:  "gpc.posteriors/1",
-		format.KeyTool:    "gpc-predict",
-		format.KeyVersion: Version,
-	}
-	passMeta(outMeta, meta)
-	outMeta["gpc:count"] = c.Count
+	outMeta, pos, neg := c.posteriorsMeta(meta)
 	logML, se, _ := core.CombineGroups(logZ, sizes)
 	outMeta[format.KeyLogML] = fmtFloat(logML)
 	outMeta[format.KeySELogML] = fmtFloat(se)
