@@ -1,4 +1,4 @@
-module gpc
+module github.com/gpc-mc/gpc
 
 go 1.26.8
 

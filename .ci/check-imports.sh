@@ -9,21 +9,21 @@ fail=0
 for pkg in $(go list ./...); do
   imports=$(go list -f '{{join .Imports "\n"}}' "$pkg")
   case "$pkg" in
-    gpc/format) ;;
-    *) if grep -q '^github.com/apache/arrow' <<<"$imports"; then echo "$pkg imports Arrow: only gpc/format may"; fail=1; fi ;;
+    github.com/gpc-mc/gpc/format) ;;
+    *) if grep -q '^github.com/apache/arrow' <<<"$imports"; then echo "$pkg imports Arrow: only github.com/gpc-mc/gpc/format may"; fail=1; fi ;;
   esac
   case "$pkg" in
-    gpc/internal/cli) ;;
-    *) if grep -q '^github.com/alecthomas/kong' <<<"$imports"; then echo "$pkg imports kong: only gpc/internal/cli may"; fail=1; fi ;;
+    github.com/gpc-mc/gpc/internal/cli) ;;
+    *) if grep -q '^github.com/alecthomas/kong' <<<"$imports"; then echo "$pkg imports kong: only github.com/gpc-mc/gpc/internal/cli may"; fail=1; fi ;;
   esac
 done
 # core and its sub-packages (gp, fit, ...): numerics only; of the project
 # they import only core's own packages and internal/gemm.
 for pkg in $(go list ./core/...); do
   imports=$(go list -f '{{join .Imports "\n"}}' "$pkg")
-  bad=$(grep -E '^(io|os|bufio|net|net/.*|encoding/.*|io/.*|os/.*|gpc/.*|github.com/.*)$' <<<"$imports" | grep -vE '^(gpc/internal/gemm|gpc/core(/.*)?)$' || true)
+  bad=$(grep -E '^(io|os|bufio|net|net/.*|encoding/.*|io/.*|os/.*|github.com/gpc-mc/gpc/.*|github.com/.*)$' <<<"$imports" | grep -vE '^(github.com/gpc-mc/gpc/internal/gemm|github.com/gpc-mc/gpc/core(/.*)?)$' || true)
   if [ -n "$bad" ]; then echo "$pkg imports I/O or project packages: $bad"; fail=1; fi
 done
 fmtimp=$(go list -f '{{join .Imports "\n"}}' ./format)
-if grep -q '^gpc/internal' <<<"$fmtimp"; then echo "format imports internal packages"; fail=1; fi
+if grep -q '^github.com/gpc-mc/gpc/internal' <<<"$fmtimp"; then echo "format imports internal packages"; fail=1; fi
 exit $fail

@@ -7,7 +7,7 @@ import (
 	"math"
 	"testing"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // long enables the long accuracy studies (minutes each):

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"gpc/core"
-	"gpc/internal/oracle"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/internal/oracle"
 )
 
 // BenchmarkEstimate times one estimate of an Experiment 1 orthant

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"gpc/core"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // loadDigits reads examples/digits' training set as a Multiclass with the

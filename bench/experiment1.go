@@ -10,8 +10,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"gpc/core"
-	"gpc/internal/oracle"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/internal/oracle"
 )
 
 // PaperTable1 is the paper's Table 1: MAPE of log P in percent for

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // TestExperiment1 is the acceptance check of the paper's Experiment 1

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"gpc/core"
-	"gpc/core/gp"
-	"gpc/internal/oracle"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/internal/oracle"
 )
 
 // Exp2Problem is one of the paper's Experiment 2 problems: one feature, two

@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distmv"
 
-	"gpc/core"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // Exp4Problem is one of the paper's synthetic Experiment 4 problems (section

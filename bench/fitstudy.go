@@ -5,9 +5,9 @@ import (
 	"math"
 	"time"
 
-	"gpc/core"
-	"gpc/core/fit"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
 
 	"gonum.org/v1/gonum/mat"
 )

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"gpc/core/fit"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // theta returns a kernel's log-hyperparameters in Hypers' order.

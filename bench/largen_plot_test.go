@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // TestLargeNScaling draws docs/benchmarks.md's large-N scaling plot: the

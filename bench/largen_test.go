@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"gpc/core"
-	"gpc/core/gp"
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // largeNBox is the problem of the large-N issue: n 2-D points, half from

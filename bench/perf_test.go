@@ -12,10 +12,10 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
-	"gpc/core"
-	"gpc/core/gp"
-	"gpc/internal/gemm"
-	"gpc/internal/sysmem"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/internal/sysmem"
 )
 
 // The performance benchmarks of docs/benchmarks.md. Each reports domain

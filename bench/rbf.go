@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
-	"gpc/core"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // RBFProblem is the hard GP-classification orthant family of the accuracy

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // TestTrustMET checks core.Result.Trust on met/sharp, whose resampling

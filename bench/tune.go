@@ -3,7 +3,7 @@ package bench
 import (
 	"encoding/csv"
 	"fmt"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core/gp"
 	"math"
 	"os"
 	"strconv"

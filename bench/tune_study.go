@@ -11,8 +11,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"gpc/core"
-	"gpc/core/fit"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/fit"
 )
 
 // Surface2 is a surface estimated on a grid of two log-hyperparameters:

@@ -9,9 +9,9 @@ import (
 
 	"gonum.org/v1/plot/vg/draw"
 
-	"gpc/core"
-	"gpc/core/fit"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // studyCost sizes a tuning study: the fine grid (fineK x fineK points

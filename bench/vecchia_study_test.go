@@ -21,9 +21,9 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"gpc/core"
-	"gpc/core/gp"
-	"gpc/core/vecchia"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/core/vecchia"
 )
 
 // The Vecchia path's studies (docs/vecchia.md), each run when

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"sync"
 
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/internal/gemm"
 
 	"gonum.org/v1/gonum/floats"
 )

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // DefaultClassDraws is PredictClasses' default number of draws of the

@@ -1,7 +1,7 @@
 package core
 
 import (
-	"gpc/internal/sysmem"
+	"github.com/gpc-mc/gpc/internal/sysmem"
 	"math/rand/v2"
 	"testing"
 )

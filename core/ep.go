@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"slices"
 
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/internal/gemm"
 
 	"gonum.org/v1/gonum/floats"
 )

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"math"
 
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/internal/gemm"
 
 	"gonum.org/v1/gonum/floats"
 )

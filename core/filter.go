@@ -6,7 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // filter propagates one group of particles through the variables of a

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // TestEstimateSink: the groups a Sink receives are, in group order and

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"sync"
 
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // Prediction's work is split into fixed units of particles, independent of

@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/floats/scalar"
 
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // predictProblem is a box of n variables from testBox and t test rows:

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"slices"
 
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // Posterior is the probability that a test variable is positive given the

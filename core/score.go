@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // Score is the gradient of log P with respect to the covariance R of a box

@@ -7,8 +7,8 @@ import (
 	"math"
 	"testing"
 
-	"gpc/core"
-	"gpc/internal/oracle"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/internal/oracle"
 )
 
 // scoreCase is a box whose log P is known exactly as a function of its

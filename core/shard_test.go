@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"gpc/core"
-	"gpc/internal/oracle"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/internal/oracle"
 )
 
 // TestEstimateGroupsSharded: the groups of an estimate run in disjoint

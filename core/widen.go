@@ -7,7 +7,7 @@ import (
 	"math"
 	"slices"
 
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // The proposal's sites, widened. EP matches the first two moments of each

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"gpc/core"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // TestWidenPiloted checks that MethodEP's proposal below core.EPLargeN

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/internal/cli"
-	"gpc/internal/oracle"
+	"github.com/gpc-mc/gpc/internal/cli"
+	"github.com/gpc-mc/gpc/internal/oracle"
 )
 
 var update = flag.Bool("update", false, "rewrite the example files")

@@ -19,7 +19,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // Cloud stream metadata keys (besides the common ones).

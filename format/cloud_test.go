@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // readCloud reads a whole cloud stream: its train block, test rows (in

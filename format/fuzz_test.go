@@ -20,7 +20,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // fuzzMax caps a fuzz input: the readers' cost grows with the input, and

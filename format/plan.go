@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // Prepared plans (gpc-orthant and gpc-train --prepare-only, read back with

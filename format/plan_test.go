@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"gpc/core"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // TestPlanRoundTrip: a plan read back holds the factor's parts bit for

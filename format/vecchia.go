@@ -18,8 +18,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"gpc/core"
-	"gpc/core/vecchia"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/vecchia"
 )
 
 // The Vecchia stream (gpc.vecchia/1): a classifier's Vecchia model

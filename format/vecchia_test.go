@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"gpc/core"
-	"gpc/core/vecchia"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/vecchia"
 )
 
 // sampleVecchia is a small Vecchia stream: four training rows (the fourth

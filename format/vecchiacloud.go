@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // The Vecchia cloud (gpc.vecchia-cloud/1): what gpc-train writes from a

@@ -18,9 +18,9 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"gpc/bench"
-	"gpc/core"
-	"gpc/internal/oracle"
+	"github.com/gpc-mc/gpc/bench"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/internal/oracle"
 )
 
 // The calibration study (issue 19): does the standard error each estimator

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/internal/cli"
+	"github.com/gpc-mc/gpc/internal/cli"
 )
 
 // The real data sets, copied with their provenance (README.md in each

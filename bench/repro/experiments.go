@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"gpc/bench"
-	"gpc/core"
+	"github.com/gpc-mc/gpc/bench"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // Report holds every number of a run; tables.md and the figures are drawn

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"gpc/bench"
+	"github.com/gpc-mc/gpc/bench"
 )
 
 // g formats a number for a table ("-" for NaN).

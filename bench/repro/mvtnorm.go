@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/bench"
-	"gpc/internal/oracle"
+	"github.com/gpc-mc/gpc/bench"
+	"github.com/gpc-mc/gpc/internal/oracle"
 )
 
 // mvtnormScript estimates the orthant probability P(v >= 0) of each

@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"gpc/bench"
+	"github.com/gpc-mc/gpc/bench"
 )
 
 // figures draws Figures 1 and 2: log10 of the posterior MAE and of the log

@@ -18,8 +18,8 @@ import (
 
 	"golang.org/x/sys/cpu"
 
-	"gpc/core"
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // The markers around the part of docs/results.md that --doc rewrites;

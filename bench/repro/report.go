@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"gpc/bench"
-	"gpc/core"
+	"github.com/gpc-mc/gpc/bench"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // PaperTable3 is the paper's Table 3 by problem (1-9): MAE-POST of NEW,

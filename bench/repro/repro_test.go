@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/bench"
-	"gpc/core"
+	"github.com/gpc-mc/gpc/bench"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // TestQuick runs the quick mode (the CI smoke run; under -short, a smaller

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"gpc/internal/cli"
+	"github.com/gpc-mc/gpc/internal/cli"
 )
 
 func main() { os.Exit(cli.Orthant(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

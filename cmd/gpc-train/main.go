@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"gpc/internal/cli"
+	"github.com/gpc-mc/gpc/internal/cli"
 )
 
 func main() { os.Exit(cli.Train(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

@@ -8,8 +8,8 @@ import (
 	"math"
 	"slices"
 
-	"gpc/core"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
 
 	"gonum.org/v1/gonum/mat"
 )

@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gpc/core"
-	"gpc/core/fit"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )

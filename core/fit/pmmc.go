@@ -3,7 +3,7 @@ package fit
 import (
 	"context"
 	"errors"
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 	"math"
 	"runtime"
 	"sync"

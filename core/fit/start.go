@@ -7,8 +7,8 @@ import (
 	"math"
 	"slices"
 
-	"gpc/core"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // DataScale is what a kernel's starting point and the box of its

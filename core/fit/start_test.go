@@ -8,9 +8,9 @@ import (
 	"slices"
 	"testing"
 
-	"gpc/core"
-	"gpc/core/fit"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // TestDataScale checks the data's scale on points whose distances are

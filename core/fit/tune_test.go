@@ -6,10 +6,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gpc/core"
-	"gpc/core/fit"
-	"gpc/core/gp"
-	"gpc/internal/oracle"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/internal/oracle"
 )
 
 // kSE is how many of its own standard errors an estimate may be from the

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // Classifier is a GP-classification training set: features X (rows of D

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // covFeatures returns n points of d features, uniform on [-2, 2), and

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // derivTol bounds the error of a central difference with step derivStep on

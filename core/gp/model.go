@@ -1,6 +1,6 @@
 package gp
 
-import "gpc/core"
+import "github.com/gpc-mc/gpc/core"
 
 // Model is the training set of a probit GP classifier whose marginal
 // likelihood is a Gaussian orthant probability: Classifier (two classes,

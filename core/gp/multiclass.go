@@ -3,7 +3,7 @@ package gp
 import (
 	"fmt"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // MaxClasses is the most classes a Multiclass takes: a test point adds one

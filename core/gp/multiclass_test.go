@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // seK is how many standard errors a Monte Carlo estimate may be from its

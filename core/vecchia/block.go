@@ -3,7 +3,7 @@ package vecchia
 import (
 	"slices"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // denseBlock is the proposal's dense block during EP (parallelEP.run): the

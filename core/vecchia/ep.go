@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // Expectation propagation for the proposal's sites. Each row k (each

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // DefaultESSThreshold is the estimator's resampling threshold, a fraction

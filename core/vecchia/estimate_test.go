@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"gpc/core"
-	"gpc/core/gp"
-	"gpc/internal/oracle"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/internal/oracle"
 )
 
 // kSE is how many of its own standard errors an estimate may be from the

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // runner propagates one worker's particle groups through a Prepared

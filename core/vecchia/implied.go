@@ -4,8 +4,8 @@ import (
 	"math"
 	"runtime"
 
-	"gpc/core"
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // Implied returns the dense covariance that the model implies for its

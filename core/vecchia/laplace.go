@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // obsDerivs returns log P(a <= x + sqrt(s) eps <= b), eps standard normal

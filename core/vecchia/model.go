@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 
-	"gpc/core"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // Model is a box probability of a Gaussian latent process observed with

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/core"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // TestValidate checks that each kind of bad model is refused, naming the

@@ -7,7 +7,7 @@ import (
 	"math"
 	"slices"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // Prepared is a Model with the proposal its estimator draws from: the

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // tri is a lower-triangular matrix with the sparsity of a Vecchia model's

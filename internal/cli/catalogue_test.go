@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"testing"
 
-	"gpc/format"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // The bad-input catalogue: every kind of bad input the tools meet, the

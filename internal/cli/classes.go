@@ -13,10 +13,10 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/core"
-	"gpc/core/gp"
-	"gpc/format"
-	"gpc/internal/sysmem"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/format"
+	"github.com/gpc-mc/gpc/internal/sysmem"
 )
 
 // readTrainingClasses reads and labels the training features as gpc-kernel

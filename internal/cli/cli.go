@@ -21,9 +21,9 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"gpc/core"
-	"gpc/format"
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/format"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // Version is the version of the gpc tools.

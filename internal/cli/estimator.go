@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/core"
-	"gpc/format"
-	"gpc/internal/sysmem"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/format"
+	"github.com/gpc-mc/gpc/internal/sysmem"
 )
 
 // estimatorFlags are the flags of the tools that run the estimator

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"gpc/core"
-	"gpc/core/fit"
-	"gpc/core/gp"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/format"
 )
 
 const fitDescription = `Fit a GP classifier's hyperparameters by maximizing the exact log marginal likelihood, and write them as a table that gpc-kernel --hyper reads.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/format"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // fitArgs fits crabs' RBF kernel with few particles.

@@ -29,9 +29,9 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/core/fit"
-	"gpc/core/gp"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // dataFlags are the flags of the tools that read training features.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"gpc/format"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // The command-line fuzz targets drive each tool's runner in process with

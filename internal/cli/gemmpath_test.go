@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/core"
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // In a build with -tags openblas the tests run on the fastest exact GEMM

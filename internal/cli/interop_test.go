@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/format"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // The interoperability test: Apache Arrow's JavaScript implementation

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 
-	"gpc/core/fit"
-	"gpc/core/gp"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/format"
 )
 
 const kernelDescription = `Build the covariance stream of a probit GP classifier from features: the first step of the pipeline.

@@ -7,10 +7,10 @@ import (
 	"os"
 	"strconv"
 
-	"gpc/core"
-	"gpc/core/fit"
-	"gpc/core/gp"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/format"
 )
 
 const mcmcDescription = `Sample the posterior of a GP classifier's hyperparameters by pseudo-marginal MCMC, and average test posteriors over it.

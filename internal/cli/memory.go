@@ -13,8 +13,8 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"gpc/core"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // A run that cannot fit in memory must be refused before it starts: Go

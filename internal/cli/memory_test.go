@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"gpc/core"
-	"gpc/core/gp"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/format"
 )
 
 func TestParseByteSize(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/core"
-	"gpc/core/fit"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/format"
 )
 
 const mergeDescription = `Merge the partial results of a sharded run (--shard I/K) into exactly what the unsharded run writes.

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/core"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // The tests of this file are a newcomer's stumbles (issue 21), each
@@ -434,12 +434,12 @@ func TestErrorPrefixes(t *testing.T) {
 			}
 		}
 		for _, imp := range p.Imports {
-			if strings.HasPrefix(imp, "gpc/") {
+			if strings.HasPrefix(imp, "github.com/gpc-mc/gpc/") {
 				walk(imp)
 			}
 		}
 	}
-	walk("gpc/internal/cli")
+	walk("github.com/gpc-mc/gpc/internal/cli")
 	if !maps.Equal(found, errorPrefixes) {
 		t.Errorf("packages whose errors start with their name: %v; errorPrefixes: %v", slices.Sorted(maps.Keys(found)), slices.Sorted(maps.Keys(errorPrefixes)))
 	}

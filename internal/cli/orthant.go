@@ -4,8 +4,8 @@ import (
 	"io"
 	"math"
 
-	"gpc/core"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/format"
 )
 
 const orthantDescription = `Estimate a Gaussian box probability P(lower <= v <= upper), v ~ N(mean, R), in log space with a standard error.

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/format"
-	"gpc/internal/oracle"
+	"github.com/gpc-mc/gpc/format"
+	"github.com/gpc-mc/gpc/internal/oracle"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

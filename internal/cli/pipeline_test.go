@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/bench"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/bench"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // tiny is the small labelled data set of testdata: string labels, an id

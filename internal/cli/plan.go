@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/core"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // planFlags are gpc-orthant's and gpc-train's --prepare-only and --plan.

@@ -8,9 +8,9 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	"gpc/core"
-	"gpc/format"
-	"gpc/internal/sysmem"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/format"
+	"github.com/gpc-mc/gpc/internal/sysmem"
 )
 
 const predictDescription = `Compute test posteriors p(y* = +1) from a particle cloud: the last step of the pipeline.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"gpc/format"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // The tests in this file run the built tools as processes, as a shell
@@ -46,7 +46,7 @@ func tools(t *testing.T) string {
 		if binDir, buildErr = os.MkdirTemp("", "gpc-bin-"); buildErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", binDir+string(os.PathSeparator), "gpc/cmd/...").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binDir+string(os.PathSeparator), "github.com/gpc-mc/gpc/cmd/...").CombinedOutput()
 		if err != nil {
 			buildErr = errors.New("go build: " + err.Error() + "\n" + string(out))
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // reporter writes a tool's messages to standard error: errors (always),

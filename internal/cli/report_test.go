@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/format"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // TestProgress: the progress line says the variables done, the particles,

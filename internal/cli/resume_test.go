@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/format"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // The tools' side of resuming a failed sharded run (examples/slurm/run.sh):

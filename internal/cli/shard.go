@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"strconv"
 
-	"gpc/core"
-	"gpc/format"
-	"gpc/internal/gemm"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/format"
+	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
 // computePath names the arithmetic a result depends on: every GEMM and

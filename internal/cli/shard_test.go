@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/format"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // shardRun runs gpc-orthant's K shards with args (each with its own

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"gpc/format"
+	"github.com/gpc-mc/gpc/format"
 )
 
 const showDescription = `Show a saved stream (any gpc tool's Arrow output, or any Arrow IPC stream) as a table or as CSV, or its metadata.

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/core/fit"
-	"gpc/core/gp"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
 )
 
 // The default grid around the data's start when neither --alpha nor

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strconv"
 
-	"gpc/core"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/format"
 )
 
 const trainDescription = `Estimate a GP classifier's marginal likelihood and keep the particle cloud for prediction: the second step of the pipeline.

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/core"
-	"gpc/core/fit"
-	"gpc/core/gp"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/format"
 )
 
 const tuneDescription = `Choose a GP classifier's hyperparameters by the marginal likelihood: estimate the log marginal likelihood, with its standard error, over a grid of hyperparameters, then refine.

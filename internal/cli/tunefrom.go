@@ -12,8 +12,8 @@ import (
 	"math"
 	"slices"
 
-	"gpc/core"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // gridFrom reads --from's grid of n points and checks that it is this

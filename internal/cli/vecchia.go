@@ -13,10 +13,10 @@ import (
 	"strconv"
 	"strings"
 
-	"gpc/core"
-	"gpc/core/gp"
-	"gpc/core/vecchia"
-	"gpc/format"
+	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/core/vecchia"
+	"github.com/gpc-mc/gpc/format"
 
 	"github.com/alecthomas/kong"
 )

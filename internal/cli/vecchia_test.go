@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/format"
+	"github.com/gpc-mc/gpc/format"
 )
 
 // twoClassCSV is n points of the large-N issue's problem (two 2-D

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // vecEnvErr is the error of the environment variable GPC_VEC, read when the

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // TestGoldenEveryVecPath runs the golden tests again on every other path

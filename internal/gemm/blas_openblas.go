@@ -9,7 +9,7 @@ package gemm
 import (
 	"sync"
 
-	"gpc/internal/gemm/cblas"
+	"github.com/gpc-mc/gpc/internal/gemm/cblas"
 )
 
 // blasKernel is OpenBLAS's path.

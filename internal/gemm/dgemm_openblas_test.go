@@ -2,7 +2,7 @@
 
 package gemm
 
-import "gpc/internal/gemm/cblas"
+import "github.com/gpc-mc/gpc/internal/gemm/cblas"
 
 // dgemmDirect is OpenBLAS's cblas_dgemm on the whole product, on one
 // thread (the openblas path's init sets it), for BenchmarkPaths'

@@ -9,7 +9,7 @@ import (
 	"math"
 	"slices"
 
-	"gpc/core"
+	"github.com/gpc-mc/gpc/core"
 )
 
 // Orthant2 returns P(v1 >= 0, v2 >= 0) for a centered bivariate normal with
