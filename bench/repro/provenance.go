@@ -91,7 +91,7 @@ func repoRoot(dir string) (string, error) {
 		return "", err
 	}
 	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module gpc\n")) {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module github.com/gpc-mc/gpc\n")) {
 			return dir, nil
 		}
 		up := filepath.Dir(dir)
