@@ -178,6 +178,9 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	// model's), so that a step reads each earlier row once.
 	p.pb = make([]float64, len(t.nbr))
 	for k := range n {
+		if t.dup[k] {
+			continue // a repeat's row is empty in every pattern of tri
+		}
 		y := t.start[k]
 		for q := m.Start[k]; q < m.Start[k+1]; q++ {
 			for t.nbr[y] != m.Nbr[q] {
