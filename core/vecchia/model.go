@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/gpc-mc/gpc/core"
 	"github.com/gpc-mc/gpc/core/gp"
 )
@@ -171,13 +173,6 @@ func ParseOrder(name string) (OrderKind, bool) {
 	i := slices.Index(orderNames[:], name)
 	return OrderKind(i), i >= 0
 }
-
-// DefaultM is the neighbours per point that gpc-kernel --vecchia auto
-// takes: within 1 nat of the dense model's log marginal likelihood and
-// 0.003 of its test posteriors on the two-class tables at N = 1000, 5000
-// and 10^4 (docs/vecchia.md), at 1.4-1.6 times the time of 30 (N = 10^4,
-// 10^5).
-const DefaultM = 50
 
 // DefaultNugget is the part of the probit's noise variance (1) that Build
 // moves into the latent process by default (Options.Nugget).
@@ -453,33 +448,23 @@ func (w *condWork) solve(k *gp.Kernel, xs [][]float64, x0 []float64, nugget floa
 		l[i*q+i] += nugget
 		kc[i] = k.Eval(xs[i], x0)
 	}
-	// Cholesky, in place, lower.
-	for j := range q {
-		s := l[j*q+j]
-		for p := range j {
-			s -= l[j*q+p] * l[j*q+p]
+	// Cholesky, in place, lower, row by row (the dot products on gonum's
+	// vector kernels).
+	for i := range q {
+		ri := l[i*q : i*q+i+1]
+		for j := range i {
+			ri[j] = (ri[j] - floats.Dot(ri[:j], l[j*q:j*q+j])) / l[j*q+j]
 		}
+		s := ri[i] - floats.Dot(ri[:i], ri[:i])
 		if !(s > 0) {
 			return 0, false
 		}
-		dj := math.Sqrt(s)
-		l[j*q+j] = dj
-		for i := j + 1; i < q; i++ {
-			t := l[i*q+j]
-			for p := range j {
-				t -= l[i*q+p] * l[j*q+p]
-			}
-			l[i*q+j] = t / dj
-		}
+		ri[i] = math.Sqrt(s)
 	}
 	// y = L^-1 k_c (in kc), v = k00 + nugget - |y|^2, b = L^-T y.
 	v := k.Eval(x0, x0) + nugget
 	for i := range q {
-		t := kc[i]
-		for p := range i {
-			t -= l[i*q+p] * kc[p]
-		}
-		kc[i] = t / l[i*q+i]
+		kc[i] = (kc[i] - floats.Dot(l[i*q:i*q+i], kc[:i])) / l[i*q+i]
 		v -= kc[i] * kc[i]
 	}
 	for i := q - 1; i >= 0; i-- {
