@@ -299,7 +299,7 @@ func (c *kernelCmd) run(e *env) error {
 	if scale != nil {
 		meta["gpc:start"] = start
 	}
-	if c.Vecchia > 0 {
+	if c.Vecchia != 0 {
 		return c.runVecchia(e, train, test, labels, k, meta, mem)
 	}
 	if labels.classes != nil {

@@ -23,13 +23,13 @@ import (
 
 // vecchiaFlags are gpc-kernel's --vecchia and its settings.
 type vecchiaFlags struct {
-	Vecchia       neighbours `placeholder:"M" default:"0" help:"Write a Vecchia model (gpc.vecchia/1) instead of the N x N covariance: each training point conditioned on its M nearest earlier points in a maxmin order, each test point on its M nearest training points; O(N M) memory, O(M) time per particle and point, for N up to millions (docs/vecchia.md). auto: M = 50, within 1 nat of the dense model's log marginal likelihood and 0.003 of its posteriors on the 2-D tables at N = 1000 to 10^4, at 1.4-1.6 times the time of M = 30 (30: within 1.5 nats and 0.005). Many features with length scales long beside the points' spacing need far more, or the dense path: on 36-feature satellite data no M up to 100 comes within a nat, and gpc-train warns. 0: the dense covariance."`
+	Vecchia       neighbours `placeholder:"M" default:"0" help:"Write a Vecchia model (gpc.vecchia/1) instead of the N x N covariance: each training point conditioned on M earlier points in a maxmin order, each test point on M training points; O(N M) memory, O(M) time per particle and point, for N up to millions (docs/vecchia.md). M: the M nearest. auto: sets chosen from the data: the first 1000 points with up to 254 neighbours, the later ones with their M nearest, or M chosen by the kernel's conditional variances among their 3M nearest, test points with 2M so chosen among 6M, for the first M of 30, 50, 100, 200 (nearest first) whose check loses at most 0.5 nats of the labels' information. gpc-kernel checks the approximation on a sample of points before the run, puts the result in gpc:vecchia_check (and on a terminal) and warns where it is poor. 0: the dense covariance."`
 	VecchiaOrder  string     `enum:"maxmin,given" default:"maxmin" help:"With --vecchia: the order of the training points: maxmin (each next point the farthest from those before it: coarse to fine) or given (the file's)."`
 	VecchiaNugget float64    `default:"1e-4" help:"With --vecchia: the part of the probit's noise variance (1) moved into the latent process, so that the neighbours' covariances stay well conditioned; the dense model is the same for any value in (0, 1)."`
 }
 
 // neighbours is --vecchia's value: the neighbours per point, 0 for the
-// dense path, or auto for vecchia.DefaultM.
+// dense path, or autoNeighbours for auto.
 type neighbours int
 
 // Decode parses the flag's value (kong.MapperValue).
@@ -39,12 +39,12 @@ func (v *neighbours) Decode(ctx *kong.DecodeContext) error {
 		return err
 	}
 	if s == "auto" {
-		*v = vecchia.DefaultM
+		*v = autoNeighbours
 		return nil
 	}
 	m, err := strconv.Atoi(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a count of neighbours (a whole number, auto for %d, 0 for the dense path)", s, vecchia.DefaultM)
+		return fmt.Errorf("%q is not a count of neighbours (a whole number, auto to choose from the data, 0 for the dense path)", s)
 	}
 	*v = neighbours(m)
 	return nil
@@ -53,7 +53,7 @@ func (v *neighbours) Decode(ctx *kong.DecodeContext) error {
 // validateVecchia checks the flags.
 func (v *vecchiaFlags) validateVecchia() error {
 	switch {
-	case v.Vecchia < 0:
+	case v.Vecchia < 0 && v.Vecchia != autoNeighbours:
 		return usagef("--vecchia %d: the neighbours per point must be 1 or more (0: the dense covariance)", v.Vecchia)
 	case !(v.VecchiaNugget > 0 && v.VecchiaNugget < 1):
 		return usagef("--vecchia-nugget %v: must be in (0, 1)", v.VecchiaNugget)
@@ -68,7 +68,7 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 	if labels.classes != nil {
 		return usagef("--vecchia: %s has %d classes; the Vecchia path takes two so far (docs/vecchia.md says what more would take): drop --vecchia", train.source, len(labels.classes))
 	}
-	if int(c.Vecchia) >= n {
+	if c.Vecchia != autoNeighbours && int(c.Vecchia) >= n {
 		return usagef("--vecchia %d: the training data have %d points, and each conditions on at most the %d before it: give --vecchia below %d, or drop it (the dense path is exact, and fast at this size)", c.Vecchia, n, n-1, n)
 	}
 	order, _ := vecchia.ParseOrder(c.VecchiaOrder)
@@ -87,9 +87,9 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 		return out
 	}
 	if c.Progress {
-		e.rep.note("ordering %d training points (%s) and finding %d neighbours each", n, order, c.Vecchia)
+		e.rep.note("ordering %d training points (%s) and finding %d neighbours each", n, order, max(c.Vecchia, 1))
 	}
-	s, err := vecchia.NewStructure(metric(train.x, n), n, d, vecchia.Options{M: int(c.Vecchia), Order: order, Threads: c.Threads})
+	s, err := vecchia.NewStructure(metric(train.x, n), n, d, vecchia.Options{M: max(int(c.Vecchia), 1), Order: order, Threads: c.Threads})
 	if err != nil {
 		return err
 	}
@@ -99,12 +99,16 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 	if rep := s.Duplicates(); rep > 0 {
 		e.rep.warnf("%d of %d training points repeat an earlier point's features: each shares that point's latent value, with a label of its own (docs/vecchia.md)", rep, n)
 	}
+	s, sel, err := c.vecchiaSets(e, s, k, train.x, meta)
+	if err != nil {
+		return err
+	}
 	tests := 0
 	var tnb [][]int32
 	var tx []float64
 	if test != nil {
 		tests, tx = test.rows, test.x
-		tnb = s.TestNeighbours(metric(test.x, tests), tests, int(c.Vecchia), c.Threads)
+		tnb = s.TestSets(k, train.x, test.x, metric(test.x, tests), tests, c.VecchiaNugget, sel, c.Threads)
 	}
 	if c.Progress {
 		e.rep.note("the conditionals of %d training and %d test points", n, tests)
@@ -139,7 +143,7 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 			st.ID = append(st.ID, id)
 		}
 	}
-	meta[format.KeyVecchiaM] = strconv.Itoa(int(c.Vecchia))
+	meta[format.KeyVecchiaM] = strconv.Itoa(sel.M)
 	meta[format.KeyVecchiaOrder] = order.String()
 	meta[format.KeyVecchiaNugget] = fmtFloat(c.VecchiaNugget)
 	meta[format.KeyVecchiaRepeat] = strconv.Itoa(s.Duplicates())
@@ -156,7 +160,7 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 		{Name: "kernel", Str: []string{c.Kernel}},
 		{Name: "alpha", Str: []string{meta["gpc:alpha"]}},
 		{Name: "beta", Float: []float64{k.Beta}},
-		{Name: "vecchia", Int: []int64{int64(c.Vecchia)}},
+		{Name: "vecchia", Int: []int64{int64(sel.M)}},
 		{Name: "order", Str: []string{order.String()}},
 		{Name: "repeats", Int: []int64{int64(s.Duplicates())}},
 		{Name: "fingerprint", Str: []string{format.VecchiaFingerprint(m)}},
