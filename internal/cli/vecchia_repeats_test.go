@@ -214,10 +214,17 @@ func TestVecchiaFallbackWarnings(t *testing.T) {
 	if d := dump.String(); strings.Contains(d, "site_scale=1 ") || !strings.Contains(d, "site_scale=") || strings.Contains(d, "ep_rounds=6 ") {
 		t.Errorf("gpc:vecchia_prepare does not record the fallback: %s", d)
 	}
-	broken := afterBlockStream(t, []int{0, 0, 1, 2, 5, 8, 11}, []int32{0, 0, 0, 1, 2, 0, 2, 3, 0, 1, 4},
-		[]float64{4, -64, -93, 15, 59, 86, 95, 98, -21, 30, 37}, []float64{82.51, 18.88, 9.69, 1.34, 2.95, 71.38},
-		[]float64{1, 1, 1, 1, 1, -1}, 2)
+	broken := brokenStream(t)
 	const msg = "breaks down even with the later sites nearly removed"
 	runCLI(t, Train, cliCase{args: []string{"--samples", "1000"}, stdin: broken, code: ExitData, stderr: msg})
 	runCLI(t, Orthant, cliCase{args: []string{"--samples", "1000"}, stdin: broken, code: ExitData, stderr: msg})
+}
+
+// brokenStream is the Vecchia stream of a model whose later rows break the
+// proposal's incomplete factorisation even with their sites nearly
+// removed (core/vecchia's brokenModel, after a filled dense block).
+func brokenStream(t *testing.T) []byte {
+	return afterBlockStream(t, []int{0, 0, 1, 2, 5, 8, 11}, []int32{0, 0, 0, 1, 2, 0, 2, 3, 0, 1, 4},
+		[]float64{4, -64, -93, 15, 59, 86, 95, 98, -21, 30, 37}, []float64{82.51, 18.88, 9.69, 1.34, 2.95, 71.38},
+		[]float64{1, 1, 1, 1, 1, -1}, 2)
 }
