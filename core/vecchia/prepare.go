@@ -96,11 +96,12 @@ func (p *Prepared) Model() *Model { return p.m }
 
 // The dense block's size: the variables up to the last whose prior
 // conditional variance D_k times the largest site precision is at least
-// blockTol, and any repeats of them, at most MaxBlock.
+// blockTol, at most MaxBlock of them, and any repeats of them.
 const (
 	blockTol = 1e-3
-	// MaxBlock bounds the dense block: its rows cost O(Block^2) per
-	// particle, its EP O(Block^3).
+	// MaxBlock bounds the dense block's variables (its regular rows): they
+	// cost O(MaxBlock^2) per particle, its EP O(MaxBlock^3); a repeat's
+	// row is empty.
 	MaxBlock = 1000
 )
 
@@ -272,7 +273,19 @@ func blockSize(m *Model, tau []float64) int {
 			k0 = k + 1
 		}
 	}
-	k0 = min(k0, MaxBlock, m.N)
+	// At most MaxBlock regular rows: a repeat's row is empty, so the
+	// block's cost is in its regular rows (at N = 10^5 of two-class data
+	// rounded to one decimal, 96 % of the rows repeat).
+	regular := 0
+	for k := range k0 {
+		if m.CondVar[k] != 0 {
+			if regular == MaxBlock {
+				k0 = k
+				break
+			}
+			regular++
+		}
+	}
 	for k0 < m.N && m.CondVar[k0] == 0 {
 		k0++ // a repeat goes with the point it repeats
 	}

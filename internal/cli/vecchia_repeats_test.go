@@ -135,54 +135,19 @@ func TestVecchiaOnePoint(t *testing.T) {
 	}
 }
 
-// afterBlockStream writes a Vecchia stream of the rows of model m after
-// its first b rows have been followed by one unconstrained point and its
-// repeats, MaxBlock - b rows in all (as core/vecchia's fallback tests
-// build it), so that m's rows from b on fall after the proposal's dense
-// block: there, where the sites fill in more than the Vecchia pattern
-// holds, the proposal's incomplete factorisation can break down.
-func afterBlockStream(t *testing.T, start []int, nbr []int32, coef, condVar []float64, y []float64, b int) []byte {
+// modelStream writes a Vecchia stream of the model of the given rows
+// (CSR offsets, neighbours, coefficients, variances) and labels y, noise 1.
+func modelStream(t *testing.T, start []int, nbr []int32, coef, condVar []float64, y []float64) []byte {
 	t.Helper()
-	n0 := len(condVar)
-	f := vecchia.MaxBlock - b
-	n := n0 + f
-	m := &vecchia.Model{N: n, Noise: 1, Start: []int{0}}
-	s := &format.VecchiaStream{Model: m}
-	row := func(k int) {
-		for q := start[k]; q < start[k+1]; q++ {
-			j := nbr[q]
-			if int(j) >= b {
-				j += int32(f)
-			}
-			m.Nbr = append(m.Nbr, j)
-			m.Coef = append(m.Coef, coef[q])
-		}
-		m.Start = append(m.Start, len(m.Nbr))
-		m.CondVar = append(m.CondVar, condVar[k])
-		lo, hi := 0.0, math.Inf(1)
+	n := len(condVar)
+	m := &vecchia.Model{N: n, Noise: 1, Start: start, Nbr: nbr, Coef: coef, CondVar: condVar, Lower: make([]float64, n), Upper: make([]float64, n)}
+	s := &format.VecchiaStream{Model: m, Y: y}
+	for k := range n {
+		m.Lower[k], m.Upper[k] = 0, math.Inf(1)
 		if y[k] < 0 {
-			lo, hi = math.Inf(-1), 0
+			m.Lower[k], m.Upper[k] = math.Inf(-1), 0
 		}
-		m.Lower, m.Upper = append(m.Lower, lo), append(m.Upper, hi)
-		s.Row, s.Y = append(s.Row, len(s.Row)), append(s.Y, y[k])
-	}
-	for k := range b {
-		row(k)
-	}
-	for k := range f {
-		v := 1.0
-		if k > 0 {
-			m.Nbr = append(m.Nbr, int32(b))
-			m.Coef = append(m.Coef, 1)
-			v = 0
-		}
-		m.Start = append(m.Start, len(m.Nbr))
-		m.CondVar = append(m.CondVar, v)
-		m.Lower, m.Upper = append(m.Lower, math.Inf(-1)), append(m.Upper, math.Inf(1))
-		s.Row, s.Y = append(s.Row, len(s.Row)), append(s.Y, math.NaN())
-	}
-	for k := b; k < n0; k++ {
-		row(k)
+		s.Row = append(s.Row, k)
 	}
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
@@ -196,14 +161,14 @@ func afterBlockStream(t *testing.T, start []int, nbr []int32, coef, condVar []fl
 
 // TestVecchiaFallbackWarnings checks the tools on models whose EP sites
 // break the proposal's incomplete factorisation (core/vecchia's
-// fallback_test.go constructs them): gpc-train and gpc-orthant complete,
+// fallback_test.go has them): gpc-train and gpc-orthant complete,
 // say that the proposal keeps only a share of EP's sites, and record it
 // (gpc:vecchia_prepare's site_scale and ep_rounds); where even the nearly
 // removed sites break it, they exit 65 with one line that says what to do.
 func TestVecchiaFallbackWarnings(t *testing.T) {
-	stop := afterBlockStream(t, []int{0, 0, 1, 2, 5, 7, 8}, []int32{0, 0, 0, 1, 2, 1, 2, 3},
-		[]float64{-910, 108, -812, -389, -130, -448, 453, 686}, []float64{1.16, 18.43, 28.2, 2.51, 53.86, 73.77},
-		[]float64{-1, -1, 1, 1, -1, 1}, 2)
+	stop := modelStream(t, []int{0, 0, 1, 3, 5, 7, 10, 13}, []int32{0, 0, 1, 0, 2, 0, 3, 2, 3, 4, 3, 4, 5},
+		[]float64{-1071, 6321, 2322, -1503, 4556, 9444, -57, 4150, -7524, 6999, -8124, 2544, 1278},
+		[]float64{37, 0.0008, 0.0005, 0.0001, 0.0001, 0.0005, 0.0007}, []float64{1, 1, 1, 1, 1, -1, -1})
 	const keeps = "the proposal keeps only"
 	runCLI(t, Train, cliCase{args: []string{"--samples", "1000", "--format", "csv"}, stdin: stop, stderr: keeps})
 	out := runCLI(t, Orthant, cliCase{args: []string{"--samples", "1000", "--format", "arrow"}, stdin: stop, stderr: keeps})
@@ -222,9 +187,9 @@ func TestVecchiaFallbackWarnings(t *testing.T) {
 
 // brokenStream is the Vecchia stream of a model whose later rows break the
 // proposal's incomplete factorisation even with their sites nearly
-// removed (core/vecchia's brokenModel, after a filled dense block).
+// removed (core/vecchia's brokenModel).
 func brokenStream(t *testing.T) []byte {
-	return afterBlockStream(t, []int{0, 0, 1, 2, 5, 8, 11}, []int32{0, 0, 0, 1, 2, 0, 2, 3, 0, 1, 4},
-		[]float64{4, -64, -93, 15, 59, 86, 95, 98, -21, 30, 37}, []float64{82.51, 18.88, 9.69, 1.34, 2.95, 71.38},
-		[]float64{1, 1, 1, 1, 1, -1}, 2)
+	return modelStream(t, []int{0, 0, 1, 2, 5, 7, 9}, []int32{0, 0, 0, 1, 2, 2, 3, 3, 4},
+		[]float64{-9379, 8699, -9666, -4130, -1218, 4874, -4719, 781, -4127},
+		[]float64{28, 0.0005, 0.0009, 0.0002, 0.0001, 0.0005}, []float64{-1, 1, 1, 1, -1, -1})
 }
