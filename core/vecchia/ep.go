@@ -94,14 +94,14 @@ func newParallelEP(m *Model, a, t *tri, st *Sites, block int) *parallelEP {
 		tau: make([]float64, n), nu: make([]float64, n), mean: make([]float64, n), vars: make([]float64, n),
 		pd: make([]float64, n), po: make([]float64, len(t.nbr)), block: block,
 		saveTau: make([]float64, n), saveNu: make([]float64, n)}
-	// Laplace's sites, shared among a latent variable's rows.
-	count := make([]float64, n)
-	for k := range n {
-		count[latent(m, k)]++
-	}
+	// Laplace's sites by row: each row's own negative second derivative
+	// and gradient at the mode (Laplace's sites are their sums by latent
+	// variable), so that a point's rows with opposite labels start from
+	// their own sites, not from a share of their sum.
 	for k := range n {
 		v := latent(m, k)
-		e.rtau[k], e.rnu[k] = st.Tau[v]/count[v], st.Nu[v]/count[v]
+		_, g, w := obsDerivs(st.Mode[v], m.Lower[k], m.Upper[k], m.Noise)
+		e.rtau[k], e.rnu[k] = w, w*st.Mode[v]+g
 	}
 	return e
 }

@@ -501,6 +501,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "--cloud with a Vecchia cloud (which keeps posteriors, not particles)", args: []string{"--cloud", "@vecchia-cloud.arrows"}, files: map[string][]byte{"vecchia-cloud.arrows": fx.vecchiaCloud}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "a Vecchia cloud holds the posteriors"},
 		{tool: "gpc-predict", what: "--count hard on a Vecchia cloud", args: []string{"--count", "hard"}, stdin: "vecchia-cloud.arrows", input: func() []byte { return fx.vecchiaCloud }, code: ExitUsage, want: "soft count"},
 		{tool: "gpc-predict", what: "a Vecchia cloud cut inside a message", stdin: "cut-cloud.arrows", input: func() []byte { return fx.vecchiaCloud[:len(fx.vecchiaCloud)-30] }, code: ExitData, want: "stdin"},
+		{tool: "gpc-train", what: "a Vecchia model whose proposal's incomplete factorisation breaks down even with its later sites nearly removed (conditionals far weaker than the labels)", stdin: "weak.arrows", input: func() []byte { return brokenStream(t) }, code: ExitData, want: "breaks down even with the later sites nearly removed"},
 	}
 }
 
