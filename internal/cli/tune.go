@@ -228,25 +228,6 @@ func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
 	return out, nil
 }
 
-// readTraining is readTrainingClasses for the tools that handle two
-// classes (gpc-mcmc): more are refused.
-func (c *dataFlags) readTraining(e *env) (*features, *labelMap, map[string]string, error) {
-	train, labels, meta, err := c.readTrainingClasses(e)
-	if err == nil && labels.classes != nil {
-		return nil, nil, nil, &dataError{fmt.Sprintf("%s: the labels have %d classes, %s: this tool handles two (gpc-kernel, gpc-train, gpc-predict, gpc-fit and gpc-tune handle more)", train.source, len(labels.classes), quoteList(labels.classes, 4))}
-	}
-	return train, labels, meta, err
-}
-
-// standardizeMeta standardizes train and test (if not nil) by the
-// training means and standard deviations, recorded in meta.
-func standardizeMeta(train, test *features, meta map[string]string) {
-	mean, sd := standardize(train, test)
-	meta["gpc:standardize"] = "true"
-	meta["gpc:feature_mean"] = format.JoinFloats(mean)
-	meta["gpc:feature_sd"] = format.JoinFloats(sd)
-}
-
 // grid enumerates the points of the axes (last axis fastest).
 type grid struct {
 	sizes []int
