@@ -179,6 +179,15 @@ func ParseOrder(name string) (OrderKind, bool) {
 // 10^5).
 const DefaultM = 50
 
+// MaxM is the most neighbours per point that NewStructure takes: the
+// preparation's cache of each row's entry pairs (pairCache) indexes a
+// row's entries in a byte. Measured at N = 3000 (two-class, 2-D, one
+// thread): M = 254 with the cache, 3.6 s of CPU and 786 MB for gpc-train;
+// M = 255 without, 5.1 s and 91 MB. Past about N = 8000 the cache of so
+// many neighbours outgrows its bound (maxPairCache) anyway, and
+// docs/vecchia.md measured nothing past M = 100.
+const MaxM = pairDiag - 1
+
 // DefaultNugget is the part of the probit's noise variance (1) that
 // gpc-kernel --vecchia moves into the latent process by default
 // (--vecchia-nugget; NewClassifier's nugget).
@@ -228,8 +237,8 @@ func NewStructure(x []float64, n, d int, opt Options) (*Structure, error) {
 	if n == 0 {
 		return nil, ErrNoPoints
 	}
-	if opt.M < 1 {
-		return nil, fmt.Errorf("vecchia: %d neighbours: at least 1 is needed", opt.M)
+	if opt.M < 1 || opt.M > MaxM {
+		return nil, fmt.Errorf("vecchia: %d neighbours: 1 to %d are taken (MaxM)", opt.M, MaxM)
 	}
 	for i, v := range x[:n*d] {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -51,6 +51,8 @@ func (v *vecchiaFlags) validateVecchia() error {
 	switch {
 	case v.Vecchia < 0:
 		return usagef("--vecchia %d: the neighbours per point must be 1 or more (0: the dense covariance)", v.Vecchia)
+	case v.Vecchia > vecchia.MaxM:
+		return usagef("--vecchia %d: at most %d neighbours per point (the preparation indexes a row's entries in a byte): give fewer, or drop --vecchia for the dense path", v.Vecchia, vecchia.MaxM)
 	case !(v.VecchiaNugget > 0 && v.VecchiaNugget < 1):
 		return usagef("--vecchia-nugget %v: must be in (0, 1)", v.VecchiaNugget)
 	}
