@@ -167,13 +167,15 @@ func (h *handingRunner) RunGroup(ctx context.Context, g, m int, s PCG, progress 
 // inOrder hands the groups' outputs to a Sink in group order, from a
 // goroutine of its own, whichever worker finishes the next group due, and
 // gives their buffers back to the workers: a worker that hands an output
-// over takes a spare (an output the sink is done with, or the zero
-// CloudGroup while fewer than the spares were made), so that at most
-// workers + ahead outputs exist at once.
+// over takes a spare, an output the sink is done with where there is one,
+// else the zero CloudGroup (its runner allocates) while fewer than ahead
+// were made, else it waits for one; so at most workers + ahead outputs
+// exist at once, and no more than the sink's pace needs.
 type inOrder struct {
 	ctx    context.Context
 	done   chan handed     // outputs handed over, in any order
-	free   chan CloudGroup // outputs given back, and the spares
+	free   chan CloudGroup // outputs given back
+	tokens chan struct{}   // one for each spare that may still be made
 	exited chan struct{}   // the goroutine has returned
 	err    error           // the Sink's, read after exited
 }
@@ -193,10 +195,11 @@ func newInOrder(ctx context.Context, cancel func(), sink Sink, first, outputs, a
 		ctx:    ctx,
 		done:   make(chan handed, outputs),
 		free:   make(chan CloudGroup, outputs),
+		tokens: make(chan struct{}, ahead),
 		exited: make(chan struct{}),
 	}
 	for range ahead {
-		st.free <- CloudGroup{} // the spares, allocated by the runner that takes one
+		st.tokens <- struct{}{}
 	}
 	go func() {
 		defer close(st.exited)
@@ -231,6 +234,13 @@ func (st *inOrder) handOver(g int, out GroupResult, grp CloudGroup) (CloudGroup,
 	select {
 	case spare := <-st.free:
 		return spare, nil
+	default:
+	}
+	select {
+	case spare := <-st.free:
+		return spare, nil
+	case <-st.tokens:
+		return CloudGroup{}, nil // the runner allocates it
 	case <-st.ctx.Done():
 		return CloudGroup{}, st.ctx.Err()
 	}
