@@ -292,25 +292,6 @@ func blockSize(m *Model, tau []float64) int {
 	return k0
 }
 
-// meanOf sets mu to the mean of the Gaussian with precision P = A'A +
-// diag(tau) and linear term nu, P^-1 nu, by conjugate gradients from mu's
-// own value to relative residual tol, preconditioned by t'T, and returns
-// the steps taken.
-func meanOf(mu []float64, a, t *tri, tau, nu []float64, tol float64) int {
-	n := len(mu)
-	ax, tmp := make([]float64, n), make([]float64, n)
-	return newCG(n).solveTol(mu, nu, func(dst, v []float64) {
-		a.mulTo(ax, v)
-		a.mulTransTo(dst, ax)
-		for k := range n {
-			dst[k] += tau[k] * v[k]
-		}
-	}, func(dst, r []float64) {
-		t.solveTransTo(tmp, r)
-		t.solveTo(dst, tmp)
-	}, tol)
-}
-
 // widenSites widens the sites of confidently classified points, as core's
 // MethodEP widens its proposal's (core.WidenFactor, with the reasons and
 // measurements there): of the fraction core.WidenFractionLarge of the

@@ -483,6 +483,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-kernel", what: "--vecchia with three classes", args: []string{"--train", "-", "--vecchia", "1"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "the Vecchia path takes two"},
 		{tool: "gpc-kernel", what: "--vecchia on a dense covariance stream (no features to find neighbours by)", args: []string{"--train", "-", "--vecchia", "3"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: "a gpc.covariance/1 stream, not features"},
 		{tool: "gpc-kernel", what: "absurd flag: --vecchia -1", args: tinyTrain("--vecchia=-1"), code: ExitUsage, want: "--vecchia -1"},
+		{tool: "gpc-kernel", what: "absurd flag: --vecchia past the most neighbours a point takes (vecchia.MaxM)", args: tinyTrain("--vecchia", "255"), code: ExitUsage, want: "--vecchia 255: at most 254 neighbours"},
 		{tool: "gpc-kernel", what: "absurd flag: --vecchia neither a count nor auto", args: tinyTrain("--vecchia", "many"), code: ExitUsage, want: "is not a count of neighbours"},
 		{tool: "gpc-kernel", what: "absurd flag: --vecchia-nugget outside (0, 1)", args: tinyTrain("--vecchia", "3", "--vecchia-nugget", "1"), code: ExitUsage, want: "--vecchia-nugget 1"},
 		{tool: "gpc-orthant", what: "a Vecchia model cut at a batch boundary (no end-of-stream marker)", stdin: "cut-model.arrows", input: func() []byte { return cut(t, fx.vecchia, 2, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},

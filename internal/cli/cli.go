@@ -1,8 +1,22 @@
-// Package cli holds the command-line front ends of the gpc tools: one file
-// per tool with its kong flag struct and runner, and the code they share
-// (exit codes, standard streams, the progress and warning reporter). Each
-// runner takes its arguments and standard streams and returns the exit
-// status, so the tools can be driven from tests in process.
+// Package cli holds the command-line front ends of the gpc tools. Each
+// tool has a room of its own: its kong flag struct, its Validate and its
+// run in the file named after it (kernel.go, train.go, predict.go,
+// orthant.go, merge.go, tune.go, fit.go, mcmc.go, show.go), and what only
+// it does in files of its name beside it (kernel_vecchia.go,
+// kernel_classes.go, predict_vecchia.go, predict_classes.go,
+// merge_vecchia.go, tune_shard.go, tune_start.go, tune_from.go); a run
+// reads as a few named steps. What several tools share has its own file:
+// cli.go (exit codes, standard streams, run), flags.go (the flag groups),
+// data.go (reading features and labels, standardization, label maps),
+// estimator.go (the estimator's flags and preparation), problem.go (the
+// estimate paths of gpc-orthant and gpc-train over core.Estimator: the
+// plan, the groups run, the summary, the shard's range and metadata, for
+// the dense and the Vecchia estimator alike), plan.go (--prepare-only,
+// --plan), shard.go (--shard's range, fingerprint and metadata),
+// memory.go (--max-memory and the memory checks) and report.go (the
+// progress and warning reporter). Each tool's entry point takes its
+// arguments and standard streams and returns the exit status, so the
+// tools can be driven from tests in process.
 package cli
 
 import (
@@ -10,10 +24,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -425,4 +441,11 @@ func passMeta(dst, src map[string]string) {
 			dst[k] = v
 		}
 	}
+}
+
+func fmtFloat(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
