@@ -95,7 +95,7 @@ func (c gradCase) theta0() []float64 {
 }
 
 // fdStep is the central differences' step in a log-hyperparameter: their
-// truncation error, h^2 f”'/6, is about 1e-9 relative, their rounding
+// truncation error, h^2 / 6 times the third derivative, is about 1e-9 relative, their rounding
 // error eps |f| / h about 1e-11 relative.
 const fdStep = 1e-4
 
