@@ -122,6 +122,13 @@ type LaplaceEvidence struct {
 	pre, fac *tri // Newton's preconditioner; log det's factor T
 	pc       *pairCache
 	buf      []pairRef
+	// The last successful evaluation, for Adjoint: its model, result,
+	// W, and T in fac.
+	last *Model
+	res  *LaplaceResult
+	w    []float64
+	cgw  *cg
+	tmp  []float64
 }
 
 // NewLaplaceEvidence returns the evaluator for models of m's structure.
@@ -152,6 +159,17 @@ func NewLaplaceEvidence(m *Model, opt LaplaceOptions) *LaplaceEvidence {
 // that is not valid, and ctx's error if ctx is cancelled between Newton
 // steps. It panics if m's structure is not the evaluator's.
 func (e *LaplaceEvidence) Eval(ctx context.Context, m *Model, warm []float64, grad bool) (*LaplaceResult, error) {
+	res, err := e.value(ctx, m, warm)
+	if err != nil || !grad {
+		return res, err
+	}
+	res.Adjoint = e.Adjoint()
+	return res, nil
+}
+
+// value is Eval without the adjoint, keeping what Adjoint needs.
+func (e *LaplaceEvidence) value(ctx context.Context, m *Model, warm []float64) (*LaplaceResult, error) {
+	e.last = nil
 	if m.N != e.n || !slices.Equal(m.Start, e.start) || !slices.Equal(m.Nbr, e.nbr) {
 		panic("vecchia: LaplaceEvidence.Eval: the model's structure is not the evaluator's")
 	}
@@ -180,9 +198,11 @@ func (e *LaplaceEvidence) Eval(ctx context.Context, m *Model, warm []float64, gr
 	}
 	g, w := make([]float64, n), make([]float64, n)
 	grad0, delta, xn := make([]float64, n), make([]float64, n), make([]float64, n)
-	ax, tmp := make([]float64, n), make([]float64, n)
+	ax := make([]float64, n)
 	pd, po := make([]float64, n), make([]float64, len(e.pre.nbr))
-	cgw := newCG(n)
+	if e.cgw == nil {
+		e.cgw, e.tmp = newCG(n), make([]float64, n)
+	}
 	psi := func(x []float64) (float64, float64, float64) {
 		a.mulTo(ax, x)
 		quad := dot(ax, ax) / 2
@@ -203,29 +223,6 @@ func (e *LaplaceEvidence) Eval(ctx context.Context, m *Model, warm []float64, gr
 			w[v] += wk
 		}
 	}
-	hmul := func(dst, v []float64) {
-		a.mulTo(tmp, v)
-		a.mulTransTo(dst, tmp)
-		for k := range n {
-			dst[k] += w[k] * v[k]
-		}
-	}
-	solve := func(dst, b []float64, t *tri) {
-		clear(dst)
-		prec := func(d, r []float64) {
-			t.solveTransTo(tmp, r)
-			t.solveTo(d, tmp)
-		}
-		// tmp is shared by hmul and prec: each uses it within one call.
-		for steps := 0; steps < lapMaxCG; {
-			s := cgw.solveTol(dst, b, hmul, prec, lapCGTol)
-			res.CG += s
-			steps += s
-			if s < maxCG {
-				break
-			}
-		}
-	}
 	cur, _, _ := psi(x)
 	for res.Newton = 0; res.Newton < lapMaxNewton; {
 		if err := ctx.Err(); err != nil {
@@ -242,7 +239,7 @@ func (e *LaplaceEvidence) Eval(ctx context.Context, m *Model, warm []float64, gr
 				return nil, fmt.Errorf("vecchia: Laplace's preconditioner: %w", err)
 			}
 		}
-		solve(delta, grad0, e.pre)
+		res.CG += e.solve(delta, grad0, w, e.pre)
 		res.Newton++
 		// Backtrack while Psi falls by more than its rounding: near the
 		// mode a Newton step's gain (|delta|^2) is below Psi's rounding,
@@ -296,11 +293,52 @@ func (e *LaplaceEvidence) Eval(ctx context.Context, m *Model, warm []float64, gr
 	if math.IsNaN(res.LogZ) || math.IsInf(res.LogZ, 0) {
 		return nil, fmt.Errorf("vecchia: the Laplace evidence is not finite (%v)", res.LogZ)
 	}
-	if !grad {
-		return res, nil
-	}
+	e.last, e.res, e.w = m, res, w
+	return res, nil
+}
 
-	// The adjoint. Psi's part: the prior's score at the mode.
+// solve sets dst to H^-1 b, H = A'A + diag(w), by conjugate gradients
+// preconditioned by t'T, to relative residual lapCGTol, and returns the
+// steps taken.
+func (e *LaplaceEvidence) solve(dst, b, w []float64, t *tri) int {
+	a, tmp, n := e.a, e.tmp, e.n
+	hmul := func(dst, v []float64) {
+		a.mulTo(tmp, v)
+		a.mulTransTo(dst, tmp)
+		for k := range n {
+			dst[k] += w[k] * v[k]
+		}
+	}
+	// tmp is shared by hmul and prec: each uses it within one call.
+	prec := func(d, r []float64) {
+		t.solveTransTo(tmp, r)
+		t.solveTo(d, tmp)
+	}
+	clear(dst)
+	total := 0
+	for total < lapMaxCG {
+		s := e.cgw.solveTol(dst, b, hmul, prec, lapCGTol)
+		total += s
+		if s < maxCG {
+			break
+		}
+	}
+	return total
+}
+
+// Adjoint returns the derivative of the last successful evaluation's
+// LogZ with respect to the entries of its model's A (see LaplaceEvidence:
+// the mode's, T's and W's parts), or nil if the last evaluation failed or
+// there was none. It costs a pass backwards through T's factorisation and
+// one solve with H.
+func (e *LaplaceEvidence) Adjoint() *FactorAdjoint {
+	m, res, w := e.last, e.res, e.w
+	if m == nil {
+		return nil
+	}
+	n, a, fac, x := e.n, e.a, e.fac, res.Mode
+	ax := make([]float64, n)
+	// Psi's part: the prior's score at the mode.
 	adj := NewFactorAdjoint(m)
 	a.mulTo(ax, x)
 	for k := range n {
@@ -347,7 +385,7 @@ func (e *LaplaceEvidence) Eval(ctx context.Context, m *Model, warm []float64, gr
 		sv[v] += dbar[v] * obsThird(x[v], m.Lower[k], m.Upper[k], m.Noise)
 	}
 	u := make([]float64, n)
-	solve(u, sv, fac)
+	res.CG += e.solve(u, sv, w, fac)
 	au := make([]float64, n)
 	a.mulTo(au, u)
 	for k := range n {
@@ -360,8 +398,7 @@ func (e *LaplaceEvidence) Eval(ctx context.Context, m *Model, warm []float64, gr
 			adj.Off[q] += u[j]*ax[k] + x[j]*au[k]
 		}
 	}
-	res.Adjoint = adj
-	return res, nil
+	return adj
 }
 
 // obsThird returns the derivative in x of obsDerivs' w, the negative second
