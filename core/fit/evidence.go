@@ -94,3 +94,7 @@ func KernelFrom(k gp.Kernel, params []gp.Hyper, theta []float64) *gp.Kernel {
 	}
 	return &out
 }
+
+// Clip returns theta moved into the box of cfg.Lower and cfg.Upper (a
+// copy).
+func (cfg *FitConfig) Clip(theta []float64) []float64 { return cfg.clip(theta) }

@@ -83,6 +83,17 @@ type LaplaceResult struct {
 	Newton, CG int
 }
 
+// LaplaceBlock returns a dense block for model m's Laplace evidence
+// (LaplaceOptions.Block): the rows up to the last whose prior conditional
+// variance D_k is at least 1e-3 of the noise's variance (where W, at most
+// 1 / Noise, is not small beside the prior's conditional precision 1 /
+// D_k, the dropped fill-in is largest), and the repeats of its points,
+// at most MaxBlock: the rule of the estimator's proposal (Prepared.Block)
+// with every site at its largest precision.
+func LaplaceBlock(m *Model) int {
+	return blockSize(m, []float64{1 / m.Noise})
+}
+
 // ErrLaplaceBreakdown is returned by LaplaceEvidence.Eval where the
 // log-determinant's incomplete factorisation meets a pivot that is not
 // positive: the labels' information fills in far more than the pattern
@@ -468,14 +479,25 @@ func (t *tri) logDetAdjoint(dbar, obar []float64) {
 		s, e := t.start[k], t.start[k+1]
 		lbar = slices.Grow(lbar[:0], e-s)[:e-s]
 		clear(lbar)
-		t.buf = t.pairs(k, t, t.buf)
-		for _, r := range t.buf {
-			if r.ao < 0 {
-				continue
+		if k < t.full {
+			// A dense row: its entry ip updated row p = its column ip's
+			// first ip entries (eliminate's outer product), contiguous.
+			row := t.off[s:e]
+			for ip, p := range t.nbr[s:e] {
+				ob := obar[t.start[p] : t.start[p]+ip]
+				lbar[ip] -= dot(ob, row[:ip])
+				core.Axpy(lbar[:ip], -row[ip], ob)
 			}
-			ob := obar[r.pos]
-			lbar[int(r.ao)-s] -= ob * t.off[r.bo]
-			lbar[int(r.bo)-s] -= ob * t.off[r.ao]
+		} else {
+			t.buf = t.pairs(k, t, t.buf)
+			for _, r := range t.buf {
+				if r.ao < 0 {
+					continue
+				}
+				ob := obar[r.pos]
+				lbar[int(r.ao)-s] -= ob * t.off[r.bo]
+				lbar[int(r.bo)-s] -= ob * t.off[r.ao]
+			}
 		}
 		d := t.diag[k]
 		db := 1 / d
