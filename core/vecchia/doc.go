@@ -46,6 +46,20 @@
 // particles predicts the test rows at its end (their particles, a value
 // per training point each, are not kept).
 //
+// # Fitting the kernel
+//
+// The conditionals' derivatives in the kernel's log-hyperparameters
+// (Structure.ConditionalDerivs, and their contraction with a derivative in
+// A's entries, Structure.AdjointGradTo) give the gradient of the Vecchia
+// prior's log density of a latent path or of weighted paths
+// (Model.LogPrior, Model.PriorAdjoint, InnovationMoments: Fisher's
+// identity's average over a particle filter's paths), and of the model's
+// Laplace evidence (LaplaceEvidence: the posterior mode by Newton's method,
+// log det(A'A + W) by the incomplete factor in A's pattern with a dense
+// block of the coarsest rows, differentiated backwards, the mode's
+// dependence by the implicit function theorem). Package vfit maximizes the
+// evidence.
+//
 // The particle groups, their random streams, standard errors and warnings
 // are core's (core.RunGroups, core.Summarize, core.Result.Trust,
 // core.CombinePosteriors): the same estimates from any thread count, and

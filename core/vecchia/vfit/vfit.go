@@ -27,11 +27,13 @@ type Problem struct {
 	// (vecchia.Options.Nugget); 0 selects vecchia.DefaultNugget.
 	Nugget float64
 	// Block is the number of leading rows that are dense in the evidence's
-	// log-determinant factor (vecchia.LaplaceOptions.Block); 0 selects
+	// log-determinant factor (vecchia.LaplaceOptions.Block; at most every
+	// row, and the factor exact with every row); 0 selects
 	// vecchia.LaplaceBlock's rule at each structure's first point. Where
-	// the factor breaks down (at a structure's first point, or during a
-	// search: Maximize), the block is doubled (from at least
-	// DefaultBlock), up to vecchia.MaxBlock.
+	// the factor breaks down at a structure's first point, or during a
+	// search that then stops short of a stationary point (Maximize), the
+	// block is doubled (from at least DefaultBlock), up to
+	// vecchia.MaxBlock.
 	Block int
 	// Threads bounds the goroutines (0: GOMAXPROCS); no result depends
 	// on it.
@@ -134,13 +136,14 @@ func (e *Evidence) restructure(ctx context.Context, theta []float64) error {
 }
 
 // setBlock makes the evaluator of the structure with the dense block
-// block, doubled (from at least DefaultBlock) while the evidence breaks
-// down at theta, up to vecchia.MaxBlock (or every row).
+// block (at most every row), doubled (from at least DefaultBlock) while
+// the evidence breaks down at theta, up to vecchia.MaxBlock (or every
+// row).
 func (e *Evidence) setBlock(ctx context.Context, theta []float64, block int) error {
 	p := e.P
 	n := len(p.Y)
 	k := e.KernelAt(theta)
-	e.Block, e.last = min(block, n, vecchia.MaxBlock), nil
+	e.Block, e.last = min(block, n), nil
 	for {
 		m, err := vecchia.NewClassifier(e.S, k, p.X, p.Y, p.nugget(), nil, nil, p.Threads)
 		if err != nil {
@@ -278,10 +281,13 @@ type Result struct {
 // Prior and Progress (stage "laplace"), on the structure at theta0's
 // metric, recomputed at the optimum while an ard kernel's metric has
 // moved by more than RestructureFactor (see the package's doc), at most
-// MaxRestructures times. cfg's Samples, Rounds, FinalSamples, Seed,
-// SkipEP and Hessian are not used. It returns a *fit.TrapError, without a
-// result, if the kernel at the start is in a trap (fit.KernelTrap), and
-// with the result if it is at the end.
+// MaxRestructures times, and run again with a larger dense block where a
+// search met breakdowns of the evidence's factor and stopped short of a
+// stationary point (StationaryTol), at most MaxReblocks times. cfg's
+// Samples, Rounds, FinalSamples, Seed, SkipEP and Hessian are not used.
+// It returns a *fit.TrapError, without a result, if the kernel at the
+// start is in a trap (fit.KernelTrap), and with the result if it is at
+// the end.
 func Maximize(ctx context.Context, p *Problem, k gp.Kernel, params []gp.Hyper, theta0 []float64, cfg fit.FitConfig) (*Result, error) {
 	theta := cfg.Clip(theta0)
 	if err := trapAt(p, fit.KernelFrom(k, params, theta), false); err != nil {
@@ -300,10 +306,10 @@ func Maximize(ctx context.Context, p *Problem, k gp.Kernel, params []gp.Hyper, t
 			return nil, fmt.Errorf("vfit: Laplace stage: %w", err)
 		}
 		theta, out.LogZ = x, lz
-		if ev.Breakdowns > 0 && out.Reblocks < MaxReblocks {
+		if ev.Breakdowns > 0 && out.Reblocks < MaxReblocks && !stationary(ctx, ev, theta, cfg) {
 			// The search met points where the factor broke down, and
-			// stepped back from them: a larger block, and the search
-			// again from its end.
+			// stopped short of a stationary point, at their wall: a
+			// larger block, and the search again from its end.
 			raised, err := ev.raiseBlock(ctx, theta)
 			if err != nil {
 				return nil, fmt.Errorf("vfit: a larger dense block at the optimum: %w", err)
@@ -340,6 +346,33 @@ func Maximize(ctx context.Context, p *Problem, k gp.Kernel, params []gp.Hyper, t
 	return out, nil
 }
 
+// StationaryTol is the largest norm of the objective's gradient (the
+// evidence's and the log prior's, less the components that push against
+// the box) at which Maximize takes the end of a search that met
+// breakdowns of the factor to be an optimum (no larger block is tried):
+// the search's own tolerance is 1e-5.
+const StationaryTol = 1e-3
+
+// stationary reports whether the objective's gradient at theta is within
+// StationaryTol (see there).
+func stationary(ctx context.Context, ev *Evidence, theta []float64, cfg fit.FitConfig) bool {
+	_, g, err := ev.At(ctx, theta, true)
+	if err != nil {
+		return false
+	}
+	s := 0.0
+	for j, v := range g {
+		if cfg.Prior.Mu != nil {
+			v -= (theta[j] - cfg.Prior.Mu[j]) / (cfg.Prior.SD[j] * cfg.Prior.SD[j])
+		}
+		if cfg.Lower != nil && (theta[j] <= cfg.Lower[j] && v < 0 || theta[j] >= cfg.Upper[j] && v > 0) {
+			continue
+		}
+		s += v * v
+	}
+	return math.Sqrt(s) <= StationaryTol
+}
+
 // trapAt returns a *fit.TrapError if kernel k is in a trap on p's
 // features (fit.KernelTrap), else nil.
 func trapAt(p *Problem, k *gp.Kernel, end bool) error {
@@ -357,8 +390,9 @@ type Start struct {
 	Theta  []float64
 	Result *Result
 	Err    error
-	// Objective is the Laplace evidence plus the log prior at the
-	// search's end, -Inf without a usable one.
+	// Objective is the first start's final evidence (its structure and
+	// dense block) plus the log prior at the search's end, -Inf without a
+	// usable one.
 	Objective float64
 }
 
@@ -366,28 +400,43 @@ type Start struct {
 // points drawn around it (fit.DrawRestart: theta0 + fit.RestartSD z,
 // deterministic in cfg.Seed, redrawn where the kernel is in a trap), and
 // returns the index of the best by the objective among the searches that
-// ended without an error, and every start. With no usable search it
-// returns the first start's error. Each start's structure is its own (at
-// its metric).
+// ended without an error, and every start; with no usable search it
+// returns the first start's error. The evidence is one function for all:
+// the later starts take the first one's dense block (where p.Block is 0),
+// and every end is judged by the first start's final evidence, so that an
+// ard kernel's ends, whose searches ran on structures of their own
+// metrics, are compared on one Vecchia model.
 func MaximizeStarts(ctx context.Context, p *Problem, k gp.Kernel, params []gp.Hyper, theta0 []float64, restarts int, cfg fit.FitConfig) (int, []Start, error) {
 	trapped := func(th []float64) error { return trapAt(p, fit.KernelFrom(k, params, th), false) }
 	best := -1
 	starts := make([]Start, 0, restarts+1)
+	q := *p
+	var common *Evidence
 	for r := range restarts + 1 {
 		st := Start{Theta: slices.Clone(theta0), Objective: math.Inf(-1)}
 		if r > 0 {
 			st.Theta, st.Err = fit.DrawRestart(theta0, r, cfg, trapped)
 		}
 		if st.Err == nil {
-			st.Result, st.Err = Maximize(ctx, p, k, params, st.Theta, cfg)
+			st.Result, st.Err = Maximize(ctx, &q, k, params, st.Theta, cfg)
 		}
 		if ctx.Err() != nil {
 			return -1, starts, ctx.Err()
 		}
 		if st.Err == nil {
-			st.Objective = st.Result.LogZ + cfg.Prior.LogDensityOrZero(st.Result.Theta)
-			if best < 0 || st.Objective > starts[best].Objective {
-				best = r
+			if common == nil {
+				common = st.Result.Evidence
+				if q.Block == 0 {
+					q.Block = common.Block
+				}
+			}
+			if lz, _, err := common.At(ctx, st.Result.Theta, false); err != nil {
+				st.Err = fmt.Errorf("vfit: the first start's evidence at this start's end: %w", err)
+			} else {
+				st.Objective = lz + cfg.Prior.LogDensityOrZero(st.Result.Theta)
+				if best < 0 || st.Objective > starts[best].Objective {
+					best = r
+				}
 			}
 		}
 		starts = append(starts, st)

@@ -211,7 +211,7 @@ func TestMaximizeStarts(t *testing.T) {
 		t.Fatalf("%d starts, want 3", len(starts))
 	}
 	for r, st := range starts {
-		t.Logf("start %d at %.4g: %v, objective %.4f", r, st.Theta, st.Err, st.Objective)
+		t.Logf("start %d at %.4g: %v, objective %.4f, end %.4g, bound %v", r, st.Theta, st.Err, st.Objective, st.Result.Theta, st.Result.Bound)
 		if st.Objective > starts[best].Objective {
 			t.Errorf("start %d's objective %v is above the best's (%d) %v", r, st.Objective, best, starts[best].Objective)
 		}
