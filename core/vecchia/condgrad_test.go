@@ -21,7 +21,8 @@ type gradCase struct {
 }
 
 // gradCases are the kernels gpc-fit fits (rbf, ard, the Matern kernels,
-// with and without a bias), each at a short and a long length scale.
+// with and without a bias, each at a short and a long length scale, and
+// the linear kernel).
 var gradCases = []gradCase{
 	{"rbf/short", gp.KernelRBF, 2, []float64{0.4}, 2, 0},
 	{"rbf/long", gp.KernelRBF, 2, []float64{3}, 30, 0},
@@ -32,6 +33,7 @@ var gradCases = []gradCase{
 	{"matern52", gp.KernelMatern52, 2, []float64{1.2}, 1, 0},
 	{"matern52/bias", gp.KernelMatern52, 2, []float64{1.5}, 5, 0.7},
 	{"rbf/bias", gp.KernelRBF, 2, []float64{1}, 10, 2},
+	{"linear", gp.KernelLinear, 2, nil, 0.5, 0},
 }
 
 // gradData returns n points of d features (row 7 repeating row 3, so that
