@@ -115,6 +115,12 @@ const (
 	// lapMaxCG bounds a solve's conjugate gradient steps (in restarts of
 	// maxCG).
 	lapMaxCG = 20 * maxCG
+	// lapForcing bounds an inexact Newton step's relative residual, and
+	// is its ratio to the gradient's largest entry.
+	lapForcing = 1e-3
+	// lapPrecSteps: a solve of more steps has the next Newton step
+	// factor its own preconditioner.
+	lapPrecSteps = 40
 	// lapPsiRound is Psi's relative rounding, below which a fall in Psi
 	// does not stop a Newton step.
 	lapPsiRound = 1e-12
@@ -134,12 +140,14 @@ type LaplaceEvidence struct {
 	pc       *pairCache
 	buf      []pairRef
 	// The last successful evaluation, for Adjoint: its model, result,
-	// W, and T in fac.
-	last *Model
-	res  *LaplaceResult
-	w    []float64
-	cgw  *cg
-	tmp  []float64
+	// W, and T in fac; facOK while fac holds that T (Newton's first
+	// preconditioner at the next evaluation).
+	facOK bool
+	last  *Model
+	res   *LaplaceResult
+	w     []float64
+	cgw   *cg
+	tmp   []float64
 }
 
 // NewLaplaceEvidence returns the evaluator for models of m's structure.
@@ -235,6 +243,12 @@ func (e *LaplaceEvidence) value(ctx context.Context, m *Model, warm []float64) (
 		}
 	}
 	cur, _, _ := psi(x)
+	var prec *tri
+	if e.facOK {
+		prec = e.fac
+	}
+	e.facOK = false
+	lastSteps := 0
 	for res.Newton = 0; res.Newton < lapMaxNewton; {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -245,12 +259,26 @@ func (e *LaplaceEvidence) value(ctx context.Context, m *Model, warm []float64) (
 		for k := range n {
 			grad0[k] = g[k] - grad0[k]
 		}
-		if res.Newton < 3 || res.Newton%4 == 0 {
+		// The preconditioner: the last evaluation's T (H at a nearby
+		// theta, if it succeeded) while the solves stay short, else the
+		// incomplete factor of this H, refreshed at the first steps
+		// (each factorisation costs as much as a few dozen solves'
+		// steps).
+		if prec == nil || prec == e.pre && (res.Newton < 3 || res.Newton%4 == 0) || lastSteps > lapPrecSteps {
 			if _, err := e.pre.ic0(a, w, pd, po); err != nil {
 				return nil, fmt.Errorf("vecchia: Laplace's preconditioner: %w", err)
 			}
+			prec = e.pre
 		}
-		res.CG += e.solve(delta, grad0, w, e.pre)
+		// An inexact Newton step: the solve's relative residual follows
+		// the gradient down to lapCGTol (the forcing term of Dembo,
+		// Eisenstat and Steihaug 1982), so the last steps are exact.
+		gmax := 0.0
+		for _, v := range grad0 {
+			gmax = max(gmax, math.Abs(v))
+		}
+		lastSteps = e.solve(delta, grad0, w, prec, max(lapCGTol, min(lapForcing, lapForcing*gmax)))
+		res.CG += lastSteps
 		res.Newton++
 		// Backtrack while Psi falls by more than its rounding: near the
 		// mode a Newton step's gain (|delta|^2) is below Psi's rounding,
@@ -304,14 +332,14 @@ func (e *LaplaceEvidence) value(ctx context.Context, m *Model, warm []float64) (
 	if math.IsNaN(res.LogZ) || math.IsInf(res.LogZ, 0) {
 		return nil, fmt.Errorf("vecchia: the Laplace evidence is not finite (%v)", res.LogZ)
 	}
-	e.last, e.res, e.w = m, res, w
+	e.last, e.res, e.w, e.facOK = m, res, w, true
 	return res, nil
 }
 
 // solve sets dst to H^-1 b, H = A'A + diag(w), by conjugate gradients
-// preconditioned by t'T, to relative residual lapCGTol, and returns the
-// steps taken.
-func (e *LaplaceEvidence) solve(dst, b, w []float64, t *tri) int {
+// preconditioned by t'T, to relative residual tol, and returns the steps
+// taken.
+func (e *LaplaceEvidence) solve(dst, b, w []float64, t *tri, tol float64) int {
 	a, tmp, n := e.a, e.tmp, e.n
 	hmul := func(dst, v []float64) {
 		a.mulTo(tmp, v)
@@ -328,7 +356,7 @@ func (e *LaplaceEvidence) solve(dst, b, w []float64, t *tri) int {
 	clear(dst)
 	total := 0
 	for total < lapMaxCG {
-		s := e.cgw.solveTol(dst, b, hmul, prec, lapCGTol)
+		s := e.cgw.solveTol(dst, b, hmul, prec, tol)
 		total += s
 		if s < maxCG {
 			break
@@ -375,6 +403,39 @@ func (e *LaplaceEvidence) Adjoint() *FactorAdjoint {
 		for q := s; q < end; q++ {
 			adj.Off[q] -= 2 * dbar[a.nbr[q]] * a.off[q]
 		}
+		if c := fac.pc; c != nil && i >= fac.full && c.a == a {
+			// products' cached pairs, backwards.
+			cols := a.nbr[s:end]
+			for _, r := range c.refs[c.start[i]:c.start[i+1]] {
+				bo := s + int(r.bo)
+				if r.ao == pairDiag {
+					ob := obar[fac.start[i]+int(r.y)]
+					adj.Diag[i] -= ob * a.off[bo]
+					adj.Off[bo] -= ob * a.diag[i]
+					continue
+				}
+				p := int(cols[r.ao])
+				if p < fac.full {
+					continue
+				}
+				ao := s + int(r.ao)
+				ob := obar[fac.start[p]+int(r.y)]
+				adj.Off[ao] -= ob * a.off[bo]
+				adj.Off[bo] -= ob * a.off[ao]
+			}
+			for ai, p := range cols {
+				if int(p) >= fac.full {
+					break
+				}
+				ps := fac.start[p]
+				for x, q := range cols[:ai] {
+					ob := obar[ps+int(fac.rank[q])]
+					adj.Off[s+ai] -= ob * a.off[s+x]
+					adj.Off[s+x] -= ob * a.off[s+ai]
+				}
+			}
+			continue
+		}
 		e.buf = a.pairs(i, fac, e.buf)
 		for _, r := range e.buf {
 			ob := obar[r.pos]
@@ -396,7 +457,7 @@ func (e *LaplaceEvidence) Adjoint() *FactorAdjoint {
 		sv[v] += dbar[v] * obsThird(x[v], m.Lower[k], m.Upper[k], m.Noise)
 	}
 	u := make([]float64, n)
-	res.CG += e.solve(u, sv, w, fac)
+	res.CG += e.solve(u, sv, w, fac, lapCGTol)
 	au := make([]float64, n)
 	a.mulTo(au, u)
 	for k := range n {
@@ -487,6 +548,33 @@ func (t *tri) logDetAdjoint(dbar, obar []float64) {
 				ob := obar[t.start[p] : t.start[p]+ip]
 				lbar[ip] -= dot(ob, row[:ip])
 				core.Axpy(lbar[:ip], -row[ip], ob)
+			}
+		} else if c := t.pc; c != nil {
+			// eliminate's cached pairs, p after the dense block; the
+			// block's rows, full, by rank.
+			cols := t.nbr[s:e]
+			for _, r := range c.refs[c.start[k]:c.start[k+1]] {
+				if r.ao == pairDiag {
+					continue
+				}
+				p := int(cols[r.ao])
+				if p < t.full {
+					continue
+				}
+				ob := obar[t.start[p]+int(r.y)]
+				lbar[r.ao] -= ob * t.off[s+int(r.bo)]
+				lbar[r.bo] -= ob * t.off[s+int(r.ao)]
+			}
+			for ai, p := range cols {
+				if int(p) >= t.full {
+					break
+				}
+				ps := t.start[p]
+				for x, q := range cols[:ai] {
+					ob := obar[ps+int(t.rank[q])]
+					lbar[ai] -= ob * t.off[s+x]
+					lbar[x] -= ob * t.off[s+ai]
+				}
 			}
 		} else {
 			t.buf = t.pairs(k, t, t.buf)

@@ -229,8 +229,15 @@ func TestLogDetAdjoint(t *testing.T) {
 		for i := range w {
 			w[i] = r.Float64()
 		}
-		for _, block := range []int{0, 20} {
+		for _, bc := range []struct {
+			block  int
+			cached bool
+		}{{0, false}, {20, false}, {0, true}, {20, true}} {
+			block := bc.block
 			ft := hybridPattern(model, a, block)
+			if bc.cached {
+				ft.pc = newPairCache(a) // eliminate's and logDetAdjoint's cached pairs
+			}
 			pd, po := make([]float64, n), make([]float64, len(ft.nbr))
 			ft.assemble(a, w, pd, po)
 			logdet := func(pd, po []float64) float64 {
