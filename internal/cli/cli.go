@@ -42,9 +42,6 @@ import (
 	"github.com/gpc-mc/gpc/internal/gemm"
 )
 
-// Version is the version of the gpc tools.
-const Version = "0.1.0"
-
 // Exit statuses (STYLE.md section 3).
 const (
 	ExitOK        = 0
@@ -185,7 +182,7 @@ func newParser(name, description string, cmd runner, stdout, stderr io.Writer) (
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitRequest{c}) }),
-		kong.Vars{"version": name + " (gpc) " + Version + ", GEMM kernel " + gemm.Path() + ", vector kernels " + core.VecPath()},
+		kong.Vars{"version": versionText(name)},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 	)
 }
@@ -199,13 +196,13 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 				code = r.code
 				return
 			}
-			rep.internalf("internal error: %v", p)
+			rep.bug(panicError(p))
 			code = ExitInternal
 		}
 	}()
 	parser, err := newParser(name, description, cmd, stdout, stderr)
 	if err != nil {
-		rep.internalf("internal error: %v", err)
+		rep.bug(&internalError{msg: err.Error(), site: "internal/cli/cli.go (newParser)"})
 		return ExitInternal
 	}
 	if _, err := parser.Parse(joinNegative(args)); err != nil {
@@ -242,6 +239,9 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 		return ExitOK
 	}
 	code = classify(err, ctx)
+	if big := (*denseTooLarge)(nil); errors.As(err, &big) {
+		big.tool = name // its message says what this tool can do instead
+	}
 	if de := (*format.DataError)(nil); errors.As(err, &de) && de.Where == "stdin" && errors.Is(err, format.ErrEmptyInput) && isPipe(stdin) {
 		// Nothing came down the pipe: the tool before this one failed,
 		// and its own error, above, is the one that matters.
@@ -252,7 +252,7 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 	case ExitInterrupt:
 		rep.errorf("interrupted")
 	case ExitInternal:
-		rep.internalf("%v", err)
+		rep.bug(err)
 	default:
 		rep.errorf("%v", err)
 	}
@@ -363,7 +363,7 @@ func runInterruptible(ctx context.Context, interrupted func(), work func() error
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				done <- &internalError{fmt.Sprintf("internal error: %v", p)}
+				done <- panicError(p)
 			}
 		}()
 		done <- work()
@@ -381,12 +381,6 @@ func runInterruptible(ctx context.Context, interrupted func(), work func() error
 		return ctx.Err()
 	}
 }
-
-// internalError is a bug: a broken invariant or a recovered panic.
-type internalError struct{ msg string }
-
-func (e *internalError) Error() string { return e.msg }
-func (e *internalError) ExitCode() int { return ExitInternal }
 
 // classify maps an error to its exit status, by type, once, at the boundary.
 func classify(err error, ctx context.Context) int {
