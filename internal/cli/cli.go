@@ -13,8 +13,11 @@
 // plan, the groups run, the summary, the shard's range and metadata, for
 // the dense and the Vecchia estimator alike), plan.go (--prepare-only,
 // --plan), shard.go (--shard's range, fingerprint and metadata),
-// memory.go (--max-memory and the memory checks) and report.go (the
-// progress and warning reporter). Each tool's entry point takes its
+// memory.go (--max-memory and the memory checks), report.go (the
+// progress and warning reporter), version.go (--version, from the build
+// info), bug.go (internal errors: where they happened, a report,
+// GPC_TRACEBACK) and largen.go (where the dense path ends, which tools
+// have a Vecchia path, what to try). Each tool's entry point takes its
 // arguments and standard streams and returns the exit status, so the
 // tools can be driven from tests in process.
 package cli

@@ -42,7 +42,7 @@ From a multi-class cloud (gpc-kernel with three or more classes), one row per te
 // predictCmd is gpc-predict's command line.
 type predictCmd struct {
 	Input       string `arg:"" optional:"" default:"-" help:"The cloud with test rows (gpc-train's output), or with --cloud a covariance stream; - or nothing reads standard input."`
-	Cloud       string `help:"A saved cloud (gpc-train's output); the input is then the covariance stream whose test rows are predicted."`
+	Cloud       string `help:"A saved cloud (gpc-train's output; - reads it from standard input, and the covariance then from its file); the input is then the covariance stream whose test rows are predicted."`
 	batchFlags  `embed:""`
 	Count       string `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper, with --seed for its draws)."`
 	seedFlags   `embed:""`
