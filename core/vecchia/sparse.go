@@ -415,8 +415,8 @@ type pairCache struct {
 const maxPairCache = 2 << 30
 
 // newPairCache returns the cache of a's pairs, or nil if a has more than
-// 254 neighbours in a row or its pairs would take more than maxPairCache
-// bytes.
+// MaxM neighbours in a row (NewStructure makes none) or its pairs would
+// take more than maxPairCache bytes.
 func newPairCache(a *tri) *pairCache {
 	var buf []pairRef
 	c := &pairCache{a: a, start: make([]int, a.n+1)}

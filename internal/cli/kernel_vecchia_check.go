@@ -12,10 +12,6 @@ import (
 	"github.com/gpc-mc/gpc/format"
 )
 
-// autoNeighbours is --vecchia auto's value: the sets are chosen from the
-// data (vecchia.Structure.Auto).
-const autoNeighbours neighbours = -1
-
 // denseLimit is the training set size up to which a warning suggests the
 // dense path (docs/vecchia.md: N = 2 x 10^4 takes 549 s and 11.7 GB).
 const denseLimit = 20000
@@ -26,18 +22,19 @@ const denseLimit = 20000
 // notes the check on a terminal (or with --progress), warns in one line
 // where the approximation is poor, records both in meta, and returns the
 // structure and its selection (whose test sets the test points take).
-func (c *kernelCmd) vecchiaSets(e *env, s *vecchia.Structure, k *gp.Kernel, feat []float64, meta map[string]string) (*vecchia.Structure, vecchia.Selection, error) {
+// The check runs on the kernel's features of the training rows.
+func (c *kernelCmd) vecchiaSets(e *env, s *vecchia.Structure, k *gp.Kernel, train *features, meta map[string]string) (*vecchia.Structure, vecchia.Selection, error) {
 	n := s.N
 	var sel vecchia.Selection
 	var cr vecchia.CheckResult
 	met := true
-	if c.Vecchia == autoNeighbours {
+	if c.vecchiaAuto {
 		if c.Progress {
-			e.rep.note("choosing the neighbours: checking M = %v in turn", vecchia.DefaultLadder)
+			e.rep.note("choosing the neighbours: checking m = %v in turn", vecchia.DefaultLadder)
 		}
-		auto, res, err := s.Auto(k, feat, c.VecchiaNugget, vecchia.AutoOptions{Threads: c.Threads})
+		auto, res, err := s.Auto(k, train.x, c.VecchiaNugget, vecchia.AutoOptions{Threads: c.Threads})
 		if err != nil {
-			return nil, sel, &dataError{fmt.Sprintf("%s: %v", c.Train, err)}
+			return nil, sel, &dataError{fmt.Sprintf("%s: %v", train.source, err)}
 		}
 		s, sel, met = auto, res.Selection, res.Met
 		cr = res.Checks[len(res.Checks)-1]
@@ -53,8 +50,8 @@ func (c *kernelCmd) vecchiaSets(e *env, s *vecchia.Structure, k *gp.Kernel, feat
 	} else {
 		sel = vecchia.Selection{M: int(c.Vecchia), TestM: int(c.Vecchia)}
 		var err error
-		if cr, err = s.Check(k, feat, c.VecchiaNugget, vecchia.CheckOptions{Threads: c.Threads}); err != nil {
-			return nil, sel, &dataError{fmt.Sprintf("%s: %v", c.Train, err)}
+		if cr, err = s.Check(k, train.x, c.VecchiaNugget, vecchia.CheckOptions{Threads: c.Threads}); err != nil {
+			return nil, sel, &dataError{fmt.Sprintf("%s: %v", train.source, err)}
 		}
 		met = cr.Loss <= vecchia.DefaultTarget
 		meta[format.KeyVecchiaSelect] = fmt.Sprintf("nearest: m=%d test_m=%d", sel.M, sel.TestM)
@@ -62,19 +59,19 @@ func (c *kernelCmd) vecchiaSets(e *env, s *vecchia.Structure, k *gp.Kernel, feat
 	meta[format.KeyVecchiaCheck] = fmt.Sprintf("label_loss=%.4g se=%.2g error_scale=%.3g resp_loss=%.4g rows=%d exact=%d big=%d coarse=%d",
 		cr.Loss, cr.SE, cr.ErrorScale(), cr.RespLoss, cr.Rows, cr.Exact, cr.Big, cr.Coarse)
 	if c.Progress || e.rep.tty && !c.Quiet {
-		e.rep.note("Vecchia check, M = %d: the sets lose %.3g nats (se %.2g) of the labels' information beside larger ones (%d sampled points): the log marginal likelihood within about %.2g nats of the exact model's", sel.M, cr.Loss, cr.SE, cr.Rows, cr.ErrorScale())
+		e.rep.note("Vecchia check, m = %d: the sets lose %.3g nats (se %.2g) of the labels' information beside larger ones (%d sampled points): the log marginal likelihood within about %.2g nats of the exact model's", sel.M, cr.Loss, cr.SE, cr.Rows, cr.ErrorScale())
 	}
 	if !met {
 		try := "try --vecchia auto or more neighbours"
-		if c.Vecchia == autoNeighbours {
-			try = fmt.Sprintf("M = %d is the most --vecchia auto tries", sel.M)
+		if c.vecchiaAuto {
+			try = fmt.Sprintf("m = %d is the most --vecchia auto tries", sel.M)
 		}
 		if n <= denseLimit {
 			try += fmt.Sprintf(", or the dense path (drop --vecchia: exact, and feasible at N = %d)", n)
 		} else {
 			try += ", or shorter length scales"
 		}
-		e.rep.warnf("the Vecchia approximation with M = %d is poor here: its conditioning sets lose %.3g nats (se %.2g) of the labels' information on a check of %d points, so its log marginal likelihood may be off by about %.2g nats (docs/vecchia.md); %s", sel.M, cr.Loss, cr.SE, cr.Rows, cr.ErrorScale(), try)
+		e.rep.warnf("the Vecchia approximation with m = %d is poor here: its conditioning sets lose %.3g nats (se %.2g) of the labels' information on a check of %d points, so its log marginal likelihood may be off by about %.2g nats (docs/vecchia.md); %s", sel.M, cr.Loss, cr.SE, cr.Rows, cr.ErrorScale(), try)
 	}
 	return s, sel, nil
 }
