@@ -322,3 +322,104 @@ func TestAuto(t *testing.T) {
 		t.Errorf("an unreachable target: met %v, %d checks, %+v; want not met, 4, %+v", res.Met, len(res.Checks), res.Selection, AutoSelection(2, AutoPool))
 	}
 }
+
+// TestCheckExactAndPoor checks the check's scale at both ends: it is
+// (numerically) nothing where the sets lose nothing, every point
+// conditioned on all before it (m = N - 1) or points spaced far apart
+// beside the length scale (each independent of the rest, whatever its
+// set), and far above gpc-kernel's warning threshold (DefaultTarget) on a
+// constructed bad case: twelve features, a length scale long beside the
+// points' spacing, two neighbours.
+func TestCheckExactAndPoor(t *testing.T) {
+	const nugget = 1e-4
+	check := func(x []float64, n, d, m int, k *gp.Kernel) CheckResult {
+		t.Helper()
+		s, err := NewStructure(x, n, d, Options{M: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Check(k, x, nugget, CheckOptions{Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// Every earlier point: 2-D, the two-class tables' kernel.
+	x, k := checkProblem(120, 2, 1)
+	k.Beta = 10
+	if r := check(x, 120, 2, 119, k); r.Loss > 1e-9 || r.RespLoss > 1e-9 {
+		t.Errorf("m = N - 1: loss %v (w: %v), want 0", r.Loss, r.RespLoss)
+	}
+	// One feature, the points 10 length scales apart or more, one
+	// neighbour.
+	const n1 = 600
+	x1 := make([]float64, n1)
+	for i := range x1 {
+		x1[i] = 10*float64(i) + math.Sin(float64(i))
+	}
+	k1 := &gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{1}, Beta: 10}
+	if r := check(x1, n1, 1, 1, k1); r.Loss > 1e-9 || r.Worst > 1e-9 {
+		t.Errorf("well separated points: loss %v (worst %v), want 0", r.Loss, r.Worst)
+	}
+	// Twelve features, long length scales, two neighbours.
+	const n2, d2 = 1500, 12
+	x2 := randomPoints(n2, d2, 9)
+	k2 := &gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{4}, Beta: 10}
+	r := check(x2, n2, d2, 2, k2)
+	t.Logf("twelve features, m = 2: loss %.4g (se %.2g)", r.Loss, r.SE)
+	if r.Loss-3*r.SE < 20*DefaultTarget {
+		t.Errorf("twelve features, m = 2: loss %v (se %v), want far above %v", r.Loss, r.SE, DefaultTarget)
+	}
+	// More neighbours lose less there.
+	if r30 := check(x2, n2, d2, 30, k2); !(r30.Loss < r.Loss/2) {
+		t.Errorf("twelve features: m = 30 loses %v, m = 2 %v", r30.Loss, r.Loss)
+	}
+}
+
+// TestAutoChoosesM checks --vecchia auto's choice of m with the default
+// ladder and target: on an easy problem (the two-class tables' 2-D
+// problem, RBF alpha 1, beta 10) the least m, 30, with nearest sets; on a
+// harder one (three features, alpha 0.7: m = 30 loses about 1.5 nats) a
+// larger m, the first whose check is within the target. The checks
+// sample 200 rows (500 by default) to keep the test short.
+func TestAutoChoosesM(t *testing.T) {
+	const nugget = 1e-4
+	auto := func(x []float64, n, d int, k *gp.Kernel) AutoResult {
+		t.Helper()
+		s, err := NewStructure(x, n, d, Options{M: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, res, err := s.Auto(k, x, nugget, AutoOptions{Threads: 2, Check: CheckOptions{Rows: 200}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range res.Checks {
+			t.Logf("d = %d: %+v: loss %.4g (se %.2g)", d, res.Tried[i], c.Loss, c.SE)
+		}
+		return res
+	}
+	const n = 2000
+	x := randomPoints(n, 2, 21)
+	for i := range n {
+		s := 0.75
+		if i%2 == 1 {
+			s = -0.75
+		}
+		x[2*i] += s
+		x[2*i+1] += s
+	}
+	easy := auto(x, n, 2, &gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{1}, Beta: 10})
+	if !easy.Met || easy.Selection != AutoSelection(DefaultLadder[0], 1) {
+		t.Errorf("2-D: %+v (met %v), want %+v", easy.Selection, easy.Met, AutoSelection(DefaultLadder[0], 1))
+	}
+	hard := auto(randomPoints(n, 3, 22), n, 3, &gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{0.7}, Beta: 10})
+	if !hard.Met || hard.Selection.M <= DefaultLadder[0] {
+		t.Errorf("three features: m = %d (met %v), want more than %d, met", hard.Selection.M, hard.Met, DefaultLadder[0])
+	}
+	for i, c := range hard.Checks[:len(hard.Checks)-1] {
+		if c.Loss+2*c.SE <= DefaultTarget {
+			t.Errorf("three features: %+v met the target (loss %v, se %v) but auto went on", hard.Tried[i], c.Loss, c.SE)
+		}
+	}
+}
