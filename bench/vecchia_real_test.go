@@ -19,7 +19,9 @@ import (
 )
 
 // The Vecchia path's studies of docs/vecchia.md's "Many features" and
-// "The check before the run" (TestVecchiaStudy runs them):
+// "The check before the run" (TestVecchiaStudy runs them; with
+// GPC_VECCHIA_QUICK=1 the real study runs --vecchia 30, 100 and auto's
+// choice only, not every set size auto tries):
 //
 //	GPC_VECCHIA_STUDY=real GPC_VECCHIA_DATA=DIR GPC_VECCHIA_CACHE=DIR go test ./bench -run VecchiaStudy -v -timeout 6h
 //	GPC_VECCHIA_STUDY=check go test ./bench -run VecchiaStudy -v -timeout 2h
@@ -169,8 +171,18 @@ func vecchiaReal(t *testing.T) {
 		for _, m := range []int{30, 100} {
 			sels = append(sels, vecchia.Selection{M: m, TestM: m})
 		}
-		for _, m := range vecchia.DefaultLadder {
-			sels = append(sels, vecchia.AutoSelection(m, 1), vecchia.AutoSelection(m, vecchia.AutoPool))
+		quick := os.Getenv("GPC_VECCHIA_QUICK") != ""
+		if quick {
+			// Only --vecchia 30, 100 and auto's choice.
+			_, res, err := s0.Auto(p.k, p.x, vecchia.DefaultNugget, vecchia.AutoOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sels = append(sels, res.Selection)
+		} else {
+			for _, m := range vecchia.DefaultLadder {
+				sels = append(sels, vecchia.AutoSelection(m, 1), vecchia.AutoSelection(m, vecchia.AutoPool))
+			}
 		}
 		done := map[vecchia.Selection]string{}
 		for _, sel := range sels {

@@ -126,11 +126,11 @@ type CheckResult struct {
 	Worst float64
 }
 
-// ErrorScale is the calibrated scale of the log marginal likelihood's
-// error for a label loss: 3 sqrt(Loss) nats (docs/vecchia.md: the
-// measured error of the Vecchia model's log marginal likelihood from the
-// dense model's was within it in all but one of 38 tables' entries, and
-// within 4.2 sqrt(Loss) in all).
+// ErrorScale is a rough scale of the log marginal likelihood's error for
+// a label loss: 3 sqrt(Loss) nats (docs/vecchia.md, "The check before the
+// run": on the real data sets' tables, where the estimator did not fall
+// back, the measured error of the Vecchia estimate from the dense one was
+// within it in all rows but one). It is not a bound.
 func (r CheckResult) ErrorScale() float64 { return 3 * math.Sqrt(max(r.Loss, 0)) }
 
 // Check measures how much the structure s's conditioning sets lose
