@@ -59,7 +59,7 @@ func (c *kernelCmd) vecchiaSets(e *env, s *vecchia.Structure, k *gp.Kernel, trai
 	meta[format.KeyVecchiaCheck] = fmt.Sprintf("label_loss=%.4g se=%.2g error_scale=%.3g resp_loss=%.4g rows=%d exact=%d big=%d coarse=%d",
 		cr.Loss, cr.SE, cr.ErrorScale(), cr.RespLoss, cr.Rows, cr.Exact, cr.Big, cr.Coarse)
 	if c.Progress || e.rep.tty && !c.Quiet {
-		e.rep.note("Vecchia check, m = %d: the sets lose %.3g nats (se %.2g) of the labels' information beside larger ones (%d sampled points): the log marginal likelihood within about %.2g nats of the exact model's", sel.M, cr.Loss, cr.SE, cr.Rows, cr.ErrorScale())
+		e.rep.note("Vecchia check, m = %d: the sets lose %.3g nats (se %.2g) of the labels' information beside larger ones (%d sampled points); a rough scale of the log marginal likelihood's error: %.2g nats", sel.M, cr.Loss, cr.SE, cr.Rows, cr.ErrorScale())
 	}
 	if !met {
 		try := "try --vecchia auto or more neighbours"
