@@ -199,8 +199,8 @@ func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *la
 // rows: per row, the features as read, the structure, the conditionals,
 // the Laplace evidence's factors and their adjoints, O(m) each, and
 // scratch that grows as m^2 over the rows; fitted to the peak resident
-// memory measured at n = 10^4 with m = 10, 30, 50 and 100 (59, 106, 181
-// and 468 MB), and within 5% of it at n = 10^5, m = 50.
+// memory measured at n = 10^4 with m = 10, 30, 50 and 100 (60, 109, 186
+// and 480 MB), and 16% above it at n = 10^5, m = 50 (1.58 GB).
 func vecchiaFitBytes(n, m int) float64 {
 	fm := float64(m)
 	return float64(n) * (4400 + 130*fm + 3*fm*fm)
