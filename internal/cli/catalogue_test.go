@@ -415,7 +415,13 @@ func catalogue(t *testing.T) []badInput {
 
 		// gpc-fit: a gradient where there is none, an optimizer that does not
 		// converge, a non-finite gradient; gpc-kernel --hyper's table.
-		{tool: "gpc-fit", what: "a run that cannot fit in memory: 400000 training rows (gpc-fit has no Vecchia path yet)", args: []string{"--train", "-"}, stdin: "big.csv", input: huge, code: ExitData, want: "gpc-fit works on the dense covariance only (gpc-fit, gpc-tune and gpc-mcmc have no Vecchia path yet): choose the hyperparameters on a random subsample"},
+		{tool: "gpc-fit", what: "a run that cannot fit in memory: 400000 training rows on the dense path", args: []string{"--train", "-"}, stdin: "big.csv", input: huge, code: ExitData, want: "gpc-fit --vecchia auto fits on the Vecchia path instead"},
+		{tool: "gpc-fit", what: "--vecchia with a flag of the dense fit's Monte Carlo stage: --hessian", args: tinyTrain("--vecchia", "3", "--hessian"), code: ExitUsage, want: "--hessian with --vecchia"},
+		{tool: "gpc-fit", what: "--vecchia with more than two classes", args: []string{"--train", "-", "--vecchia", "3"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "the Vecchia path takes two so far"},
+		{tool: "gpc-fit", what: "--vecchia m with no more than m training points", args: tinyTrain("--vecchia", "50"), code: ExitUsage, want: "give --vecchia below"},
+		{tool: "gpc-fit", what: "--vecchia auto with no more than 50 training points", args: tinyTrain("--vecchia", "auto"), code: ExitUsage, want: "--vecchia auto: it conditions each point on m = 50 neighbours"},
+		{tool: "gpc-fit", what: "--vecchia with more neighbours than the Vecchia path takes", args: tinyTrain("--vecchia", "255"), code: ExitUsage, want: "at most 254 neighbours"},
+		{tool: "gpc-fit", what: "--vecchia from a start where the kernel is practically diagonal: --alpha 1e-160", args: tinyTrain("--vecchia", "3", "--alpha", "1e-160"), code: ExitData, want: "practically diagonal"},
 		{tool: "gpc-fit", what: "a method without a gradient: --method paper-hard", args: tinyTrain("--method", "paper-hard"), code: ExitUsage, want: "gives no gradient"},
 		{tool: "gpc-fit", what: "a starting --beta of 0 (the fit moves log beta)", args: tinyTrain("--beta", "0"), code: ExitUsage, want: "--beta 0"},
 		{tool: "gpc-fit", what: "absurd flag: --rounds 0", args: tinyTrain("--rounds", "0"), code: ExitUsage, want: "--rounds 0"},
