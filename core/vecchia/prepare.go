@@ -174,10 +174,26 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 		p.Shift = max(p.Shift, shift)
 	}
 	p.prop = t
-	// The prior's coefficients in the proposal's pattern (which holds the
-	// model's), so that a step reads each earlier row once.
+	p.setPriorCoefficients()
+	// q's mean: the exact mean of p(x) prod site(x), mu = P^-1 Nu with
+	// P = A'A + diag(Tau), by conjugate gradients preconditioned by T'T,
+	// and eta = T mu. Then log r(x) = -(x - mu)'(P - T'T)(x - mu)/2 +
+	// const: the dropped fill-in enters r only through the particles'
+	// spread about the mean, not through the mean itself (which T'T eta =
+	// Nu would leave |mu| away from P^-1 Nu).
+	mu := e.mean // the last round's, a start close to the end
+	p.MeanSteps = meanOf(mu, a, t, p.tau, p.nu, meanTol)
+	t.mulTo(p.eta, mu)
+	return p, nil
+}
+
+// setPriorCoefficients sets pb, the prior's coefficients in the proposal's
+// pattern (which holds the model's), so that a step reads each earlier row
+// once.
+func (p *Prepared) setPriorCoefficients() {
+	m, t := p.m, p.prop
 	p.pb = make([]float64, len(t.nbr))
-	for k := range n {
+	for k := range m.N {
 		if t.dup[k] {
 			continue // a repeat's row is empty in every pattern of tri
 		}
@@ -189,16 +205,6 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 			p.pb[y] = m.Coef[q]
 		}
 	}
-	// q's mean: the exact mean of p(x) prod site(x), mu = P^-1 Nu with
-	// P = A'A + diag(Tau), by conjugate gradients preconditioned by T'T,
-	// and eta = T mu. Then log r(x) = -(x - mu)'(P - T'T)(x - mu)/2 +
-	// const: the dropped fill-in enters r only through the particles'
-	// spread about the mean, not through the mean itself (which T'T eta =
-	// Nu would leave |mu| away from P^-1 Nu).
-	mu := e.mean // the last round's, a start close to the end
-	p.MeanSteps = meanOf(mu, a, t, p.tau, p.nu, meanTol)
-	t.mulTo(p.eta, mu)
-	return p, nil
 }
 
 // blockSize returns the dense block's size for the model with sites of
@@ -231,9 +237,11 @@ func meanOf(mu []float64, a, t *tri, tau, nu []float64, tol float64) int {
 	return newCG(n).solveTol(mu, nu, func(dst, v []float64) {
 		a.mulTo(ax, v)
 		a.mulTransTo(dst, ax)
-		for k := range n {
-			dst[k] += tau[k] * v[k]
-		}
+		parallelFor(0, n, func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				dst[k] += tau[k] * v[k]
+			}
+		})
 	}, func(dst, r []float64) {
 		t.solveTransTo(tmp, r)
 		t.solveTo(dst, tmp)
