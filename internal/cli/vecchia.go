@@ -196,8 +196,8 @@ func vecchiaRows(s *format.VecchiaStream) *format.Table {
 }
 
 // vecchiaChecks refuses the estimator flags that the Vecchia path does not
-// have: it has one method and one order (the model's), no jitter (its
-// nugget is gpc-kernel's) and prepares in seconds, so no plan.
+// have: it has one method and one order (the model's) and no jitter (its
+// nugget is gpc-kernel's).
 func (c *estimatorFlags) vecchiaChecks(name string) error {
 	switch {
 	case c.Method != "auto":
@@ -206,8 +206,6 @@ func (c *estimatorFlags) vecchiaChecks(name string) error {
 		return usagef("--order %s: %s is a Vecchia model, whose order is gpc-kernel's (--vecchia-order): drop --order", c.Order, name)
 	case c.Jitter != 0:
 		return usagef("--jitter %v: %s is a Vecchia model, whose conditionals gpc-kernel computed (with --vecchia-nugget): drop --jitter", c.Jitter, name)
-	case c.plan != nil && (c.plan.PrepareOnly || c.plan.Plan != ""):
-		return usagef("--prepare-only and --plan: %s is a Vecchia model, whose preparation (O(N M^2), seconds per 10^5 points) every run or shard repeats: no plan is written or read", name)
 	}
 	return nil
 }
@@ -224,12 +222,7 @@ func prepareVecchia(e *env, r interface{ Read([]byte) (int, error) }, name strin
 	if err != nil {
 		return nil, nil, err
 	}
-	if p.Shift > 0 {
-		e.rep.warnf("the proposal's incomplete factorisation needed its diagonal raised by %.3g: the estimate is exact, its variance larger", p.Shift)
-	}
-	if p.SiteScale < 1 {
-		e.rep.warnf("the proposal keeps only %.3g of EP's sites after its dense block (their fill-in is more than the Vecchia pattern holds: length scales long beside the points' spacing, or many features): the estimate is exact, its variance larger; more neighbours, or the dense path, do better", p.SiteScale)
-	}
+	vecchiaWarnings(e, p)
 	return s, p, nil
 }
 
@@ -254,15 +247,17 @@ func (c *orthantCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }
 	if err := c.vecchiaChecks(name); err != nil {
 		return err
 	}
-	s, p, err := prepareVecchia(e, r, name, c.Progress, mem)
+	s, p, err := c.vecchiaPrepared(e, r, name, c.Progress, mem)
 	if err != nil {
 		return err
 	}
 	cfg := c.config(c.Threads, c.MaxMemory.limit())
-	cfg.Alloc = nil
 	planned, _, err := vecchia.Plan(p, cfg)
 	if err != nil {
 		return err
+	}
+	if c.PrepareOnly {
+		return writeVecchiaPlan(e, s, p, mem)
 	}
 	order := s.Meta[format.KeyVecchiaOrder]
 	meta := vecchiaMeta(p, cfg, s.Meta[format.KeyFingerprint])
@@ -384,16 +379,18 @@ func (c *trainCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }, 
 	if out != format.Arrow && c.Shard != "" && !c.Fingerprint {
 		return usagef("--shard writes a shard of the cloud, an Arrow stream for gpc-merge: not --format %s (or redirect standard output)", c.Format)
 	}
-	s, p, err := prepareVecchia(e, r, name, c.Progress, mem)
+	s, p, err := c.vecchiaPrepared(e, r, name, c.Progress, mem)
 	if err != nil {
 		return err
 	}
 	m := s.Model
 	cfg := c.config(c.Threads, c.MaxMemory.limit())
-	cfg.Alloc = nil
 	planned, _, err := vecchia.Plan(p, cfg)
 	if err != nil {
 		return err
+	}
+	if c.PrepareOnly {
+		return writeVecchiaPlan(e, s, p, mem)
 	}
 	meta := vecchiaMeta(p, cfg, s.Meta[format.KeyFingerprint])
 	passMeta(meta, s.Meta)
