@@ -159,19 +159,21 @@ type Config struct {
 	// Trace, if not nil, is told of Choose's preparation phases (see
 	// Trace); Estimate does not use it.
 	Trace Trace
-	// Keep asks Estimate to return the final particles (Result.Cloud), for
-	// prediction: Samples x N float64 values. Without it only one group per
-	// thread is in memory at a time.
+	// Keep asks Estimate to return the groups' outputs (Result.Cloud):
+	// for a Factor, the final particles for prediction, Samples x N
+	// float64 values. Without it only one group per thread is in memory
+	// at a time.
 	Keep bool
-	// Sink, if not nil, receives each group's final particles as soon as
-	// the group and every group before it are done: in group order, one
-	// call at a time, from a goroutine of Estimate's. grp holds what a kept
-	// cloud's group holds (Z, LogW and LogZ), valid during the call only:
-	// its memory is reused for a later group. An error from Sink stops the
-	// estimate, which returns it. A streamed cloud takes one group's
-	// particles besides the running groups' (gpc-train writes the cloud
-	// this way, never holding it). Sink and Keep exclude each other.
-	Sink func(g int, grp *CloudGroup) error
+	// Sink, if not nil, receives each group's outcome and output (a
+	// Factor's: its final particles, CloudGroup's Z, LogW and LogZ) as soon
+	// as the group and every group before it are done: in group order, one
+	// call at a time, from a goroutine of the driver's (driver.go). grp is
+	// valid during the call only: its memory is reused for a later group.
+	// An error from Sink stops the estimate, which returns it. A streamed
+	// cloud takes one group's particles besides the running groups'
+	// (gpc-train writes the cloud this way, never holding it). Sink and
+	// Keep exclude each other.
+	Sink Sink
 	// SinkAhead is how many finished groups' particles may wait for Sink
 	// while the workers go on (1 if 0): more lets the estimate run ahead
 	// of a Sink that is slow to start (gpc-train's waits for the cloud's
@@ -321,7 +323,9 @@ type Cloud struct {
 	Groups []CloudGroup
 }
 
-// CloudGroup is one group's particles.
+// CloudGroup is one group's output (Runner.Output): a Factor's group's
+// particles, or what an estimator that predicts as its groups end leaves
+// instead of them (core/vecchia: the test posteriors).
 type CloudGroup struct {
 	// Z is m x N, row-major: particle p's draws in the Factor's order.
 	Z []float64
@@ -329,6 +333,10 @@ type CloudGroup struct {
 	LogW []float64
 	// LogZ is the group's estimate of log P.
 	LogZ float64
+	// Post holds the group's weighted test posteriors, one per test row
+	// (core/vecchia: the mean over its final weighted particles of each
+	// test point's posterior probability; NaN for a dead group).
+	Post []float64
 }
 
 // Len returns the group's particle count.
@@ -363,42 +371,6 @@ func (r *Result) Trust() (ok bool, why string) {
 	return true, ""
 }
 
-// Estimate estimates log P for the box prepared in f with the method and
-// particle count of cfg. The work is split into cfg.Groups independent
-// groups, each with its own random stream derived from (cfg.Seed, group), run
-// cfg.Threads at a time; the result is identical for any thread count.
-// It returns ctx.Err() if ctx is cancelled, and an error if cfg is invalid.
-//
-// References: Pitt and Shephard (1999), "Filtering via simulation:
-// auxiliary particle filters", JASA 94:590-599; Atiya, Fayed and
-// Abdel-Gawad (2013), arXiv 1302.7220, section 5.
-func Estimate(ctx context.Context, f *Factor, cfg Config) (Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return Result{}, err
-	}
-	if cfg.Method == MethodMET && f.Mu == nil {
-		return Result{}, errors.New("core: MethodMET needs a tilted Factor (Factor.Tilt)")
-	}
-	if (cfg.Method == MethodEP) != (f.ep != nil) {
-		return Result{}, errors.New("core: MethodEP needs, and only it takes, a Factor from PrepareEP")
-	}
-	cfg, workers, err := cfg.plan(f.N)
-	if err != nil {
-		return Result{}, err
-	}
-	sizes := GroupSizes(cfg.Samples, cfg.Groups)
-	outs, kept, err := runGroups(ctx, f, &cfg, sizes, 0, cfg.Groups, workers)
-	if err != nil {
-		return Result{}, err
-	}
-	res := Summarize(cfg.Samples, outs)
-	res.SetESSThreshold(cfg.ESSThreshold)
-	if cfg.Keep {
-		res.Cloud = &Cloud{N: f.N, Groups: kept}
-	}
-	return res, nil
-}
-
 // GroupResult is what one particle group's run leaves besides its
 // particles: the parts of a Result that EstimateGroups computes group by
 // group and Summarize combines.
@@ -415,39 +387,6 @@ type GroupResult struct {
 	Ancestors int
 	// DeadAt is the variable at which every particle failed, or -1.
 	DeadAt int
-}
-
-// EstimateGroups runs groups [first, last) of the estimate that
-// Estimate(ctx, f, cfg) runs, and returns the configuration as planned
-// (Plan: cfg.Groups is the total group count) and the groups' outcomes,
-// bit for bit those that Estimate computes for them: each group has its
-// own random stream, derived from (cfg.Seed, group). Runs of disjoint
-// ranges that cover [0, Groups), on one machine or several, give to
-// Summarize what Estimate's own run gives (a sharded run). With cfg.Sink,
-// the groups' particles go to it from group first on. It returns an error
-// if cfg is invalid or the range is not within [0, Groups).
-func EstimateGroups(ctx context.Context, f *Factor, cfg Config, first, last int) (Config, []GroupResult, error) {
-	if err := cfg.Validate(); err != nil {
-		return cfg, nil, err
-	}
-	if cfg.Keep {
-		return cfg, nil, errors.New("core: EstimateGroups keeps no cloud (use Sink)")
-	}
-	if cfg.Method == MethodMET && f.Mu == nil {
-		return cfg, nil, errors.New("core: MethodMET needs a tilted Factor (Factor.Tilt)")
-	}
-	if (cfg.Method == MethodEP) != (f.ep != nil) {
-		return cfg, nil, errors.New("core: MethodEP needs, and only it takes, a Factor from PrepareEP")
-	}
-	cfg, workers, err := cfg.plan(f.N)
-	if err != nil {
-		return cfg, nil, err
-	}
-	if first < 0 || last > cfg.Groups || first >= last {
-		return cfg, nil, fmt.Errorf("core: groups [%d, %d) are not a range of the %d groups", first, last, cfg.Groups)
-	}
-	outs, _, err := runGroups(ctx, f, &cfg, GroupSizes(cfg.Samples, cfg.Groups), first, last, workers)
-	return cfg, outs, err
 }
 
 // Summarize returns the Result of an estimate of samples particles whose
@@ -489,152 +428,72 @@ func GroupSizes(m, g int) []int {
 	return sizes
 }
 
-// runGroups runs groups [first, last) of sizes, workers at a time, each
-// with its own random stream derived from (cfg.Seed, group), and returns
-// their outcomes and, with cfg.Keep, their particles (indexed from first).
-// With cfg.Sink, each group's particles go to it in group order (a
-// streamer goroutine), and a worker that hands its particles over takes a
-// spare array for its next group: workers + cfg.SinkAhead arrays at most.
-func runGroups(ctx context.Context, f *Factor, cfg *Config, sizes []int, first, last int, workers int) ([]GroupResult, []CloudGroup, error) {
-	var kept []CloudGroup
-	if cfg.Keep {
-		kept = make([]CloudGroup, last-first)
+// The dense estimator (Estimator): a Factor's particles step through its
+// N variables on a filter per worker.
+
+// Dim returns the Factor's dimension (Estimator).
+func (f *Factor) Dim() int { return f.N }
+
+// Plan returns cfg as Estimate runs it on f (Estimator): cfg checked
+// against the Factor (MethodMET needs a tilted one, MethodEP one from
+// PrepareEP), its defaults resolved for f.N variables and its memory
+// limit applied (memory.go).
+func (f *Factor) Plan(cfg Config) (Config, int, error) {
+	if err := cfg.Validate(); err != nil {
+		return cfg, 0, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	workers = max(1, min(workers, last-first))
-	st := newStreamer(ctx, cancel, cfg, f.N, sizes, first, workers)
-	outs, err := RunGroups(ctx, cfg.Seed, sizes, first, last, workers, func() GroupRunner {
-		return &filterRunner{fl: newFilter(f, cfg, sizes[first]), cfg: cfg, n: f.N, first: first, kept: kept, st: st}
-	}, cfg.Progress)
-	if sinkErr := st.close(); sinkErr != nil {
-		return nil, nil, sinkErr
+	if cfg.Method == MethodMET && f.Mu == nil {
+		return cfg, 0, errors.New("core: MethodMET needs a tilted Factor (Factor.Tilt)")
 	}
-	if err != nil {
-		return nil, nil, err
+	if (cfg.Method == MethodEP) != (f.ep != nil) {
+		return cfg, 0, errors.New("core: MethodEP needs, and only it takes, a Factor from PrepareEP")
 	}
-	return outs, kept, nil
+	return cfg.plan(f.N)
 }
 
-// filterRunner runs Estimate's groups on one worker's filter, keeping
-// their particles (cfg.Keep) or handing them to the streamer (cfg.Sink).
+// NewRunner returns a worker's filter for groups of at most maxM
+// particles (Estimator).
+func (f *Factor) NewRunner(cfg *Config, maxM int) Runner {
+	return &filterRunner{fl: newFilter(f, cfg, maxM), cfg: cfg, maxM: maxM}
+}
+
+// filterRunner runs a Factor's groups on one worker's filter; a group's
+// output is its particles (CloudGroup's Z, LogW and LogZ).
 type filterRunner struct {
-	fl    *filter
-	cfg   *Config
-	n     int
-	first int
-	kept  []CloudGroup
-	st    *streamer
+	fl   *filter
+	cfg  *Config
+	maxM int
 }
 
 func (r *filterRunner) RunGroup(ctx context.Context, k, m int, s PCG, progress func(int64)) (GroupResult, error) {
 	fl := r.fl
-	if r.cfg.Keep {
-		fl.z = r.cfg.alloc(m * r.n)
+	if fl.z == nil {
+		// A kept cloud's groups bring their own arrays (of exactly
+		// their particles); a Sink's spares are as large as the largest
+		// group.
+		size := r.maxM
+		if r.cfg.Keep {
+			size = m
+		}
+		fl.z = r.cfg.alloc(size * fl.f.N)
 	}
 	if err := fl.run(ctx, m, s, progress); err != nil {
 		return GroupResult{}, err
 	}
-	out := GroupResult{fl.logZ, fl.minESS, fl.resamples, fl.ancestors(), fl.deadAt}
-	if r.cfg.Keep {
-		r.kept[k-r.first] = CloudGroup{Z: fl.z, LogW: slices.Clone(fl.logw[:m]), LogZ: fl.logZ}
-	}
-	if r.st != nil {
-		var err error
-		if fl.z, err = r.st.handOver(k, CloudGroup{Z: fl.z, LogW: slices.Clone(fl.logw[:m]), LogZ: fl.logZ}); err != nil {
-			return GroupResult{}, err
-		}
-	}
-	return out, nil
+	return GroupResult{fl.logZ, fl.minESS, fl.resamples, fl.ancestors(), fl.deadAt}, nil
 }
 
-// streamer hands the groups' particles to Config.Sink in group order.
-type streamer struct {
-	ctx    context.Context
-	cancel func()
-	sink   func(int, *CloudGroup) error
-	alloc  func() []float64
-	done   chan handed    // groups handed over, in any order
-	free   chan []float64 // arrays given back, and the spare
-	exited chan struct{}  // the streamer goroutine has returned
-	err    error          // Sink's, read after exited
+// Output returns the group's particles, their draws' array detached
+// (Runner).
+func (r *filterRunner) Output() CloudGroup {
+	fl := r.fl
+	grp := CloudGroup{Z: fl.z[:fl.m*fl.f.N], LogW: slices.Clone(fl.logw[:fl.m]), LogZ: fl.logZ}
+	fl.z = nil
+	return grp
 }
 
-// handed is a group's particles on their way to the sink.
-type handed struct {
-	k   int
-	grp CloudGroup
-}
-
-// newStreamer starts the streamer of cfg.Sink for groups from first on,
-// or returns nil without a Sink.
-func newStreamer(ctx context.Context, cancel func(), cfg *Config, n int, sizes []int, first, workers int) *streamer {
-	if cfg.Sink == nil {
-		return nil
-	}
-	ahead := max(1, cfg.SinkAhead)
-	st := &streamer{
-		ctx: ctx, cancel: cancel, sink: cfg.Sink,
-		alloc:  func() []float64 { return cfg.alloc(sizes[first] * n) },
-		done:   make(chan handed, workers+ahead),
-		free:   make(chan []float64, workers+ahead),
-		exited: make(chan struct{}),
-	}
-	for range ahead {
-		st.free <- nil // the spare arrays, allocated when first taken
-	}
-	go func() {
-		defer close(st.exited)
-		pending := map[int]handed{}
-		next := first
-		for h := range st.done {
-			pending[h.k] = h
-			for {
-				p, ok := pending[next]
-				if !ok {
-					break
-				}
-				delete(pending, next)
-				if st.err == nil && ctx.Err() == nil {
-					grp := p.grp
-					grp.Z = grp.Z[:sizes[next]*n]
-					if err := st.sink(next, &grp); err != nil {
-						st.err = err
-						cancel()
-					}
-				}
-				st.free <- p.grp.Z
-				next++
-			}
-		}
-	}()
-	return st
-}
-
-// handOver gives group k's particles to the streamer and returns an array
-// for the worker's next group.
-func (st *streamer) handOver(k int, grp CloudGroup) ([]float64, error) {
-	st.done <- handed{k, grp}
-	select {
-	case z := <-st.free:
-		if z == nil {
-			z = st.alloc()
-		}
-		return z, nil
-	case <-st.ctx.Done():
-		return nil, st.ctx.Err()
-	}
-}
-
-// close waits for the streamer to finish and returns Sink's error.
-func (st *streamer) close() error {
-	if st == nil {
-		return nil
-	}
-	close(st.done)
-	<-st.exited
-	return st.err
-}
+// Reuse takes a spare's draws' array (Runner).
+func (r *filterRunner) Reuse(spare CloudGroup) { r.fl.z = spare.Z[:cap(spare.Z)] }
 
 // CombineGroups returns the estimate of log P and its standard error from
 // the estimates logZ of independent groups of sizes particles, and the

@@ -7,7 +7,7 @@ import (
 )
 
 // GroupRunner propagates particle groups one at a time: what RunGroups
-// runs, one runner per worker goroutine, so that a runner's buffers are
+// runs (an Estimator's Runner), one runner per worker goroutine, so that a runner's buffers are
 // reused from group to group without locks.
 type GroupRunner interface {
 	// RunGroup runs group g of m particles with the random stream s (the
@@ -24,9 +24,8 @@ type GroupRunner interface {
 // stream GroupStream(seed, g), and returns their outcomes in group order:
 // the same whatever the number of workers or the order in which the groups
 // finish. The first error stops the other groups and is returned; if ctx
-// was cancelled, its error is returned instead. Estimate runs its own
-// groups this way, and so does any estimator that shares Estimate's
-// groups, standard errors (Summarize) and warnings (Result.Trust).
+// was cancelled, its error is returned instead. The driver (Estimate,
+// EstimateGroups: driver.go) runs every Estimator's groups this way.
 func RunGroups(ctx context.Context, seed uint64, sizes []int, first, last, workers int, newRunner func() GroupRunner, progress func(int64)) ([]GroupResult, error) {
 	if first < 0 || last > len(sizes) || first >= last {
 		panic("core: RunGroups: the range is not within the groups")

@@ -87,7 +87,7 @@ func (c Config) planGroups(n int) (Config, int, error) {
 		avail -= CloudBytes(c.Samples, n)
 	}
 	largest := (c.Samples + c.Groups - 1) / c.Groups
-	var spare int64 // the streamer's spare array
+	var spare int64 // the in-order hand-over's spare array (driver.go)
 	if c.Sink != nil {
 		spare = int64(largest) * int64(n) * 8
 		avail -= spare
@@ -173,10 +173,10 @@ func CheckMemory(cfg Config, n int) error {
 	return err
 }
 
-// PlanParticles is Plan for an estimator outside this package whose
-// running group takes perParticle bytes per particle (core/vecchia's,
-// RunGroups): cfg's defaults resolved as Estimate resolves them for its
-// Method in n dimensions, Groups raised where cfg.MaxMemory asks for
+// PlanParticles is the memory plan of an Estimator outside this package
+// whose running group takes perParticle bytes per particle (core/vecchia's
+// Prepared.Plan): cfg's defaults resolved as a Factor's Plan resolves them
+// for its Method in n dimensions, Groups raised where cfg.MaxMemory asks for
 // smaller groups (as Plan raises them), and the number of groups that
 // may run at once within it; or a *MemoryError.
 func PlanParticles(cfg Config, n int, perParticle int64) (Config, int, error) {

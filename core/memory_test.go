@@ -39,7 +39,7 @@ func TestEstimateSink(t *testing.T) {
 		var order []int
 		var groups []core.CloudGroup
 		cfg.Threads, cfg.MaxMemory = c.threads, c.limit
-		cfg.Sink = func(g int, grp *core.CloudGroup) error {
+		cfg.Sink = func(g int, _ core.GroupResult, grp *core.CloudGroup) error {
 			order = append(order, g)
 			groups = append(groups, core.CloudGroup{Z: append([]float64(nil), grp.Z...), LogW: append([]float64(nil), grp.LogW...), LogZ: grp.LogZ})
 			return nil
@@ -71,7 +71,7 @@ func TestEstimateSink(t *testing.T) {
 	full := errors.New("disk full")
 	calls := 0
 	cfg.Threads, cfg.MaxMemory = 2, 0
-	cfg.Sink = func(g int, grp *core.CloudGroup) error {
+	cfg.Sink = func(g int, _ core.GroupResult, grp *core.CloudGroup) error {
 		if calls++; g == 2 {
 			return full
 		}
@@ -112,7 +112,7 @@ func TestSinkAhead(t *testing.T) {
 		}
 	}
 	var got []float64
-	cfg.Sink = func(g int, grp *core.CloudGroup) error {
+	cfg.Sink = func(g int, _ core.GroupResult, grp *core.CloudGroup) error {
 		if g == 0 {
 			select {
 			case <-all: // every group ran while this one waited

@@ -8,8 +8,8 @@ import "math"
 // stream (PCG, GroupStream), its uniforms (DrawUniforms), the batch
 // kernels of an orthant variable's weights and draws (OrthantWeights,
 // OrthantDraws), the effective sample size (ExpSums) and systematic
-// resampling (Systematic). RunGroups (groups.go) runs such an estimator's
-// groups as Estimate runs its own, and Summarize, Result.Trust and
+// resampling (Systematic). As an Estimator (driver.go), its groups run on
+// the same driver as a Factor's, and Summarize, Result.Trust and
 // CombinePosteriors turn the groups' outcomes into the same estimates,
 // standard errors and warnings.
 

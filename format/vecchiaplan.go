@@ -26,7 +26,8 @@ import (
 // training variable in the model's order: diag (the proposal factor's
 // diagonal), off (List<float64>: the row's other entries, in the columns
 // of its pattern, vecchia.ProposalPattern), eta, tau, nu (q's linear term
-// and the sites) and laplace_tau, laplace_nu, laplace_mode (Laplace's
+// and the sites by latent variable), row_tau, row_nu (the rows' own sites:
+// a repeated point's rows share its variable's) and laplace_tau, laplace_nu, laplace_mode (Laplace's
 // sites and mode). Every float64 is stored exactly; the scalars are in
 // KeyVecchiaPlan, each printed in the shortest form that reads back to the
 // same bits. KeyPlanFingerprint ties the plan to its model (the model's
@@ -37,7 +38,7 @@ const (
 )
 
 // vecchiaPlanCols are the plan's float64 columns after off, in order.
-var vecchiaPlanCols = []string{"diag", "eta", "tau", "nu", "laplace_tau", "laplace_nu", "laplace_mode"}
+var vecchiaPlanCols = []string{"diag", "eta", "tau", "nu", "row_tau", "row_nu", "laplace_tau", "laplace_nu", "laplace_mode"}
 
 // vecchiaPlanRows is the plan writer's rows per record batch (a variable
 // for the tests).
@@ -76,7 +77,7 @@ func WriteVecchiaPlan(w io.Writer, m *vecchia.Model, pp *vecchia.PreparedParts, 
 	md[KeyVecchiaPlan] = vecchiaPlanScalars(pp)
 	schema := vecchiaPlanSchema(md)
 	lens := vecchia.ProposalPattern(m, pp.Block)
-	cols := [][]float64{pp.Diag, pp.Eta, pp.Tau, pp.Nu, pp.Laplace.Tau, pp.Laplace.Nu, pp.Laplace.Mode}
+	cols := [][]float64{pp.Diag, pp.Eta, pp.Tau, pp.Nu, pp.RowTau, pp.RowNu, pp.Laplace.Tau, pp.Laplace.Nu, pp.Laplace.Mode}
 	bw := bufio.NewWriter(w)
 	iw := ipc.NewWriter(bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	rb := array.NewRecordBuilder(mem, schema)
@@ -145,7 +146,7 @@ func ReadVecchiaPlan(r io.Reader, name string, m *vecchia.Model, mem memory.Allo
 		return nil, nil, dataErrorf(name, "metadata %s: a dense block of %d rows in a model of %d", KeyVecchiaPlan, pp.Block, m.N)
 	}
 	lens := vecchia.ProposalPattern(m, pp.Block)
-	cols := []*[]float64{&pp.Diag, &pp.Eta, &pp.Tau, &pp.Nu, &pp.Laplace.Tau, &pp.Laplace.Nu, &pp.Laplace.Mode}
+	cols := []*[]float64{&pp.Diag, &pp.Eta, &pp.Tau, &pp.Nu, &pp.RowTau, &pp.RowNu, &pp.Laplace.Tau, &pp.Laplace.Nu, &pp.Laplace.Mode}
 	for _, c := range cols {
 		*c = make([]float64, 0, m.N)
 	}

@@ -18,7 +18,7 @@
 // (Model, Structure, NewClassifier). Each training row observes its latent
 // value with the probit's noise, w_k = x_k + eps_k, its label saying
 // w_k >= 0 or w_k <= 0; a small nugget is moved from the noise into the
-// latent process (Options.Nugget), which leaves the dense model as it is
+// latent process (NewClassifier), which leaves the dense model as it is
 // and keeps the neighbours' systems well posed. Repeated points (the same
 // features) share one latent value: a repeat conditions on its point alone
 // with variance 0. Test points are conditioned on their M nearest training
@@ -32,8 +32,8 @@
 //
 // # The estimator
 //
-// Estimate runs MethodEP's fully adapted particle filter of core on the
-// model, twisted by a Gaussian approximation q of the posterior whose
+// The estimator is MethodEP's fully adapted particle filter of core on
+// the model, twisted by a Gaussian approximation q of the posterior whose
 // conditionals given the earlier variables are sparse (Prepared): the
 // particles draw each latent value from q's conditional with the row's
 // site divided out and its bound applied, so that they see the constraints
@@ -46,10 +46,28 @@
 // particles predicts the test rows at its end (their particles, a value
 // per training point each, are not kept).
 //
-// The particle groups, their random streams, standard errors and warnings
-// are core's (core.RunGroups, core.Summarize, core.Result.Trust,
-// core.CombinePosteriors): the same estimates from any thread count, and
-// groups run in ranges (shards) combine into the whole run's bits.
+// Prepared is a core.Estimator: core's driver (core.Estimate,
+// core.EstimateGroups) runs it as it runs the dense Factor, with the
+// particle groups, their random streams, the in-order hand-over of each
+// group's output (its test posteriors, core.CloudGroup's Post) to a
+// core.Sink, standard errors and warnings that core owns (core.Summarize,
+// core.Result.Trust, core.CombinePosteriors): the same estimates from any
+// thread count, and groups run in ranges (shards) combine into the whole
+// run's bits. Estimate is core.Estimate with a sink of the posteriors.
+//
+// # Fitting the kernel
+//
+// The conditionals' derivatives in the kernel's log-hyperparameters
+// (Structure.ConditionalDerivs, and their contraction with a derivative in
+// A's entries, Structure.AdjointGradTo) give the gradient of the Vecchia
+// prior's log density of a latent path or of weighted paths
+// (Model.LogPrior, Model.PriorAdjoint, InnovationMoments: Fisher's
+// identity's average over a particle filter's paths), and of the model's
+// Laplace evidence (LaplaceEvidence: the posterior mode by Newton's method,
+// log det(A'A + W) by the incomplete factor in A's pattern with a dense
+// block of the coarsest rows, differentiated backwards, the mode's
+// dependence by the implicit function theorem). Package vfit maximizes the
+// evidence.
 //
 // References: A. V. Vecchia (1988), "Estimation and model identification
 // for continuous spatial processes", JRSS B 50:297-312; M. Katzfuss and J.

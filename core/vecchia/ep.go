@@ -50,9 +50,6 @@ type parallelEP struct {
 
 	block int
 	say   func(format string, args ...any)
-	// broke: a round's factorisation broke down and the rounds stopped
-	// before it.
-	broke bool
 
 	saveTau, saveNu []float64 // the sites at a round's start
 
@@ -60,7 +57,9 @@ type parallelEP struct {
 }
 
 const (
-	// epRounds is the number of rounds.
+	// epRounds is the number of rounds, all of them run (a breakdown
+	// ends them sooner): the last round's change is recorded
+	// (core.EPStats.Change), not a stopping rule.
 	epRounds = 6
 	// blockSweeps is the number of the block's sweeps in a round.
 	blockSweeps = 4
@@ -68,9 +67,6 @@ const (
 	blockDamping = 0.5
 	// epDamping is the share of a step a later row's site takes.
 	epDamping = 0.9
-	// epRoundTol is the sites' largest change, relative to the cavity
-	// precision, below which the rounds stop.
-	epRoundTol = 0.02
 	// epSamples is the number of draws of q for the later variables'
 	// marginal variances.
 	epSamples = 64
@@ -93,14 +89,14 @@ func newParallelEP(m *Model, a, t *tri, st *Sites, block int) *parallelEP {
 		tau: make([]float64, n), nu: make([]float64, n), mean: make([]float64, n), vars: make([]float64, n),
 		pd: make([]float64, n), po: make([]float64, len(t.nbr)), block: block,
 		saveTau: make([]float64, n), saveNu: make([]float64, n)}
-	// Laplace's sites, shared among a latent variable's rows.
-	count := make([]float64, n)
-	for k := range n {
-		count[latent(m, k)]++
-	}
+	// Laplace's sites by row: each row's own negative second derivative
+	// and gradient at the mode (Laplace's sites are their sums by latent
+	// variable), so that a point's rows with opposite labels start from
+	// their own sites, not from a share of their sum.
 	for k := range n {
 		v := latent(m, k)
-		e.rtau[k], e.rnu[k] = st.Tau[v]/count[v], st.Nu[v]/count[v]
+		_, g, w := obsDerivs(st.Mode[v], m.Lower[k], m.Upper[k], m.Noise)
+		e.rtau[k], e.rnu[k] = w, w*st.Mode[v]+g
 	}
 	return e
 }
@@ -172,7 +168,6 @@ func (e *parallelEP) run(ctx context.Context) error {
 			copy(e.rnu, e.saveNu)
 			e.sum()
 			e.stats.Sweeps--
-			e.broke = true
 			return nil
 		}
 		// The later rows, with their sites (the block's 0 for now).
@@ -263,4 +258,25 @@ func (e *parallelEP) sampleVariances() {
 	for k := range e.vars {
 		e.vars[k] /= epSamples
 	}
+}
+
+// meanOf sets mu to the mean of the Gaussian with precision P = A'A +
+// diag(tau) and linear term nu, P^-1 nu, by conjugate gradients from mu's
+// own value to relative residual tol, preconditioned by t'T, and returns
+// the steps taken.
+func meanOf(mu []float64, a, t *tri, tau, nu []float64, tol float64) int {
+	n := len(mu)
+	ax, tmp := make([]float64, n), make([]float64, n)
+	return newCG(n).solveTol(mu, nu, func(dst, v []float64) {
+		a.mulTo(ax, v)
+		a.mulTransTo(dst, ax)
+		parallelFor(0, n, func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				dst[k] += tau[k] * v[k]
+			}
+		})
+	}, func(dst, r []float64) {
+		t.solveTransTo(tmp, r)
+		t.solveTo(dst, tmp)
+	}, tol)
 }

@@ -236,7 +236,7 @@ func TestThreadsAndShards(t *testing.T) {
 	}
 	var outs []core.GroupResult
 	for _, r := range [][2]int{{0, 3}, {3, 4}, {4, -1}} {
-		_, o, err := EstimateGroups(context.Background(), p, cfg, r[0], r[1], nil)
+		_, o, err := core.EstimateGroups(context.Background(), p, cfg, r[0], r[1])
 		if err != nil {
 			t.Fatal(err)
 		}

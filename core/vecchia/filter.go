@@ -165,8 +165,12 @@ func (r *runner) step(k int) {
 	}
 	ad := p.prop.diag[k]
 	a2 := ad * ad
+	// The step divides out row k's own site (rtau, rnu), and the
+	// correction holds its latent variable's (tau, nu: its repeats' rows
+	// too, which divide out theirs at their own steps).
 	tau, nu, eta := p.tau[k], p.nu[k], p.eta[k]
-	lam := a2 - tau
+	rtau, rnu := p.rtau[k], p.rnu[k]
+	lam := a2 - rtau
 	ilam := 1 / lam
 	noise := md.Noise
 	sw := math.Sqrt(ilam + noise)
@@ -186,7 +190,7 @@ func (r *runner) step(k int) {
 	}
 	for i := range m {
 		mhat := (eta - mh[i]) / ad
-		ci := (mhat*a2 - nu) * ilam
+		ci := (mhat*a2 - rnu) * ilam
 		c[i] = ci
 		logw[i] += 0.5*lam*ci*ci - 0.5*mhat*mhat*a2
 		mh[i] = mhat
@@ -245,16 +249,18 @@ func (r *runner) step(k int) {
 }
 
 // stepRepeat weights the particles by row k's bound on the latent value
-// of row dp, which it repeats (its conditional variance is 0).
+// of row dp, which it repeats (its conditional variance is 0), over row
+// k's own site, which the proposal holds and no step has divided out.
 func (r *runner) stepRepeat(k, dp int) {
-	md, m := r.p.m, r.m
+	p, md, m := r.p, r.p.m, r.m
 	sd := math.Sqrt(md.Noise)
 	a, b := md.Lower[k], md.Upper[k]
+	rtau, rnu := p.rtau[k], p.rnu[k]
 	logw := r.logw[:m]
 	mx := math.Inf(-1)
 	for i, v32 := range r.x[dp*m : dp*m+m] {
 		v := float64(v32)
-		logw[i] += core.LogPhiDiff((a-v)/sd, (b-v)/sd)
+		logw[i] += core.LogPhiDiff((a-v)/sd, (b-v)/sd) + (0.5*rtau*v-rnu)*v
 		mx = max(mx, logw[i])
 	}
 	r.reweight(mx, k)

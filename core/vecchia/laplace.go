@@ -73,11 +73,12 @@ const (
 // v(k) the latent variable of row k (the point it repeats, for a repeated
 // point), by Newton's method with the Hessian's systems solved by
 // conjugate gradients preconditioned by the incomplete factor of A'A + W
-// (tri.ic0), and returns Laplace's sites at the mode: Tau = W, the
-// observations' negative second derivative, and Nu = W x + g, g their
-// gradient, so that N(x; 0, (A'A)^-1) prod_k exp(-Tau_k x_k^2/2 + Nu_k
-// x_k) is Laplace's Gaussian. Each Newton step costs a few dozen sparse
-// products, O(N M) each.
+// (tri.ic0; A itself where that breaks down), and returns Laplace's sites
+// at the mode: Tau = W, the observations' negative second derivative, and
+// Nu = W x + g, g their gradient, so that N(x; 0, (A'A)^-1) prod_k
+// exp(-Tau_k x_k^2/2 + Nu_k x_k) is Laplace's Gaussian. Each Newton step
+// costs a few dozen sparse products, O(N M) each. It returns ctx's error
+// if ctx is cancelled, and a *core.InputError if a site is not finite.
 //
 // References: C. E. Rasmussen and C. K. I. Williams (2006), Gaussian
 // Processes for Machine Learning, Algorithm 3.1; D. Zilber and M. Katzfuss
@@ -150,7 +151,12 @@ func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, erro
 		// factorisation touches every row's neighbours).
 		if st.Iterations <= 2 || st.Iterations == 4 {
 			if _, err := pre.ic0(a, w, pd, po); err != nil {
-				return nil, err
+				// The sites fill in more than the pattern holds: the
+				// prior's own factor A (exact for A'A) preconditions
+				// instead, at the cost of more conjugate gradient steps.
+				copy(pre.diag, a.diag)
+				copy(pre.off, a.off)
+				pre.stale()
 			}
 		}
 		steps := cg.solve(delta, grad, func(dst, v []float64) {
@@ -205,7 +211,7 @@ func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, erro
 	}
 	for k := range n {
 		if math.IsNaN(st.Nu[k]) || math.IsInf(st.Nu[k], 0) || math.IsNaN(st.Tau[k]) || math.IsInf(st.Tau[k], 0) {
-			return nil, fmt.Errorf("vecchia: Laplace's site of row %d is not finite", k)
+			return nil, &core.InputError{Index: k, Msg: fmt.Sprintf("Laplace's site of row %d is not finite: the model's values are out of the range this estimator handles", k)}
 		}
 	}
 	return st, nil
@@ -251,6 +257,12 @@ func (c *cg) solveTol(x, b []float64, mul, prec func(dst, v []float64), tol floa
 	prec(c.z, c.r)
 	copy(c.p, c.z)
 	rz := dot(c.r, c.z)
+	if rz == 0 {
+		// x solves it exactly (a start at the last solve's solution
+		// with one free variable, as where every point repeats one): a
+		// step would divide 0 by 0.
+		return 0
+	}
 	for it := 1; it <= maxCG; it++ {
 		mul(c.q, c.p)
 		alpha := rz / dot(c.p, c.q)
@@ -278,13 +290,21 @@ func (c *cg) solveTol(x, b []float64, mul, prec func(dst, v []float64), tol floa
 
 // dot returns a'b, summed in chunks of sumChunk terms (on every core),
 // the chunks' sums added in order: the same bits for any thread count.
+// A vector of one chunk (a row's, in the derivatives' inner loops) is
+// summed here, with no closure to allocate.
 func dot(a, b []float64) float64 {
 	b = b[:len(a)]
-	return chunkSum(len(a), func(lo, hi int) float64 {
-		s := 0.0
-		for k := lo; k < hi; k++ {
-			s += a[k] * b[k]
-		}
-		return s
-	})
+	if len(a) <= sumChunk {
+		return dotSeq(a, b)
+	}
+	return chunkSum(len(a), func(lo, hi int) float64 { return dotSeq(a[lo:hi], b[lo:hi]) })
+}
+
+// dotSeq returns a'b summed in order.
+func dotSeq(a, b []float64) float64 {
+	s := 0.0
+	for k, v := range a {
+		s += v * b[k]
+	}
+	return s
 }

@@ -22,7 +22,7 @@ import (
 // (A'A)^-1 with A = D^-1/2 (I - B), lower-triangular with at most M + 1
 // entries per row (its sparse inverse Cholesky factor); with every c(k) =
 // {0, ..., k-1} it is exact. For the probit classifier, x is the latent
-// function f (plus the nugget moved into it, see Options.Nugget), Noise is
+// function f (plus the nugget moved into it, see NewClassifier), Noise is
 // 1 less the nugget, and row k's bounds are [0, +Inf) for a label +1 and
 // (-Inf, 0] for -1, so that P is the marginal likelihood.
 //
@@ -147,7 +147,7 @@ func checkRows(count, base int, start []int, nbr []int32, coef, condVar []float6
 	return nil
 }
 
-// OrderKind names how Build orders the training points.
+// OrderKind names how NewStructure orders the training points.
 type OrderKind int
 
 const (
@@ -179,11 +179,21 @@ func ParseOrder(name string) (OrderKind, bool) {
 // 10^5).
 const DefaultM = 50
 
-// DefaultNugget is the part of the probit's noise variance (1) that Build
-// moves into the latent process by default (Options.Nugget).
+// MaxM is the most neighbours per point that NewStructure takes: the
+// preparation's cache of each row's entry pairs (pairCache) indexes a
+// row's entries in a byte. Measured at N = 3000 (two-class, 2-D, one
+// thread): M = 254 with the cache, 3.6 s of CPU and 786 MB for gpc-train;
+// M = 255 without, 5.1 s and 91 MB. Past about N = 8000 the cache of so
+// many neighbours outgrows its bound (maxPairCache) anyway, and
+// docs/vecchia.md measured nothing past M = 100.
+const MaxM = pairDiag - 1
+
+// DefaultNugget is the part of the probit's noise variance (1) that
+// gpc-kernel --vecchia moves into the latent process by default
+// (--vecchia-nugget; NewClassifier's nugget).
 const DefaultNugget = 1e-4
 
-// Options are Build's settings; the zero value of each field but M
+// Options are NewStructure's settings; the zero value of each field but M
 // selects its default.
 type Options struct {
 	// M is the largest conditioning set: each point's M nearest earlier
@@ -191,14 +201,6 @@ type Options struct {
 	M int
 	// Order is the order of the training points.
 	Order OrderKind
-	// Nugget is moved from the probit's noise (variance 1) into the
-	// latent process: the latent covariance approximated is K + Nugget I
-	// and the noise's variance 1 - Nugget, so that the exact model (every
-	// point conditioned on all earlier ones) is the dense one, whatever
-	// the nugget. It keeps the conditionals' linear systems well posed
-	// where neighbours nearly coincide (an RBF kernel's matrices are
-	// numerically singular there). In (0, 1); 0 selects DefaultNugget.
-	Nugget float64
 	// Threads bounds the goroutines (0: GOMAXPROCS); the result does not
 	// depend on it.
 	Threads int
@@ -235,8 +237,8 @@ func NewStructure(x []float64, n, d int, opt Options) (*Structure, error) {
 	if n == 0 {
 		return nil, ErrNoPoints
 	}
-	if opt.M < 1 {
-		return nil, fmt.Errorf("vecchia: %d neighbours: at least 1 is needed", opt.M)
+	if opt.M < 1 || opt.M > MaxM {
+		return nil, fmt.Errorf("vecchia: %d neighbours: 1 to %d are taken (MaxM)", opt.M, MaxM)
 	}
 	for i, v := range x[:n*d] {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -387,9 +389,10 @@ func (s *Structure) Conditionals(k *gp.Kernel, feat []float64, nugget float64, t
 	return start, nbr, coef, condVar, nil
 }
 
-// TestConditionals computes the conditionals of t test points with
-// features q (t x d, the kernel's) on the training positions nb (from
-// TestNeighbours), as Conditionals does.
+// TestConditionals computes the conditionals of the test points with
+// features q (len(nb) x d, the kernel's) on the training positions nb
+// (from TestNeighbours), as Conditionals does; feat holds the training
+// points' features by input row.
 func (s *Structure) TestConditionals(k *gp.Kernel, feat []float64, q []float64, nb [][]int32, nugget float64, threads int) (start []int, flat []int32, coef, condVar []float64, err error) {
 	t := len(nb)
 	start = make([]int, t+1)
@@ -494,10 +497,16 @@ func (w *condWork) solve(k *gp.Kernel, xs [][]float64, x0 []float64, nugget floa
 
 // NewClassifier returns the probit classifier's model on the structure s:
 // the kernel k on the features feat (by input row, n x d, the kernel's
-// own: unscaled), labels y (+1 or -1, by input row), the nugget moved
-// into the latent process (Options.Nugget), and t test points with
-// features tf (t x d) whose conditioning sets tnb come from
-// s.TestNeighbours. Rows are in the structure's order.
+// own: unscaled), labels y (+1 or -1, by input row), and the test points
+// with features tf (len(tnb) x d) whose conditioning sets tnb come from
+// s.TestNeighbours. Rows are in the structure's order. The nugget, in
+// (0, 1), is moved from the probit's noise (variance 1) into the latent
+// process: the latent covariance approximated is K + nugget I and the
+// noise's variance 1 - nugget, so that the exact model (every point
+// conditioned on all earlier ones) is the dense one, whatever the nugget.
+// It keeps the conditionals' linear systems well posed where neighbours
+// nearly coincide (an RBF kernel's matrices are numerically singular
+// there).
 func NewClassifier(s *Structure, k *gp.Kernel, feat, y []float64, nugget float64, tf []float64, tnb [][]int32, threads int) (*Model, error) {
 	if !(nugget > 0 && nugget < 1) {
 		return nil, fmt.Errorf("vecchia: nugget %v is not in (0, 1)", nugget)

@@ -58,8 +58,8 @@ func (p plane) Swap(i, j int)                          { p.points[i], p.points[j
 func (p plane) Slice(start, end int) kdtree.SortSlicer { return plane{p.points[start:end], p.d} }
 func (p plane) pivot() int                             { return kdtree.Partition(p, kdtree.MedianOfMedians(p)) }
 
-// newTree builds a k-d tree of the points pts (rows of x, n x d) with the
-// indices idx, or of rows [0, n) when idx is nil.
+// newTree builds a k-d tree of the points rows of x (d coordinates each),
+// the k-th of them carrying the index idx[k].
 func newTree(x []float64, d int, rows []int, idx []int32) *kdtree.Tree {
 	ps := make(points, len(rows))
 	for k, r := range rows {
@@ -417,10 +417,9 @@ func bruteNearest(x []float64, d int, order []int, k, m int) []int32 {
 	return out
 }
 
-// NearestPoints returns, for each of the t query points q (t x d), the
-// indices of its at most m nearest points among the n points x (n x d)
-// whose indices are idx (rows of x), in increasing order, on threads
-// goroutines.
+// NearestPoints returns, for each of the t query points q (t x d), its at
+// most m nearest among the points rows of x (d coordinates each), as
+// indices into rows, in increasing order, on threads goroutines.
 func NearestPoints(x []float64, d int, rows []int, q []float64, t, m, threads int) [][]int32 {
 	idx := make([]int32, len(rows))
 	for i := range idx {

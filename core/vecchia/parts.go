@@ -20,8 +20,12 @@ type PreparedParts struct {
 	// the model's conditioning set after it; a repeated point's row is
 	// empty.
 	Diag, Off []float64
-	// Eta, Tau and Nu are q's linear term and the sites (N each).
-	Eta, Tau, Nu []float64
+	// Eta, Tau and Nu are q's linear term and the sites by latent
+	// variable (N each); RowTau and RowNu the rows' own sites (N each: a
+	// row's share of its variable's site, its own where no other row
+	// observes the variable).
+	Eta, Tau, Nu  []float64
+	RowTau, RowNu []float64
 	// Laplace holds Laplace's sites and mode.
 	Laplace Sites
 	EP      core.EPStats
@@ -35,6 +39,7 @@ type PreparedParts struct {
 func (p *Prepared) Parts() PreparedParts {
 	return PreparedParts{
 		Block: p.Block, Diag: p.prop.diag, Off: p.prop.off, Eta: p.eta, Tau: p.tau, Nu: p.nu,
+		RowTau: p.rtau, RowNu: p.rnu,
 		Laplace: *p.Laplace, EP: p.EP, Shift: p.Shift, Widened: p.Widened, MeanSteps: p.MeanSteps,
 		Clipped: p.Clipped, SiteScale: p.SiteScale,
 	}
@@ -81,7 +86,7 @@ func NewPreparedFromParts(m *Model, pp PreparedParts) (*Prepared, error) {
 	for _, v := range []struct {
 		name string
 		x    []float64
-	}{{"diag", pp.Diag}, {"eta", pp.Eta}, {"tau", pp.Tau}, {"nu", pp.Nu}, {"Laplace's tau", pp.Laplace.Tau}, {"Laplace's nu", pp.Laplace.Nu}, {"Laplace's mode", pp.Laplace.Mode}} {
+	}{{"diag", pp.Diag}, {"eta", pp.Eta}, {"tau", pp.Tau}, {"nu", pp.Nu}, {"row tau", pp.RowTau}, {"row nu", pp.RowNu}, {"Laplace's tau", pp.Laplace.Tau}, {"Laplace's nu", pp.Laplace.Nu}, {"Laplace's mode", pp.Laplace.Mode}} {
 		if len(v.x) != n {
 			return nil, bad("%d values of %s for a model of %d rows", len(v.x), v.name, n)
 		}
@@ -111,7 +116,7 @@ func NewPreparedFromParts(m *Model, pp PreparedParts) (*Prepared, error) {
 	copy(t.diag, pp.Diag)
 	copy(t.off, pp.Off)
 	lap := pp.Laplace
-	p := &Prepared{m: m, prop: t, eta: pp.Eta, tau: pp.Tau, nu: pp.Nu, Block: pp.Block, Laplace: &lap,
+	p := &Prepared{m: m, prop: t, eta: pp.Eta, tau: pp.Tau, nu: pp.Nu, rtau: pp.RowTau, rnu: pp.RowNu, Block: pp.Block, Laplace: &lap,
 		EP: pp.EP, Shift: pp.Shift, Widened: pp.Widened, MeanSteps: pp.MeanSteps, Clipped: pp.Clipped, SiteScale: pp.SiteScale}
 	p.setPriorCoefficients()
 	return p, nil

@@ -49,6 +49,9 @@ func TestPartsRoundTrip(t *testing.T) {
 	if !slices.Equal(p.pb, q.pb) {
 		t.Error("the prior's coefficients in the proposal's pattern differ")
 	}
+	if slices.Equal(p.rtau, p.tau) {
+		t.Error("the rows' sites are the variables': the test wants repeated points")
+	}
 }
 
 // TestPartsRefused checks that parts that do not fit the model are
@@ -63,6 +66,7 @@ func TestPartsRefused(t *testing.T) {
 		"block":     func(pp *PreparedParts) { pp.Block++ },
 		"short eta": func(pp *PreparedParts) { pp.Eta = pp.Eta[:10] },
 		"nan tau":   func(pp *PreparedParts) { pp.Tau = slices.Clone(pp.Tau); pp.Tau[3] = math.NaN() },
+		"row nu":    func(pp *PreparedParts) { pp.RowNu = pp.RowNu[:39] },
 		"diag":      func(pp *PreparedParts) { pp.Diag = slices.Clone(pp.Diag); pp.Diag[1] = 0 },
 		"off":       func(pp *PreparedParts) { pp.Off = pp.Off[1:] },
 		"scale":     func(pp *PreparedParts) { pp.SiteScale = 2 },

@@ -591,9 +591,9 @@ const maxPairCache = 2 << 30
 const pairChunk = 4096
 
 // newPairCache returns the cache of a's pairs, or nil if a has more than
-// 254 neighbours in a row or its pairs would take more than maxPairCache
-// bytes. Chunks of rows are searched at once on every core, each with its
-// own scatter array, and joined in order.
+// MaxM neighbours in a row (NewStructure makes none) or its pairs would
+// take more than maxPairCache bytes. Chunks of rows are searched at once
+// on every core, each with its own scatter array, and joined in order.
 func newPairCache(a *tri) *pairCache {
 	for i := range a.n {
 		if a.start[i+1]-a.start[i] >= pairDiag {

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"runtime/debug"
 	"strconv"
 	"strings"
 
 	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/vecchia"
 	"github.com/gpc-mc/gpc/format"
 	"github.com/gpc-mc/gpc/internal/sysmem"
 )
@@ -168,39 +170,61 @@ func (r *reporter) preparing(n int, pilots bool) {
 	r.drawLine(fmt.Sprintf("%s:   0.0%%: preparing %d variables (%s)", r.name, n, what))
 }
 
-// estimate prepares the box and runs the estimator with progress, warning
-// when the standard error cannot be trusted.
-func (c *estimatorFlags) estimate(e *env, box core.Box, name string, cfg *core.Config, progress bool) (*core.Factor, []core.Pilot, core.Result, error) {
-	if err := checkEstimateMemory(name, box.N, cfg, candidates(c.Method, c.Order), cfg.Keep); err != nil {
-		return nil, nil, core.Result{}, err
-	}
+// prepareDense prepares the box (prepare) as the problem the tools run,
+// the input's metadata inMeta passed on to the outputs.
+func (c *estimatorFlags) prepareDense(e *env, box core.Box, inMeta map[string]string, name string, cfg *core.Config, progress bool) (*denseProblem, error) {
 	f, pilots, err := c.prepare(e, box, name, cfg, progress)
 	if err != nil {
-		return nil, nil, core.Result{}, err
+		return nil, err
 	}
-	res, err := c.runEstimate(e, f, cfg, progress)
-	return f, pilots, res, err
+	return &denseProblem{Factor: f, flags: c, box: box, pilots: pilots, inMeta: inMeta}, nil
 }
 
-// runEstimate runs the estimator on a prepared factor with progress, warning when
-// the standard error cannot be trusted or the particles were split to fit
-// --max-memory.
-func (c *estimatorFlags) runEstimate(e *env, f *core.Factor, cfg *core.Config, progress bool) (core.Result, error) {
-	e.rep.startProgress(progress, estimateProgress(cfg.Samples, f.N))
-	cfg.Progress = e.rep.add
-	res, err := core.Estimate(e.ctx, f, *cfg)
-	cfg.Progress = nil
-	e.rep.stopProgress()
+// vecchiaChecks refuses the estimator flags that the Vecchia path does not
+// have: it has one method and one order (the model's) and no jitter (its
+// nugget is gpc-kernel's).
+func (c *estimatorFlags) vecchiaChecks(name string) error {
+	switch {
+	case c.Method != "auto":
+		return usagef("--method %s: %s is a Vecchia model (gpc.vecchia/1), which has one estimator, EP-twisted SMC on the sparse model (docs/vecchia.md): drop --method", c.Method, name)
+	case c.Order != "auto":
+		return usagef("--order %s: %s is a Vecchia model, whose order is gpc-kernel's (--vecchia-order): drop --order", c.Order, name)
+	case c.Jitter != 0:
+		return usagef("--jitter %v: %s is a Vecchia model, whose conditionals gpc-kernel computed (with --vecchia-nugget): drop --jitter", c.Jitter, name)
+	}
+	return nil
+}
+
+// prepareVecchia reads a Vecchia stream (after vecchiaChecks) and
+// prepares its estimator as the problem the tools run: from --plan's file
+// when given (readVecchiaPlan), else by vecchia.Prepare. Its particles'
+// latent values go in cfg.Alloc's memory (huge pages, committed at once).
+func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, progress bool, mem format.Allocator) (*vecchiaProblem, error) {
+	if err := c.vecchiaChecks(name); err != nil {
+		return nil, err
+	}
+	s, err := format.ReadVecchia(r, name, mem)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	if cfg.Groups == 0 && res.Groups > core.DefaultGroups(cfg.Method, cfg.Samples) {
-		e.rep.warnf("the particles were split into %d groups of %d to fit --max-memory (%.3g GB)", res.Groups, res.Samples/res.Groups, float64(cfg.MaxMemory)/1e9)
+	var p *vecchia.Prepared
+	if c.plan != nil && c.plan.Plan != "" {
+		p, err = c.readVecchiaPlan(e, c.plan.Plan, s.Model, mem)
+	} else {
+		tr, done := e.rep.trace(progress)
+		p, err = vecchia.Prepare(e.ctx, s.Model, tr)
+		done()
 	}
-	if ok, why := res.Trust(); !ok {
-		e.rep.warnf("the standard error is not reliable: %s", why)
+	if err != nil {
+		return nil, err
 	}
-	return res, nil
+	if p.Shift > 0 {
+		e.rep.warnf("the proposal's incomplete factorisation needed its diagonal raised by %.3g: the estimate is exact, its variance larger", p.Shift)
+	}
+	if p.SiteScale < 1 {
+		e.rep.warnf("the proposal keeps only %.3g of EP's sites after its dense block (their fill-in is more than the Vecchia pattern holds: length scales long beside the points' spacing, or many features): the estimate is exact, its variance larger; more neighbours, or the dense path, do better", p.SiteScale)
+	}
+	return &vecchiaProblem{Prepared: p, s: s, ess: c.ESS, seed: c.Seed}, nil
 }
 
 // estimatorMeta is the metadata that says how an estimate was made.

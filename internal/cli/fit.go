@@ -33,6 +33,8 @@ The ard kernel is fitted under a weakly informative prior by default (--prior-sd
 
 More than two classes: the exact log marginal likelihood of the multinomial probit model is an orthant in N (C - 1) dimensions (docs/multiclass.md), and Fisher's identity gives its gradient as for two classes. One kernel is shared by the classes; --per-class (or --class-alpha/--class-beta, each class's start) fits a kernel per class, whose rows name their class in the class column. gpc-kernel --hyper reads either.
 
+` + largeNHelp + `
+
 ` + examplesHelp + `
   gpc-fit --standardize --train examples/crabs/train.csv | gpc-kernel --hyper - --standardize --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
   gpc-fit --standardize --alpha 30 --beta 1e4 --train examples/crabs/train.csv --format csv > hyper.csv
@@ -123,8 +125,7 @@ func (c *fitCmd) run(e *env) error {
 	if c.Standardize {
 		standardizeMeta(train, nil, dataMeta)
 	}
-	d := len(train.names)
-	scale, err := fit.NewDataScale(train.x, d)
+	scale, err := fit.NewDataScale(train.x, len(train.names))
 	if err != nil {
 		return &dataError{fmt.Sprintf("%s: %v", train.source, err)}
 	}
@@ -132,51 +133,14 @@ func (c *fitCmd) run(e *env) error {
 	if err != nil {
 		return err
 	}
-
-	// The model: the binary classifier, or the multinomial probit model
-	// with one kernel, or one per class.
-	var model gp.Model
-	var classes []string
-	params := k.Hypers()
-	theta0 := make([]float64, 0, len(params))
-	vars := train.rows
-	if labels.classes == nil {
-		if c.PerClass || c.perClass() {
-			return usagef("--per-class, --class-alpha and --class-beta are for three or more classes; %s has two", c.Train)
-		}
-		model = &gp.Classifier{X: train.x, D: d, Y: train.y}
-		for _, h := range params {
-			theta0 = append(theta0, math.Log(h.Get(k)))
-		}
-	} else {
-		classes = labels.classes
-		y := make([]int, train.rows)
-		for i, v := range train.y {
-			y[i] = int(v)
-		}
-		ks, err := c.classKernels(k, classes, d, c.PerClass, nil)
-		if err != nil {
-			return err
-		}
-		mc := &gp.Multiclass{X: train.x, D: d, Y: y, C: len(classes), Kernels: ks}
-		if err := mc.Validate(); err != nil {
-			return &dataError{fmt.Sprintf("%s: %v", train.source, err)}
-		}
-		model, vars = mc, mc.Vars()
-		var all []gp.Hyper
-		for cl, kc := range ks {
-			for _, h := range params {
-				h.Class = cl
-				all = append(all, h)
-				theta0 = append(theta0, math.Log(h.Get(kc)))
-			}
-		}
-		params = all
-		if len(ks) > 1 {
-			startDesc = describeClassKernels(ks, classes, train.names)
-		}
+	m, err := c.fitModel(train, labels, k)
+	if err != nil {
+		return err
 	}
-	lower, upper := scale.Bounds(k, params)
+	if m.startDesc == "" {
+		m.startDesc = startDesc
+	}
+	lower, upper := scale.Bounds(k, m.params)
 	cand := c.fitCandidate()
 	cfg := c.config(c.Threads, byteSize(0).limit())
 	cfg.Method = cand.Method
@@ -186,15 +150,15 @@ func (c *fitCmd) run(e *env) error {
 	}
 	big := cfg
 	big.Samples = final
-	if err := checkMemoryFlag("--final-samples", c.Train, vars, &big, []core.Candidate{cand}, true); err != nil {
+	if err := checkMemoryFlag("--final-samples", train.source, m.vars, &big, []core.Candidate{cand}, true); err != nil {
 		return err
 	}
-	names := make([]string, len(params))
-	for j, h := range params {
-		names[j] = hyperName(h, k.Kind, train.names, classes, c.PerClass || c.perClass())
+	names := make([]string, len(m.params))
+	for j, h := range m.params {
+		names[j] = hyperName(h, k.Kind, train.names, m.classes, c.PerClass || c.perClass())
 	}
 	// The start where the kernel is flat: say so, and what to try.
-	surf, err := fit.NewFitSurface(e.ctx, model, *k, params, theta0, cand, c.Jitter, cfg)
+	surf, err := fit.NewFitSurface(e.ctx, m.model, *k, m.params, m.theta0, cand, c.Jitter, cfg)
 	if err != nil {
 		return err
 	}
@@ -204,7 +168,7 @@ func (c *fitCmd) run(e *env) error {
 	if c.PriorSD != nil {
 		priorSD = *c.PriorSD
 	}
-	fcfg.Prior = fit.NewLogNormalPrior(theta0, priorSD)
+	fcfg.Prior = fit.NewLogNormalPrior(m.theta0, priorSD)
 	if c.Progress {
 		evals := 0
 		fcfg.Progress = func(stage string, samples int, theta []float64, f float64) {
@@ -212,9 +176,9 @@ func (c *fitCmd) run(e *env) error {
 			e.rep.note("%s %d: %s objective %.6g (%s)", stage, evals, describeTheta(names, theta), f, fmtDuration(time.Since(start).Seconds()))
 		}
 	}
-	best, starts, err := surf.FitStarts(e.ctx, theta0, c.Restarts, fcfg)
+	best, starts, err := surf.FitStarts(e.ctx, m.theta0, c.Restarts, fcfg)
 	if err != nil {
-		return c.fitError(err, names, theta0, scale, train.names)
+		return c.fitError(err, names, m.theta0, scale, train.names)
 	}
 	res := starts[best].Result
 	if err := starts[best].Err; err != nil {
@@ -224,22 +188,104 @@ func (c *fitCmd) run(e *env) error {
 		}
 		return err
 	}
+	rows, ranOff := m.hyperRows(surf, res, k, train.names, names, lower, upper)
+	hf := format.HyperFit{Kernel: c.Kernel, Standardize: c.Standardize, LogML: res.Final.Result.LogP, SELogML: res.Final.Result.SE, EPLogZ: res.EPLogZ,
+		LogPrior: fcfg.Prior.LogPDF(res.Theta)}
+	meta := c.fitMeta(dataMeta, m, surf, res, final, priorSD, names, lower, upper, ranOff)
+	if c.Restarts > 0 {
+		meta["gpc:restarts"] = describeStarts(starts, best, names)
+	}
+	if ok, why := res.Final.Result.Trust(); !ok {
+		e.rep.warnf("the final estimate's standard error is not reliable: %s", why)
+	}
+	if ranOff != nil {
+		e.rep.warnf("%d hyperparameter(s) ran off to the edge of their box, where the likelihood no longer depends on them or still rises (fit.Bounds): %s", len(ranOff), shortList(ranOff, 4))
+	}
+	if c.Progress || e.rep.tty && !c.Quiet {
+		post := ""
+		if priorSD > 0 {
+			post = fmt.Sprintf(", log prior %.6g (sd %g), log posterior %.6g", hf.LogPrior, priorSD, hf.LogML+hf.LogPrior)
+		}
+		e.rep.note("log ML %.6g (se %.2g)%s at %s; gradient norm %.3g against noise %.3g; %d estimates, %s",
+			hf.LogML, hf.SELogML, post, describeTheta(names, res.Theta), res.GradNorm, res.NoiseNorm, res.Evals, fmtDuration(time.Since(start).Seconds()))
+	}
+	return format.WriteTable(e.stdout, format.HyperTable(hf, rows, meta), c.outputFormat(e.stdout), 0, format.NewAllocator())
+}
 
+// fitModel is the model gpc-fit fits: the binary classifier, or the
+// multinomial probit model with one kernel, or one per class; its
+// hyperparameters, their logs at the start, and its orthant variables.
+type fitModel struct {
+	model     gp.Model
+	classes   []string
+	params    []gp.Hyper
+	theta0    []float64
+	vars      int
+	startDesc string // the classes' kernels at the start, or "": the kernel's
+}
+
+// fitModel is the model of the training data with kernel k.
+func (c *fitCmd) fitModel(train *features, labels *labelMap, k *gp.Kernel) (*fitModel, error) {
+	d := len(train.names)
+	m := &fitModel{params: k.Hypers(), vars: train.rows}
+	m.theta0 = make([]float64, 0, len(m.params))
+	if labels.classes == nil {
+		if c.PerClass || c.perClass() {
+			return nil, usagef("--per-class, --class-alpha and --class-beta are for three or more classes; %s has two", c.Train)
+		}
+		m.model = &gp.Classifier{X: train.x, D: d, Y: train.y}
+		for _, h := range m.params {
+			m.theta0 = append(m.theta0, math.Log(h.Get(k)))
+		}
+		return m, nil
+	}
+	m.classes = labels.classes
+	y := make([]int, train.rows)
+	for i, v := range train.y {
+		y[i] = int(v)
+	}
+	ks, err := c.classKernels(k, m.classes, d, c.PerClass, nil)
+	if err != nil {
+		return nil, err
+	}
+	mc := &gp.Multiclass{X: train.x, D: d, Y: y, C: len(m.classes), Kernels: ks}
+	if err := mc.Validate(); err != nil {
+		return nil, &dataError{fmt.Sprintf("%s: %v", train.source, err)}
+	}
+	m.model, m.vars = mc, mc.Vars()
+	var all []gp.Hyper
+	for cl, kc := range ks {
+		for _, h := range m.params {
+			h.Class = cl
+			all = append(all, h)
+			m.theta0 = append(m.theta0, math.Log(h.Get(kc)))
+		}
+	}
+	m.params = all
+	if len(ks) > 1 {
+		m.startDesc = describeClassKernels(ks, m.classes, train.names)
+	}
+	return m, nil
+}
+
+// hyperRows is the fit's rows, one per hyperparameter, and those that
+// ran off to the edge of their box.
+func (m *fitModel) hyperRows(surf *fit.Surface, res *fit.FitResult, k *gp.Kernel, features, names []string, lower, upper []float64) ([]format.HyperRow, []string) {
 	ks := surf.KernelsAt(res.Theta)
 	var epks []*gp.Kernel
 	if res.EPTheta != nil {
 		epks = surf.KernelsAt(res.EPTheta)
 	}
-	rows := make([]format.HyperRow, len(params))
+	rows := make([]format.HyperRow, len(m.params))
 	var ranOff []string
-	for j, h := range params {
+	for j, h := range m.params {
 		r := format.HyperRow{Name: hyperKindName(h.Kind), Value: h.Get(ks[h.Class]), Grad: res.Final.Grad[j], SEGrad: res.Final.SE[j],
 			MCSELog: math.NaN(), EPValue: math.NaN()}
 		if k.Kind == gp.KernelARD && h.Kind == gp.HyperAlpha {
-			r.Feature = train.names[h.Index]
+			r.Feature = features[h.Index]
 		}
 		if len(ks) > 1 {
-			r.Class = classes[h.Class]
+			r.Class = m.classes[h.Class]
 		}
 		if res.MCSE != nil {
 			r.MCSELog = res.MCSE[j]
@@ -257,8 +303,11 @@ func (c *fitCmd) run(e *env) error {
 		}
 		rows[j] = r
 	}
-	hf := format.HyperFit{Kernel: c.Kernel, Standardize: c.Standardize, LogML: res.Final.Result.LogP, SELogML: res.Final.Result.SE, EPLogZ: res.EPLogZ,
-		LogPrior: fcfg.Prior.LogPDF(res.Theta)}
+	return rows, ranOff
+}
+
+// fitMeta is the metadata of gpc-fit's output.
+func (c *fitCmd) fitMeta(dataMeta map[string]string, m *fitModel, surf *fit.Surface, res *fit.FitResult, final int, priorSD float64, names []string, lower, upper []float64, ranOff []string) map[string]string {
 	meta := map[string]string{}
 	for key, v := range dataMeta {
 		meta[key] = v
@@ -271,7 +320,7 @@ func (c *fitCmd) run(e *env) error {
 	meta[format.KeyJitter] = strconv.FormatFloat(c.Jitter, 'g', -1, 64)
 	meta[format.KeySamples] = strconv.Itoa(c.Samples)
 	meta["gpc:final_samples"] = strconv.Itoa(final)
-	meta["gpc:start"] = startDesc
+	meta["gpc:start"] = m.startDesc
 	meta["gpc:prior_sd"] = strconv.FormatFloat(priorSD, 'g', -1, 64)
 	meta["gpc:grad_norm"] = fmtFloat(res.GradNorm)
 	meta["gpc:noise_norm"] = fmtFloat(res.NoiseNorm)
@@ -280,13 +329,10 @@ func (c *fitCmd) run(e *env) error {
 	if ranOff != nil {
 		meta["gpc:ran_off"] = strings.Join(ranOff, "; ")
 	}
-	if classes != nil {
-		meta[format.KeyClasses] = format.JoinClasses(classes)
+	if m.classes != nil {
+		meta[format.KeyClasses] = format.JoinClasses(m.classes)
 		delete(meta, format.KeyLabelPositive)
 		delete(meta, format.KeyLabelNegative)
-	}
-	if c.Restarts > 0 {
-		meta["gpc:restarts"] = describeStarts(starts, best, names)
 	}
 	switch {
 	case res.EPTheta != nil:
@@ -299,21 +345,7 @@ func (c *fitCmd) run(e *env) error {
 		meta["gpc:ep_stage"] = "none: --no-ep"
 	}
 	meta["gpc:iterations"] = strconv.Itoa(res.Iterations)
-	if ok, why := res.Final.Result.Trust(); !ok {
-		e.rep.warnf("the final estimate's standard error is not reliable: %s", why)
-	}
-	if ranOff != nil {
-		e.rep.warnf("%d hyperparameter(s) ran off to the edge of their box, where the likelihood no longer depends on them or still rises (fit.Bounds): %s", len(ranOff), shortList(ranOff, 4))
-	}
-	if c.Progress || e.rep.tty && !c.Quiet {
-		post := ""
-		if priorSD > 0 {
-			post = fmt.Sprintf(", log prior %.6g (sd %g), log posterior %.6g", hf.LogPrior, priorSD, hf.LogML+hf.LogPrior)
-		}
-		e.rep.note("log ML %.6g (se %.2g)%s at %s; gradient norm %.3g against noise %.3g; %d estimates, %s",
-			hf.LogML, hf.SELogML, post, describeTheta(names, res.Theta), res.GradNorm, res.NoiseNorm, res.Evals, fmtDuration(time.Since(start).Seconds()))
-	}
-	return format.WriteTable(e.stdout, format.HyperTable(hf, rows, meta), c.outputFormat(e.stdout), 0, format.NewAllocator())
+	return meta
 }
 
 // fitError turns an error of the fit into the tool's: a start or an end in

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +20,7 @@ const kernelDescription = `Build the covariance stream of a probit GP classifier
 
 For training features X (N rows) with labels y in {-1, +1} and a kernel k, the train rows hold R = C (I + K) C, C = diag(y), K = k(X, X): the marginal likelihood is P(v >= 0), v ~ N(0, R). Each test pattern x* then adds a row with its covariance y_j k(x_j, x*) with the train variables and its variance 1 + k(x*, x*).
 
-With --vecchia M the output is a Vecchia model (gpc.vecchia/1, docs/vecchia.md) instead of the N x N covariance: the training points in a maxmin order (each next point the farthest from those before it: coarse to fine; --vecchia-order given keeps the file's), each with its M nearest earlier points and the coefficients and variance of its latent value given theirs (the latent process's conditionals, from the kernel: the dense model's exact joint with M = N - 1), each test point with its M nearest training points. The stream takes O(N M) memory and gpc-train's estimate O(M) per particle and point, for N in the millions; gpc-train, gpc-orthant, gpc-predict and gpc-merge read it. Training points with the same features share one latent value (each with its own label; a warning counts them). Two classes only, so far.
+With --vecchia m the output is a Vecchia model (gpc.vecchia/1, docs/vecchia.md) instead of the N x N covariance: the training points in a maxmin order (each next point the farthest from those before it: coarse to fine; --vecchia-order given keeps the file's), each with its m nearest earlier points (its neighbours) and the coefficients and variance of its latent value given theirs (the latent process's conditionals, from the kernel: the dense model's exact joint with m = N - 1), each test point with its m nearest training points. The stream takes O(N m) memory and gpc-train's estimate O(m) per particle and point, for N in the millions; gpc-train, gpc-orthant, gpc-predict and gpc-merge read it. Training points with the same features share one latent value (each with its own label; a warning counts them). Two classes only, so far.
 
 With three or more label values (text or numbers) the classifier is the multinomial probit model (docs/multiclass.md): one latent function per class with the kernel k, utilities f_c(x) + noise, y = the class of the largest. The train rows are then the N (C - 1) differences u_{i,y_i} - u_{i,k} between each point's class and the others, whose orthant probability is the marginal likelihood, and each test pattern adds C rows, its utilities; the metadata names the classes (gpc:classes).
 
@@ -34,6 +33,8 @@ Kernels, with alpha the length scale and beta the latent scale (the prior varian
   matern52  beta (1 + sqrt(5) r/alpha + 5 r^2/(3 alpha^2)) exp(-sqrt(5) r/alpha)
   linear    beta x'x'
 --bias adds a constant to any of them.
+
+` + largeNHelp + `
 
 ` + examplesHelp + `
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
@@ -189,77 +190,78 @@ func hyperKernel(where string, kind gp.KernelKind, rows []format.HyperRow, names
 	return k, nil
 }
 
-// features is a feature matrix with its labels and identifiers.
-type features struct {
-	x     []float64 // rows x d, row-major
-	rows  int
-	names []string
-	y     []float64 // nil if there is no label column (test)
-	id    []string  // nil without --id, or when this file has no such column
-	// source and columns name the file and its columns, for messages.
-	source  string
-	columns []string
-}
-
-// checkID checks that --id names a column of the training file or of the
-// test file (test is nil without one): the identifiers belong to whichever
-// file has them, and the rows of a file without them are numbered.
-func (c *dataFlags) checkID(train, test *features) error {
-	if c.ID == "" || train.id != nil || (test != nil && test.id != nil) {
-		return nil
-	}
-	if test == nil {
-		return &dataError{fmt.Sprintf("%s: no column %q (--id); the columns are %s", train.source, c.ID, strings.Join(train.columns, ", "))}
-	}
-	return &dataError{fmt.Sprintf("no column %q (--id) in the training file %s (its columns are %s) nor in the test file %s (%s)", c.ID, train.source, strings.Join(train.columns, ", "), test.source, strings.Join(test.columns, ", "))}
-}
-
 func (c *kernelCmd) run(e *env) error {
 	mem := format.NewAllocator()
+	train, test, labels, err := c.readData(e)
+	if err != nil {
+		return err
+	}
+	if c.HyperFile != "" {
+		if err := c.readHyper(e, train.names, labels.classes); err != nil {
+			return err
+		}
+	}
+	meta := c.dataMeta(e, train, test, labels)
+	k, err := c.chooseKernel(train, meta)
+	if err != nil {
+		return err
+	}
+	if c.Vecchia > 0 {
+		return c.runVecchia(e, train, test, labels, k, meta, mem)
+	}
+	if labels.classes != nil {
+		return c.runClasses(e, train, test, labels, k, meta, mem)
+	}
+	if c.perClass() {
+		return usagef("--class-alpha and --class-beta are for three or more classes; %s has two", train.source)
+	}
+	return c.writeDense(e, train, test, labels, k, meta, mem)
+}
+
+// readData reads the training features and labels and the test
+// features, refusing a covariance that would not fit in memory.
+func (c *kernelCmd) readData(e *env) (train, test *features, labels *labelMap, err error) {
 	trainF, err := c.readFrame(c.Train, e)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	labels, err := newLabelMap(trainF, c.Label, c.Positive)
-	if err != nil {
-		return err
+	if labels, err = newLabelMap(trainF, c.Label, c.Positive); err != nil {
+		return nil, nil, nil, err
 	}
-	train, err := c.extract(trainF, nil, labels, true)
-	if err != nil {
-		return err
+	if train, err = c.extract(trainF, nil, labels, true); err != nil {
+		return nil, nil, nil, err
 	}
 	if train.rows == 0 {
-		return &dataError{fmt.Sprintf("%s: no training rows", trainF.Name)}
+		return nil, nil, nil, &dataError{fmt.Sprintf("%s: no training rows", trainF.Name)}
 	}
 	if avail, ok := availableMemory(); ok && c.Vecchia == 0 {
 		if need := 8 * float64(train.rows) * float64(train.rows); need > float64(avail) {
-			return &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available: --vecchia auto makes a model of O(N) memory instead (docs/vecchia.md)", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
+			return nil, nil, nil, &dataError{fmt.Sprintf("%s: %d training rows make a %d x %d covariance of about %s, and only %s of memory is available: --vecchia auto makes a model of O(N) memory instead (docs/vecchia.md)", trainF.Name, train.rows, train.rows, train.rows, format.Bytes(need), format.Bytes(float64(avail)))}
 		}
 	}
-	var test *features
 	if c.Test != "" {
 		testF, err := c.readFrame(c.Test, e)
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		if test, err = c.extract(testF, train.names, labels, false); err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 	}
 	if err := c.checkID(train, test); err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	if train.id == nil && test != nil && test.id != nil {
 		// The stream's id column is there for the test rows' sake; the
 		// training rows' ids are empty, as test rows without ids are.
 		train.id = make([]string, train.rows)
 	}
-	d := len(train.names)
-	if c.HyperFile != "" {
-		if err := c.readHyper(e, train.names, labels.classes); err != nil {
-			return err
-		}
-	}
+	return train, test, labels, nil
+}
+
+// dataMeta is the output's metadata of the data: the features, the
+// labels and (--standardize, which it applies) the standardization.
+func (c *kernelCmd) dataMeta(e *env, train, test *features, labels *labelMap) map[string]string {
 	meta := map[string]string{
 		format.KeyTool:          "gpc-kernel",
 		format.KeyVersion:       Version,
@@ -279,16 +281,23 @@ func (c *kernelCmd) run(e *env) error {
 			}
 		}
 	}
+	return meta
+}
+
+// chooseKernel is the kernel of the flags (or --hyper), the data's start
+// where they leave a hyperparameter out, recorded in meta.
+func (c *kernelCmd) chooseKernel(train *features, meta map[string]string) (*gp.Kernel, error) {
 	var scale *fit.DataScale
 	if c.Beta == nil || c.Alpha == nil && c.kind() != gp.KernelLinear {
 		// The data's start, on the features as the kernel sees them.
-		if scale, err = fit.NewDataScale(train.x, d); err != nil {
-			return &dataError{fmt.Sprintf("%s: %v", trainF.Name, err)}
+		var err error
+		if scale, err = fit.NewDataScale(train.x, len(train.names)); err != nil {
+			return nil, &dataError{fmt.Sprintf("%s: %v", train.source, err)}
 		}
 	}
 	k, start, err := c.kernel(c.kind(), train.names, scale)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	meta["gpc:kernel"] = c.Kernel
 	meta["gpc:beta"] = fmtFloat(k.Beta)
@@ -299,15 +308,12 @@ func (c *kernelCmd) run(e *env) error {
 	if scale != nil {
 		meta["gpc:start"] = start
 	}
-	if c.Vecchia > 0 {
-		return c.runVecchia(e, train, test, labels, k, meta, mem)
-	}
-	if labels.classes != nil {
-		return c.runClasses(e, train, test, labels, k, meta, mem)
-	}
-	if c.perClass() {
-		return usagef("--class-alpha and --class-beta are for three or more classes; %s has two", trainF.Name)
-	}
+	return k, nil
+}
+
+// writeDense writes the covariance stream of two classes: the train
+// block, then the test rows (or, on a terminal, a row describing it).
+func (c *kernelCmd) writeDense(e *env, train, test *features, labels *labelMap, k *gp.Kernel, meta map[string]string, mem format.Allocator) error {
 	n := train.rows
 	r, fp := covFingerprint(k, train)
 	cov := &format.Covariance{N: n, Cov: r, Y: train.y, ID: train.id}
@@ -326,7 +332,7 @@ func (c *kernelCmd) run(e *env) error {
 	t := &format.Table{Cols: []format.Column{
 		{Name: "n", Int: []int64{int64(n)}},
 		{Name: "test_rows", Int: []int64{int64(tests)}},
-		{Name: "features", Int: []int64{int64(d)}},
+		{Name: "features", Int: []int64{int64(len(train.names))}},
 		{Name: "kernel", Str: []string{c.Kernel}},
 		{Name: "alpha", Str: []string{meta["gpc:alpha"]}},
 		{Name: "beta", Float: []float64{k.Beta}},
@@ -446,312 +452,4 @@ func (c *kernelCmd) writeCSV(w io.Writer, cov *format.Covariance, rows func(lo, 
 		}
 	}
 	return format.WriteTable(w, tab, format.CSV, 0, nil)
-}
-
-func fmtFloat(v float64) string {
-	if math.IsNaN(v) {
-		return ""
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-func (c *dataFlags) readFrame(path string, e *env) (*format.Frame, error) {
-	var r io.Reader = e.stdin
-	name := "stdin"
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, &format.IOError{Op: "open input", Err: err}
-		}
-		defer f.Close()
-		r, name = f, path
-	}
-	schema, r, err := format.Sniff(r, name)
-	if err != nil {
-		return nil, err
-	}
-	if schema != "" && schema != format.SchemaHyper {
-		return nil, &dataError{fmt.Sprintf("%s: a %s stream, not features: give the features it was made from (CSV, Parquet or Arrow columns)", name, schema)}
-	}
-	return format.ReadFrameLimit(r, name, format.NewAllocator(), memoryBudget())
-}
-
-// extract picks the features, labels and identifiers out of a frame. With
-// names nil (the training file) every column but the label and id is a
-// feature; otherwise the frame must have exactly those feature columns.
-func (c *dataFlags) extract(f *format.Frame, names []string, labels *labelMap, train bool) (*features, error) {
-	out := &features{rows: f.Rows, source: f.Name, columns: f.Names}
-	lab, id := f.Column(c.Label), -1
-	if c.ID != "" {
-		id = f.Column(c.ID) // the file may lack it: checkID
-	}
-	if lab < 0 && train {
-		return nil, &dataError{fmt.Sprintf("%s: no label column %q (--label); the columns are %s", f.Name, c.Label, strings.Join(f.Names, ", "))}
-	}
-	var cols []int
-	if names == nil {
-		for i, nm := range f.Names {
-			if i != lab && i != id {
-				cols = append(cols, i)
-				out.names = append(out.names, nm)
-			}
-		}
-		if len(cols) == 0 {
-			return nil, &dataError{fmt.Sprintf("%s: no feature columns besides the label", f.Name)}
-		}
-	} else {
-		for _, nm := range names {
-			i := f.Column(nm)
-			if i < 0 {
-				return nil, &dataError{fmt.Sprintf("%s: no column %q, which the training file has as a feature", f.Name, nm)}
-			}
-			cols = append(cols, i)
-		}
-		for i, nm := range f.Names {
-			if i != lab && i != id && !contains(names, nm) {
-				return nil, &dataError{fmt.Sprintf("%s: column %q is not among the training file's features (%s)", f.Name, nm, strings.Join(names, ", "))}
-			}
-		}
-		out.names = names
-	}
-	d := len(cols)
-	out.x = make([]float64, f.Rows*d)
-	for j, ci := range cols {
-		col := &f.Cols[ci]
-		if col.Num == nil {
-			r := firstNonNumber(col)
-			return nil, &dataError{fmt.Sprintf("%s: value %q is not a number; features must be numeric (use --id for an identifier column)", f.Describe(r, ci), col.Text[r])}
-		}
-		for r, v := range col.Num {
-			if col.Null[r] || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, &dataError{fmt.Sprintf("%s: feature value %q; features must be finite numbers", f.Describe(r, ci), col.Text[r])}
-			}
-			out.x[r*d+j] = v
-		}
-	}
-	if lab >= 0 {
-		y, err := labels.apply(f, lab, !train)
-		if err != nil {
-			return nil, err
-		}
-		out.y = y
-	}
-	if id >= 0 {
-		out.id = f.Cols[id].Text
-	}
-	return out, nil
-}
-
-func firstNonNumber(c *format.FrameColumn) int {
-	for r, s := range c.Text {
-		if _, err := strconv.ParseFloat(s, 64); err != nil && !c.Null[r] {
-			return r
-		}
-	}
-	return 0
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// standardize centres and scales train's and test's features by the
-// training mean and standard deviation (a constant feature is only
-// centred), and returns them.
-func standardize(train, test *features) (mean, sd []float64) {
-	d := len(train.names)
-	mean, sd = make([]float64, d), make([]float64, d)
-	n := float64(train.rows)
-	for j := range d {
-		for r := range train.rows {
-			mean[j] += train.x[r*d+j]
-		}
-		mean[j] /= n
-		for r := range train.rows {
-			dv := train.x[r*d+j] - mean[j]
-			sd[j] += dv * dv
-		}
-		if train.rows > 1 {
-			sd[j] = math.Sqrt(sd[j] / (n - 1))
-		} else {
-			sd[j] = 0
-		}
-	}
-	for _, f := range []*features{train, test} {
-		if f == nil {
-			continue
-		}
-		for r := range f.rows {
-			for j := range d {
-				s := sd[j]
-				if s == 0 {
-					s = 1
-				}
-				f.x[r*d+j] = (f.x[r*d+j] - mean[j]) / s
-			}
-		}
-	}
-	return mean, sd
-}
-
-// labelMap maps label values to +1 and -1, or, for more than two
-// classes, to the class indices 0..C-1.
-type labelMap struct {
-	pos, neg string // the values' text, as the metadata records them
-	numeric  bool   // +-1 or 0/1 numbers, compared as numbers
-	posNum   float64
-	negNum   float64
-	// classes are the class names of a multi-class label (nil for two
-	// classes), in class order; classNum their values when the column is
-	// numeric (compared as numbers).
-	classes  []string
-	classNum []float64
-}
-
-// newLabelMap works out the label mapping from the training labels:
-// +1/-1 and 1/0 numbers map themselves; otherwise two values, one of
-// which positive names; more than two values are the classes of a
-// multi-class classifier (newClassMap). One value is an error.
-func newLabelMap(f *format.Frame, label, positive string) (*labelMap, error) {
-	ci := f.Column(label)
-	if ci < 0 {
-		return nil, &dataError{fmt.Sprintf("%s: no label column %q (--label); the columns are %s", f.Name, label, strings.Join(f.Names, ", "))}
-	}
-	col := &f.Cols[ci]
-	var distinct []string
-	seen := map[string]bool{}
-	for r, s := range col.Text {
-		if col.Null[r] {
-			return nil, &dataError{fmt.Sprintf("%s: the label is missing", f.Describe(r, ci))}
-		}
-		if !seen[s] && (col.Num == nil || !containsNum(distinct, col.Num[r])) {
-			distinct = append(distinct, s)
-		}
-		seen[s] = true
-		if len(distinct) > gp.MaxClasses {
-			return nil, &dataError{fmt.Sprintf("%s: label value %q is the %d-th: gpc classifies into at most %d classes (is --label %q the class column?)", f.Describe(r, ci), s, len(distinct), gp.MaxClasses, label)}
-		}
-	}
-	switch {
-	case len(distinct) == 1:
-		return nil, &dataError{fmt.Sprintf("%s: every training label is %q: a classifier needs at least two classes", f.Name, distinct[0])}
-	case len(distinct) > 2 && positive != "":
-		return nil, &dataError{fmt.Sprintf("%s: the labels have %d values, %s: --positive chooses between two classes; leave it out for the multi-class classifier", f.Name, len(distinct), quoteList(distinct, 4))}
-	case len(distinct) > 2:
-		return newClassMap(col, distinct), nil
-	}
-	m := &labelMap{}
-	if positive == "" && col.Num != nil {
-		set := map[float64]bool{}
-		for _, v := range col.Num {
-			set[v] = true
-		}
-		switch {
-		case subset(set, 1, -1):
-			m.numeric, m.posNum, m.negNum, m.pos, m.neg = true, 1, -1, "1", "-1"
-			return m, nil
-		case subset(set, 1, 0):
-			m.numeric, m.posNum, m.negNum, m.pos, m.neg = true, 1, 0, "1", "0"
-			return m, nil
-		}
-		for r, v := range col.Num {
-			if v != 1 && v != -1 && v != 0 {
-				return nil, &dataError{fmt.Sprintf("%s: label %q: numeric labels must be +1/-1 or 1/0; for other values give --positive", f.Describe(r, ci), col.Text[r])}
-			}
-		}
-		return nil, &dataError{fmt.Sprintf("%s: labels mix -1 and 0; they must be +1/-1 or 1/0", f.Name)}
-	}
-	if positive == "" {
-		return nil, &dataError{fmt.Sprintf("%s: the labels are %s; give --positive to say which is the positive class", f.Name, quoteJoin(distinct))}
-	}
-	if !contains(distinct, positive) && !(col.Num != nil && containsNum(distinct, parseOr(positive))) {
-		return nil, &dataError{fmt.Sprintf("%s: --positive %q is not a label value (the values are %s)", f.Name, positive, quoteJoin(distinct))}
-	}
-	m.pos = positive
-	for _, s := range distinct {
-		if s != positive && !(col.Num != nil && parseOr(s) == parseOr(positive)) {
-			m.neg = s
-		}
-	}
-	if col.Num != nil { // compare numbers as numbers: "1" and "1.0" agree
-		m.numeric, m.posNum = true, parseOr(positive)
-		m.negNum = math.NaN()
-		if m.neg != "" {
-			m.negNum = parseOr(m.neg)
-		}
-	}
-	return m, nil
-}
-
-func subset(set map[float64]bool, a, b float64) bool {
-	for v := range set {
-		if v != a && v != b {
-			return false
-		}
-	}
-	return true
-}
-
-func containsNum(s []string, v float64) bool {
-	for _, x := range s {
-		if parseOr(x) == v {
-			return true
-		}
-	}
-	return false
-}
-
-func parseOr(s string) float64 {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return v
-}
-
-func quoteJoin(s []string) string {
-	q := make([]string, len(s))
-	for i, x := range s {
-		q[i] = strconv.Quote(x)
-	}
-	return strings.Join(q, " and ")
-}
-
-// apply maps column ci of f to +1/-1; a value that is neither class is an
-// error naming it and its row, and so is a missing one unless missing is
-// allowed (test rows), when it becomes NaN.
-func (m *labelMap) apply(f *format.Frame, ci int, missing bool) ([]float64, error) {
-	if m.classes != nil {
-		return m.applyClasses(f, ci, missing)
-	}
-	col := &f.Cols[ci]
-	y := make([]float64, f.Rows)
-	for r, s := range col.Text {
-		switch {
-		case col.Null[r] && missing:
-			y[r] = math.NaN()
-		case col.Null[r]:
-			return nil, &dataError{fmt.Sprintf("%s: the label is missing", f.Describe(r, ci))}
-		case m.numeric && col.Num != nil && col.Num[r] == m.posNum, !m.numeric && s == m.pos:
-			y[r] = 1
-		case m.numeric && col.Num != nil && col.Num[r] == m.negNum, !m.numeric && s == m.neg && m.neg != "":
-			y[r] = -1
-		default:
-			return nil, &dataError{fmt.Sprintf("%s: unknown label %q (the classes are %q and %q)", f.Describe(r, ci), s, m.pos, m.neg)}
-		}
-	}
-	return y, nil
-}
-
-// text returns the label value of class y.
-func (m *labelMap) text(y float64) string {
-	if y > 0 {
-		return m.pos
-	}
-	return m.neg
 }

@@ -19,6 +19,8 @@ The marginal likelihood in the Metropolis acceptance ratio is replaced by gpc's 
 
 The output is one row per kept iteration: the hyperparameters, the log marginal likelihood estimate the chain holds and its standard error, whether the iteration's proposal was accepted. The metadata give the acceptance rate (gpc:acceptance) and the variance of the log marginal likelihood estimator along the chain (gpc:var_log_ml). With --test and --posteriors, the test patterns' posteriors averaged over the kept iterations (each from the particles of the estimate the chain holds there) are written to that file: id, p, se (batch means over the chain), label, y, and sd_hyper, their spread over the hyperparameter samples.
 
+` + largeNHelp + `
+
 ` + examplesHelp + `
   gpc-mcmc --standardize --alpha 16 --beta 1e5 --samples 200 --iterations 300 --burn 100 --train examples/crabs/train.csv --format csv > samples.csv
   gpc-mcmc --standardize --alpha 16 --beta 1e5 --samples 200 --iterations 300 --burn 100 --train examples/crabs/train.csv --test examples/crabs/test.csv --posteriors posteriors.csv > samples.arrows
@@ -104,70 +106,20 @@ func (c *mcmcCmd) Validate() error {
 }
 
 func (c *mcmcCmd) run(e *env) error {
-	train, labels, dataMeta, err := c.readTraining(e)
+	train, test, dataMeta, err := c.readData(e)
 	if err != nil {
 		return err
 	}
-	var test *features
-	if c.Test != "" {
-		testF, err := c.readFrame(c.Test, e)
-		if err != nil {
-			return err
-		}
-		if test, err = c.extract(testF, train.names, labels, false); err != nil {
-			return err
-		}
-	}
-	if err := c.checkID(train, test); err != nil {
-		return err
-	}
-	if c.Standardize {
-		standardizeMeta(train, test, dataMeta)
-	}
-	d := len(train.names)
-	kind := c.kind()
-	scale, err := fit.NewDataScale(train.x, d)
+	scale, err := fit.NewDataScale(train.x, len(train.names))
 	if err != nil {
 		return &dataError{fmt.Sprintf("%s: %v", train.source, err)}
 	}
-	k, start, err := c.kernel(kind, train.names, scale)
+	k, start, err := c.kernel(c.kind(), train.names, scale)
 	if err != nil {
 		return err
 	}
-	base := *k
-	// The prior's medians: --prior-median, or the data's start.
-	centre := scale.Start(kind, d)
-	centre.Bias = 1
-	priorDesc := "the data's start"
-	if c.PriorMedian != nil {
-		priorDesc = fmtFloat(*c.PriorMedian)
-	}
-	var params []gp.Hyper
-	var names []string
-	for j := range base.Alpha {
-		params = append(params, gp.Hyper{Kind: gp.HyperAlpha, Index: j})
-		if kind == gp.KernelARD {
-			names = append(names, "alpha_"+train.names[j])
-		} else {
-			names = append(names, "alpha")
-		}
-	}
-	params = append(params, gp.Hyper{Kind: gp.HyperBeta})
-	names = append(names, "beta")
-	if c.Bias > 0 {
-		params = append(params, gp.Hyper{Kind: gp.HyperBias})
-		names = append(names, "bias")
-	}
-	theta0 := make([]float64, len(params))
-	prior := fit.LogNormalPrior{Mu: make([]float64, len(params)), SD: make([]float64, len(params))}
-	for j, h := range params {
-		theta0[j] = math.Log(h.Get(&base))
-		prior.Mu[j], prior.SD[j] = math.Log(h.Get(&centre)), c.PriorSD
-		if c.PriorMedian != nil {
-			prior.Mu[j] = math.Log(*c.PriorMedian)
-		}
-	}
-	data := &gp.Classifier{X: train.x, D: d, Y: train.y}
+	ch := c.newChain(train, k, scale)
+	data := &gp.Classifier{X: train.x, D: len(train.names), Y: train.y}
 	cfg := c.config(c.Threads, byteSize(0).limit())
 	cands := candidates(c.Method, c.Order)
 	// With --test the chain keeps the cloud of the estimate it holds.
@@ -177,16 +129,107 @@ func (c *mcmcCmd) run(e *env) error {
 		return err
 	}
 	cfg.MaxMemory = mcfg.MaxMemory
-	surf, pilots, refOrder, err := fit.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
+	surf, pilots, refOrder, err := fit.NewSurface(e.ctx, data, *k, ch.params, ch.theta0, cands, c.Jitter, cfg)
 	if err != nil {
 		return err
 	}
-
 	// Test rows and the running posteriors.
 	var acc *postAccumulator
 	if test != nil {
 		acc = &postAccumulator{t: test.rows}
 	}
+	rows, stats, err := c.runChain(e, surf, ch, data, test, acc)
+	if err != nil {
+		return err
+	}
+	if stats.Failed > 0 {
+		e.rep.warnf("%d of %d proposals could not be estimated and were rejected", stats.Failed, stats.Proposed)
+	}
+	meta := c.chainMeta(dataMeta, surf, refOrder, pilots, ch, start, stats)
+	mem := format.NewAllocator()
+	if acc != nil {
+		if err := c.writePosteriors(e, acc, test, dataMeta, meta, mem); err != nil {
+			return err
+		}
+	}
+	return format.WriteTable(e.stdout, mcmcTable(ch.names, rows, meta), c.outputFormat(e.stdout), 0, mem)
+}
+
+// readData reads the training data and the test features, standardized
+// as asked.
+func (c *mcmcCmd) readData(e *env) (train, test *features, dataMeta map[string]string, err error) {
+	train, labels, dataMeta, err := c.readTraining(e)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if c.Test != "" {
+		testF, err := c.readFrame(c.Test, e)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if test, err = c.extract(testF, train.names, labels, false); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if err := c.checkID(train, test); err != nil {
+		return nil, nil, nil, err
+	}
+	if c.Standardize {
+		standardizeMeta(train, test, dataMeta)
+	}
+	return train, test, dataMeta, nil
+}
+
+// chain is what gpc-mcmc samples: the kernel's hyperparameters (params,
+// named names), their logs at the start, and their log-normal prior,
+// described by priorDesc.
+type chain struct {
+	params    []gp.Hyper
+	names     []string
+	theta0    []float64
+	prior     fit.LogNormalPrior
+	priorDesc string
+}
+
+// newChain is the chain from kernel k, its prior's medians --prior-median
+// or the data's start.
+func (c *mcmcCmd) newChain(train *features, k *gp.Kernel, scale *fit.DataScale) *chain {
+	kind, d := k.Kind, len(train.names)
+	centre := scale.Start(kind, d)
+	centre.Bias = 1
+	ch := &chain{priorDesc: "the data's start"}
+	if c.PriorMedian != nil {
+		ch.priorDesc = fmtFloat(*c.PriorMedian)
+	}
+	for j := range k.Alpha {
+		ch.params = append(ch.params, gp.Hyper{Kind: gp.HyperAlpha, Index: j})
+		if kind == gp.KernelARD {
+			ch.names = append(ch.names, "alpha_"+train.names[j])
+		} else {
+			ch.names = append(ch.names, "alpha")
+		}
+	}
+	ch.params = append(ch.params, gp.Hyper{Kind: gp.HyperBeta})
+	ch.names = append(ch.names, "beta")
+	if c.Bias > 0 {
+		ch.params = append(ch.params, gp.Hyper{Kind: gp.HyperBias})
+		ch.names = append(ch.names, "bias")
+	}
+	ch.theta0 = make([]float64, len(ch.params))
+	ch.prior = fit.LogNormalPrior{Mu: make([]float64, len(ch.params)), SD: make([]float64, len(ch.params))}
+	for j, h := range ch.params {
+		ch.theta0[j] = math.Log(h.Get(k))
+		ch.prior.Mu[j], ch.prior.SD[j] = math.Log(h.Get(&centre)), c.PriorSD
+		if c.PriorMedian != nil {
+			ch.prior.Mu[j] = math.Log(*c.PriorMedian)
+		}
+	}
+	return ch
+}
+
+// runChain runs the pseudo-marginal chain with progress and returns its
+// kept iterations; acc, if not nil, averages the test posteriors.
+func (c *mcmcCmd) runChain(e *env, surf *fit.Surface, ch *chain, data *gp.Classifier, test *features, acc *postAccumulator) ([]mcmcRow, fit.MCMCStats, error) {
 	var rows []mcmcRow
 	e.rep.startProgress(c.Progress, countProgress(c.Burn+c.Iterations, "iterations"))
 	lastIt := -1 - c.Burn // the visits number the iterations after the burn-in
@@ -196,8 +239,8 @@ func (c *mcmcCmd) run(e *env) error {
 			e.rep.add(int64(st.Iteration - lastIt))
 			lastIt = st.Iteration
 			k := surf.KernelAt(st.Theta)
-			v := make([]float64, len(params))
-			for j, h := range params {
+			v := make([]float64, len(ch.params))
+			for j, h := range ch.params {
 				v[j] = h.Get(k)
 			}
 			rows = append(rows, mcmcRow{st.Iteration, v, st.Result.LogP, st.Result.SE, st.Accepted})
@@ -206,19 +249,18 @@ func (c *mcmcCmd) run(e *env) error {
 			}
 			return acc.add(k, data, test, st)
 		}}
-	stats, err := surf.PseudoMarginal(e.ctx, theta0, prior, mc)
+	stats, err := surf.PseudoMarginal(e.ctx, ch.theta0, ch.prior, mc)
 	if err == nil {
 		// The last line, 100%, as the other tools end theirs (--thin
 		// visits fewer iterations than there are).
 		e.rep.add(int64(c.Burn + c.Iterations))
 	}
 	e.rep.stopProgress()
-	if err != nil {
-		return err
-	}
-	if stats.Failed > 0 {
-		e.rep.warnf("%d of %d proposals could not be estimated and were rejected", stats.Failed, stats.Proposed)
-	}
+	return rows, stats, err
+}
+
+// chainMeta is the metadata of gpc-mcmc's output.
+func (c *mcmcCmd) chainMeta(dataMeta map[string]string, surf *fit.Surface, refOrder core.OrderKind, pilots []core.Pilot, ch *chain, start string, stats fit.MCMCStats) map[string]string {
 	meta := map[string]string{}
 	for k, v := range dataMeta {
 		meta[k] = v
@@ -238,8 +280,8 @@ func (c *mcmcCmd) run(e *env) error {
 	if c.Refresh == 0 {
 		meta["gpc:refresh"] = strconv.Itoa(c.groups())
 	}
-	meta["gpc:prior"] = fmt.Sprintf("log-normal median=%s sd_log=%s", priorDesc, fmtFloat(c.PriorSD))
-	meta["gpc:prior_median"] = describeTheta(names, prior.Mu)
+	meta["gpc:prior"] = fmt.Sprintf("log-normal median=%s sd_log=%s", ch.priorDesc, fmtFloat(c.PriorSD))
+	meta["gpc:prior_median"] = describeTheta(ch.names, ch.prior.Mu)
 	meta["gpc:start"] = start
 	meta["gpc:burn"] = strconv.Itoa(c.Burn)
 	meta["gpc:thin"] = strconv.Itoa(c.Thin)
@@ -252,13 +294,7 @@ func (c *mcmcCmd) run(e *env) error {
 		pm := estimatorMeta(&core.Factor{Perm: surf.Perm}, core.Config{Method: surf.Method}, pilots, c.Jitter)
 		meta[format.KeyPilots] = pm[format.KeyPilots]
 	}
-	mem := format.NewAllocator()
-	if acc != nil {
-		if err := c.writePosteriors(e, acc, test, dataMeta, meta, mem); err != nil {
-			return err
-		}
-	}
-	return format.WriteTable(e.stdout, mcmcTable(names, rows, meta), c.outputFormat(e.stdout), 0, mem)
+	return meta
 }
 
 // mcmcRow is one kept iteration.

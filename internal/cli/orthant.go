@@ -14,11 +14,13 @@ const orthantDescription = `Estimate a Gaussian box probability P(lower <= v <= 
 
 The input is a covariance stream (an Arrow IPC stream or file with a "cov" list column and optional lower, upper and mean columns; by default the orthant v >= 0), a square matrix as N numeric Arrow columns, or a CSV matrix with or without a header (columns named lower, upper, mean are then per-variable bounds and mean). The form is detected from the content. Rows after the N x N train block (test rows from gpc-kernel) are ignored: for a GP-classification covariance the result is the log marginal likelihood.
 
-A Vecchia model (gpc-kernel --vecchia M, docs/vecchia.md) is read too: the result is its training rows' probability, the Vecchia classifier's log marginal likelihood, by the Vecchia estimator (O(M) per particle and variable; method vecchia).
+A Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md) is read too: the result is its training rows' probability, the Vecchia classifier's log marginal likelihood, by the Vecchia estimator (O(m) per particle and variable for m neighbours; method vecchia).
 
 With --shard I/K it computes only shard I of K: a fixed range of the particle groups (the preparation, deterministic, is done by every shard, or once: --prepare-only writes it as a plan that --plan reads), written as a gpc.orthant-shard/1 stream that gpc-merge combines with the other shards into exactly this output (docs/scale-out.md).
 
 The output is one row: log_p, se_log_p, p, n, samples, groups, method, order, seed, and the diagnostics min_ess (the smallest effective sample size met, as a fraction of a group), resamples (resampling steps), ancestors (distinct ancestors of the final particles at the first variable) and solve_iterations (EP sweeps for ep, Newton iterations for met).
+
+` + largeNHelp + `
 
 ` + examplesHelp + `
   gpc-orthant examples/onefactor-100.csv                 # a 100 x 100 CSV matrix; exact log P = -71.85754
@@ -68,44 +70,79 @@ func (c *orthantCmd) run(e *env) error {
 	defer closeIn()
 	defer lowerGC()()
 	mem := format.NewAllocator()
-	schema, r, err := format.Sniff(r, name)
+	cfg := c.config(c.Threads, c.MaxMemory.limit())
+	c.plan = &c.planFlags
+	p, err := c.problem(e, r, name, &cfg, mem)
+	if err != nil || p == nil {
+		return err
+	}
+	if c.Shard != "" {
+		return c.runShard(e, p, cfg, mem)
+	}
+	res, err := estimate(e, p, cfg, c.Progress)
 	if err != nil {
 		return err
 	}
+	return format.WriteTable(e.stdout, problemRow(p, &res, cfg), c.outputFormat(e.stdout), 0, mem)
+}
+
+// problem reads the input, a covariance or a Vecchia model, and prepares
+// its estimator; with --prepare-only it writes the plan instead and
+// returns no problem.
+func (c *orthantCmd) problem(e *env, r io.Reader, name string, cfg *core.Config, mem format.Allocator) (problem, error) {
+	schema, r, err := format.Sniff(r, name)
+	if err != nil {
+		return nil, err
+	}
 	if schema == format.SchemaVecchia {
-		return c.runVecchia(e, r, name, mem)
+		v, err := c.prepareVecchia(e, r, name, c.Progress, mem)
+		if err != nil {
+			return nil, err
+		}
+		if c.PrepareOnly {
+			return nil, c.writeVecchiaPlan(e, v, *cfg, mem)
+		}
+		return v, nil
 	}
 	cov, err := format.ReadCovariance(r, name, mem)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cfg := c.config(c.Threads, c.MaxMemory.limit())
-	c.plan = &c.planFlags
 	if c.PrepareOnly {
-		return c.writePlan(e, boxOf(cov), name, cfg, c.Progress, mem)
+		return nil, c.writePlan(e, boxOf(cov), name, *cfg, c.Progress, mem)
 	}
-	if c.Shard != "" {
-		return c.runShard(e, boxOf(cov), cov.Meta, name, cfg, mem)
+	if err := checkEstimateMemory(name, cov.N, cfg, candidates(c.Method, c.Order), false); err != nil {
+		return nil, err
 	}
-	f, pilots, res, err := c.estimate(e, boxOf(cov), name, &cfg, c.Progress)
+	return c.prepareDense(e, boxOf(cov), cov.Meta, name, cfg, c.Progress)
+}
+
+// runShard computes shard I of K of the estimate, the particle groups of
+// its range, and writes them as a gpc.orthant-shard/1 stream: one row per
+// group with what core.Summarize needs.
+func (c *orthantCmd) runShard(e *env, p problem, cfg core.Config, mem format.Allocator) error {
+	plan, err := planned(p, cfg)
 	if err != nil {
 		return err
 	}
-	t := orthantTable(&res, f, cfg)
-	for k, v := range estimatorMeta(f, cfg, pilots, c.Jitter) {
-		t.Meta[k] = v
+	i, k, _ := c.shard()
+	lo, hi, err := groupShard(i, k, plan)
+	if err != nil {
+		return err
 	}
-	passMeta(t.Meta, cov.Meta)
-	return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, mem)
+	fp := p.fingerprint("gpc-orthant", plan, k)
+	if c.Fingerprint {
+		return printFingerprint(e, fp)
+	}
+	outs, err := estimateGroups(e, p, cfg, plan, lo, hi, c.Progress)
+	if err != nil {
+		return err
+	}
+	return format.WriteTable(e.stdout, orthantShard(p, cfg, plan, i, k, lo, hi, fp, outs), c.outputFormat(e.stdout), 0, mem)
 }
 
-// orthantTable is gpc-orthant's one-row result (schema gpc.orthant/1).
-func orthantTable(res *core.Result, f *core.Factor, cfg core.Config) *format.Table {
-	return orthantRow(res, f.N, cfg.Method.String(), f.Order.String(), cfg.Seed, solveIterations(f, cfg.Method))
-}
-
-// orthantRow is orthantTable from the values it shows (what gpc-merge has
-// of a sharded run).
+// orthantRow is gpc-orthant's one-row result (schema gpc.orthant/1) from
+// the values it shows (what gpc-merge has of a sharded run).
 func orthantRow(res *core.Result, n int, method, order string, seed uint64, solve int) *format.Table {
 	meta := map[string]string{
 		format.KeySchema: format.SchemaOrthant,

@@ -1,11 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 
 	"github.com/gpc-mc/gpc/core"
@@ -41,7 +42,7 @@ From a multi-class cloud (gpc-kernel with three or more classes), one row per te
 // predictCmd is gpc-predict's command line.
 type predictCmd struct {
 	Input       string `arg:"" optional:"" default:"-" help:"The cloud with test rows (gpc-train's output), or with --cloud a covariance stream; - or nothing reads standard input."`
-	Cloud       string `help:"A saved cloud (gpc-train's output); the input is then the covariance stream whose test rows are predicted."`
+	Cloud       string `help:"A saved cloud (gpc-train's output; - reads it from standard input, and the covariance then from its file); the input is then the covariance stream whose test rows are predicted."`
 	batchFlags  `embed:""`
 	Count       string `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper, with --seed for its draws)."`
 	seedFlags   `embed:""`
@@ -71,7 +72,7 @@ func (c *predictCmd) Validate() error {
 		return err
 	}
 	if c.Cloud == "-" && (c.Input == "-" || c.Input == "") {
-		return usagef("--cloud and the input cannot both read standard input")
+		return usagef("--cloud - reads the cloud from standard input, so the covariance stream cannot come from there too: name its file (gpc-predict --cloud - cov.arrows), or the cloud's (--cloud cloud.arrows)")
 	}
 	return nil
 }
@@ -82,20 +83,13 @@ func (c *predictCmd) run(e *env) error {
 	// peak instead of 0.8 GB live).
 	defer lowerGC()()
 	mem := format.NewAllocator()
-	// The cloud's record batches, read one after the other, reuse their
-	// memory.
-	cloudMem := format.NewRecyclingAllocator()
 	r, name, closeIn, err := openInput(c.Input, e.stdin)
 	if err != nil {
 		return err
 	}
 	defer closeIn()
-	limit := c.MaxMemory.limit()
-	var cloud *format.CloudReader
-	var tests testSource // the test rows not read ahead
-	var ahead *format.TestRows
-	stream := false // predict as the particles stream past
-	testRows := -1  // unknown
+	in := &predictInput{testRows: -1, limit: c.MaxMemory.limit()}
+	defer in.close()
 	if c.Cloud == "" {
 		enlargePipe(r)
 		schema, all, err := format.Sniff(r, name)
@@ -105,105 +99,27 @@ func (c *predictCmd) run(e *env) error {
 		if schema == format.SchemaVecchiaCloud {
 			return c.runVecchia(e, all, name, mem)
 		}
-		r = all
-		if cloud, err = format.OpenCloudLean(r, name, cloudMem); err != nil {
-			return err
-		}
-		defer cloud.Close()
-		tests = cloud
-		testRows = cloud.TestRowCount()
-		if cloud.TestsFirst() {
-			// gpc-train put them first because they were small beside
-			// the cloud; they must all be read to reach it.
-			if ahead, _, err = readTests(cloud, c.BatchSize, limit, true, name); err != nil {
-				return err
-			}
-			stream = true
-		}
-	} else {
-		cf, err := os.Open(c.Cloud)
-		if err != nil {
-			return &format.IOError{Op: "open --cloud", Err: err}
-		}
-		defer cf.Close()
-		schema, all, err := format.Sniff(cf, c.Cloud)
+		err = c.readCloud(in, all, name)
 		if err != nil {
 			return err
 		}
-		if schema == format.SchemaVecchiaCloud {
-			return usagef("--cloud %s: a Vecchia cloud holds the posteriors of the test rows it was trained with, not its particles (a path of N values each: docs/vecchia.md): predict new rows by running gpc-kernel --vecchia with --test and gpc-train again (the same --seed gives the same training estimate)", c.Cloud)
-		}
-		if cloud, err = format.OpenCloudLean(all, c.Cloud, cloudMem); err != nil {
-			return err
-		}
-		defer cloud.Close()
-		cr, err := format.NewCovReader(r, name, mem)
-		if err != nil {
-			return err
-		}
-		defer cr.Close()
-		want := cloud.Meta()[format.KeyFingerprint] // checked against the train block by OpenCloud
-		if want == "" {
-			want = format.Fingerprint(cloud.Train.Cov)
-		}
-		if fp := format.Fingerprint(cr.Train().Cov); fp != want {
-			return &dataError{fmt.Sprintf("%s: its train block (fingerprint %s) is not the one %s was trained on (%s): predict with the covariance the cloud came from, or train a new cloud", name, fp, c.Cloud, want)}
-		}
-		tests = cr
-		if v, err := strconv.Atoi(cr.Train().Meta[format.KeyRows]); err == nil {
-			testRows = v - cr.Train().N
-		}
-		// The test rows that fit beside a small share of the cloud are
-		// read first and predicted in one pass over it; more, and the
-		// cloud is held instead.
-		if ahead, stream, err = readTests(cr, c.BatchSize, min(limit, aheadBytes(cloud.Particles(), cloud.Train.N)), false, name); err != nil {
-			return err
-		}
+	} else if err := c.readCloudFile(in, r, name, e.stdin, mem); err != nil {
+		return err
 	}
-	meta := cloud.Meta()
-	jitter, _ := strconv.ParseFloat(meta[format.KeyJitter], 64)
-	// The factor the particles were drawn with: the cloud's own (gpc-train
-	// writes it), else (a gpc.cloud/2 stream) rebuilt in their order: for
-	// ep, EP is deterministic and gives the same Gaussian again, with EP's
-	// own sites as gpc.cloud/2's writers had them (not widened).
-	f := cloud.Factor
-	cloud.Factor = nil // f only: predicting in one pass lets go of it once the test basis is made
-	if f == nil {
-		if c.Progress {
-			e.rep.note("the cloud (%s) does not carry its factor: preparing it again", meta[format.KeySchema])
-		}
-		box := boxOf(cloud.Train)
-		box.Labels = nil
-		ord := core.Ordering{Kind: core.OrderGiven, Perm: cloud.Perm}
-		if meta[format.KeyMethod] == core.MethodEP.String() {
-			f, err = core.PrepareEPUnwidened(box, ord, jitter)
-		} else {
-			f, err = core.NewFactor(box, ord, jitter)
-		}
-		if err != nil {
-			return err
-		}
+	if in.testRows == 0 || (in.stream && in.ahead.Len() == 0) {
+		return c.noTests(name, false)
+	}
+	cloud := in.cloud
+	f, err := c.factor(e, cloud)
+	if err != nil {
+		return err
 	}
 	// The train block is no longer needed: its memory goes before the
 	// cloud's particles come.
 	cloud.Train.Cov = nil
 	releaseLarge(f.N)
-	outMeta, pos, neg := c.posteriorsMeta(meta)
-	if c.Count == "hard" {
-		outMeta["gpc:count_seed"] = strconv.FormatInt(c.Seed, 10)
-	}
-	// The cloud's estimate of the log marginal likelihood, from its groups'
-	// estimates (known once their particles were read), as gpc-train
-	// computed it.
-	estimate := func() {
-		sizes := cloud.GroupSizes()
-		logML, se, _ := core.CombineGroups(cloud.LogZ, sizes)
-		outMeta[format.KeyLogML] = fmtFloat(logML)
-		outMeta[format.KeySELogML] = fmtFloat(se)
-		outMeta[format.KeyGroupLogP] = format.JoinFloats(cloud.LogZ)
-	}
-	opt := core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), Threads: c.Threads}
-	names, err := cloudClasses(meta, name)
+	out := c.newPredictOut(cloud)
+	names, err := cloudClasses(cloud.Meta(), name)
 	if err != nil {
 		return err
 	}
@@ -211,146 +127,328 @@ func (c *predictCmd) run(e *env) error {
 		if c.Shard != "" {
 			return usagef("--shard: a multi-class cloud's posteriors are not sharded yet (predict them in one run)")
 		}
-		return c.runClasses(e, f, cloud, tests, ahead, names, testRows, outMeta, estimate, opt, name, mem)
+		return c.runClasses(e, f, cloud, in.tests, in.ahead, names, in.testRows, out.meta, out.estimate, out.opt, name, mem)
 	}
-	proto := posteriorTable(nil, nil, 0, pos, neg)
-	proto.Meta = outMeta
-	if testRows == 0 || (stream && ahead.Len() == 0) {
-		return c.noTests(name)
+	if in.stream {
+		in.testRows = in.ahead.Len()
 	}
-	// A shard (--shard I/K) predicts the test rows [lo, hi) of the
-	// testRows; rows counts those it writes.
+	if err := c.shardRows(in, out, name); err != nil {
+		return err
+	}
+	if c.Fingerprint {
+		return c.printPredictFingerprint(e, cloud, in.tests, in.ahead, in.stream, out.meta, out.estimate, out.sk)
+	}
+	if in.stream {
+		return c.predictStreamed(e, f, in, out, name, mem)
+	}
+	return c.predictHeld(e, f, in, out, name, mem)
+}
+
+// predictInput is where gpc-predict's particles and test rows come from:
+// the cloud, the test rows read ahead of its particles, and the rest of
+// them (tests: the cloud's, or --cloud's covariance stream's).
+type predictInput struct {
+	cloud    *format.CloudReader
+	tests    testSource
+	ahead    *format.TestRows
+	stream   bool // predict as the particles stream past: every test row is ahead
+	testRows int  // -1: unknown
+	closers  []func()
+	limit    int64 // --max-memory's, read once
+}
+
+// close closes the input's readers, the last opened first.
+func (in *predictInput) close() {
+	for _, c := range slices.Backward(in.closers) {
+		c()
+	}
+}
+
+// readCloud opens the cloud of the input (gpc-train's output), with its
+// test rows, and reads those it put ahead of its particles.
+func (c *predictCmd) readCloud(in *predictInput, r io.Reader, name string) error {
+	// The cloud's record batches, read one after the other, reuse their
+	// memory.
+	cloud, err := format.OpenCloudLean(r, name, format.NewRecyclingAllocator())
+	if err != nil {
+		return err
+	}
+	in.cloud, in.tests, in.testRows = cloud, cloud, cloud.TestRowCount()
+	in.closers = append(in.closers, cloud.Close)
+	if in.testRows == 0 {
+		return c.noTests(name, false) // known from the head, while gpc-train estimates
+	}
+	if cloud.TestsFirst() {
+		// gpc-train put them first because they were small beside
+		// the cloud; they must all be read to reach it.
+		if in.ahead, _, err = readTests(cloud, c.BatchSize, in.limit, true, name); err != nil {
+			return err
+		}
+		in.stream = true
+	}
+	return nil
+}
+
+// readCloudFile opens --cloud's cloud (a file, or standard input for -)
+// and the input's covariance stream, checks that they share their train
+// block, and reads the test rows that fit beside a small share of the
+// cloud: those are predicted in one pass over it; more, and the cloud is
+// held instead.
+func (c *predictCmd) readCloudFile(in *predictInput, r io.Reader, name string, stdin io.Reader, mem format.Allocator) error {
+	cf, cname, closeCloud, err := openInput(c.Cloud, stdin)
+	if err != nil {
+		return &format.IOError{Op: "open --cloud", Err: errors.Unwrap(err)}
+	}
+	in.closers = append(in.closers, closeCloud)
+	schema, all, err := format.Sniff(cf, cname)
+	if err != nil {
+		return err
+	}
+	if schema == format.SchemaVecchiaCloud {
+		return usagef("--cloud %s: a Vecchia cloud holds the posteriors of the test rows it was trained with, not its particles (a path of N values each: docs/vecchia.md): predict new rows by running gpc-kernel --vecchia with --test and gpc-train again (the same --seed gives the same training estimate)", c.Cloud)
+	}
+	cloud, err := format.OpenCloudLean(all, cname, format.NewRecyclingAllocator())
+	if err != nil {
+		return err
+	}
+	in.cloud = cloud
+	in.closers = append(in.closers, cloud.Close)
+	cr, err := format.NewCovReader(r, name, mem)
+	if err != nil {
+		return err
+	}
+	in.closers = append(in.closers, cr.Close)
+	want := cloud.Meta()[format.KeyFingerprint] // checked against the train block by OpenCloud
+	if want == "" {
+		want = format.Fingerprint(cloud.Train.Cov)
+	}
+	if fp := format.Fingerprint(cr.Train().Cov); fp != want {
+		return &dataError{fmt.Sprintf("%s: its train block (fingerprint %s) is not the one %s was trained on (%s): predict with the covariance the cloud came from, or train a new cloud", name, fp, cname, want)}
+	}
+	in.tests = cr
+	if v, err := strconv.Atoi(cr.Train().Meta[format.KeyRows]); err == nil {
+		in.testRows = v - cr.Train().N
+	}
+	in.ahead, in.stream, err = readTests(cr, c.BatchSize, min(in.limit, aheadBytes(cloud.Particles(), cloud.Train.N)), false, name)
+	return err
+}
+
+// factor is the factor the particles were drawn with: the cloud's own
+// (gpc-train writes it), else (a gpc.cloud/2 stream) rebuilt in their
+// order: for ep, EP is deterministic and gives the same Gaussian again,
+// with EP's own sites as gpc.cloud/2's writers had them (not widened).
+func (c *predictCmd) factor(e *env, cloud *format.CloudReader) (*core.Factor, error) {
+	f := cloud.Factor
+	cloud.Factor = nil // f only: predicting in one pass lets go of it once the test basis is made
+	if f != nil {
+		return f, nil
+	}
+	meta := cloud.Meta()
+	if c.Progress {
+		e.rep.note("the cloud (%s) does not carry its factor: preparing it again", meta[format.KeySchema])
+	}
+	jitter, _ := strconv.ParseFloat(meta[format.KeyJitter], 64)
+	box := boxOf(cloud.Train)
+	box.Labels = nil
+	ord := core.Ordering{Kind: core.OrderGiven, Perm: cloud.Perm}
+	if meta[format.KeyMethod] == core.MethodEP.String() {
+		return core.PrepareEPUnwidened(box, ord, jitter)
+	}
+	return core.NewFactor(box, ord, jitter)
+}
+
+// predictOut is what gpc-predict writes: the posteriors' metadata and
+// labels, the rows [lo, hi) of the test rows that a shard (sk > 0)
+// predicts, and its digest of every test row.
+type predictOut struct {
+	meta     map[string]string
+	pos, neg string
+	opt      core.PredictOptions
+	// estimate adds the cloud's estimate of the log marginal likelihood,
+	// from its groups' estimates (known once their particles were read),
+	// as gpc-train computed it.
+	estimate       func()
+	lo, hi, rows   int
+	si, sk         int
+	digest         *format.RowDigest
+	proto          *format.Table
+	oneGroupWarned bool
+}
+
+// newPredictOut is the posteriors' output of cloud.
+func (c *predictCmd) newPredictOut(cloud *format.CloudReader) *predictOut {
+	out := &predictOut{digest: format.NewRowDigest()}
+	out.meta, out.pos, out.neg = c.posteriorsMeta(cloud.Meta())
+	if c.Count == "hard" {
+		out.meta["gpc:count_seed"] = strconv.FormatInt(c.Seed, 10)
+	}
+	out.estimate = func() {
+		sizes := cloud.GroupSizes()
+		logML, se, _ := core.CombineGroups(cloud.LogZ, sizes)
+		out.meta[format.KeyLogML] = fmtFloat(logML)
+		out.meta[format.KeySELogML] = fmtFloat(se)
+		out.meta[format.KeyGroupLogP] = format.JoinFloats(cloud.LogZ)
+	}
+	out.opt = core.PredictOptions{Hard: c.Count == "hard", Seed: uint64(c.Seed), Threads: c.Threads}
+	out.proto = posteriorTable(nil, nil, 0, out.pos, out.neg)
+	out.proto.Meta = out.meta
+	return out
+}
+
+// shardRows sets the test rows the output holds: all of them, or with
+// --shard I/K shard I's, [lo, hi) of the testRows, with its metadata.
+func (c *predictCmd) shardRows(in *predictInput, out *predictOut, name string) error {
 	si, sk, err := c.shard()
 	if err != nil {
 		return err
 	}
-	if stream {
-		testRows = ahead.Len()
+	out.si, out.sk = si, sk
+	out.lo, out.hi, out.rows = 0, in.testRows, in.testRows
+	if sk == 0 {
+		return nil
 	}
-	lo, hi, rows := 0, testRows, testRows
-	if sk > 0 {
-		if testRows < 0 {
-			return &dataError{fmt.Sprintf("%s: --shard splits the test rows, and their count is not known before they are read (no gpc:rows in the metadata)", name)}
-		}
-		if sk > testRows {
-			return tooManyShards(si, sk, testRows, "test rows", "row", "")
-		}
-		lo, hi = shardRange(si, sk, testRows)
-		rows = hi - lo
-		addShardMeta(outMeta, format.SchemaPosteriorsShard, si, sk, lo, hi, "")
-		outMeta[format.KeyShardRowsOf] = strconv.Itoa(testRows)
-		outMeta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
-		if c.Fingerprint {
-			return c.printPredictFingerprint(e, cloud, tests, ahead, stream, outMeta, estimate, sk)
-		}
+	if in.testRows < 0 {
+		return &dataError{fmt.Sprintf("%s: --shard splits the test rows, and their count is not known before they are read (no gpc:rows in the metadata)", name)}
 	}
-	// The shard's fingerprint covers every test row, which it reads all.
-	digest := format.NewRowDigest()
-	if stream {
-		digest.Add(ahead)
-		if sk > 0 {
-			ahead, opt.First = sliceTests(ahead, lo, hi), lo
-		}
-		post, err := c.streamPredict(e, f, cloud, ahead, opt, name)
-		if err != nil {
+	if sk > in.testRows {
+		return tooManyShards(si, sk, in.testRows, "test rows", "row", "")
+	}
+	out.lo, out.hi = shardRange(si, sk, in.testRows)
+	out.rows = out.hi - out.lo
+	addShardMeta(out.meta, format.SchemaPosteriorsShard, si, sk, out.lo, out.hi, "")
+	out.meta[format.KeyShardRowsOf] = strconv.Itoa(in.testRows)
+	out.meta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
+	return nil
+}
+
+// shardDone adds a shard's fingerprint, which covers every test row, to
+// its metadata once they are all read.
+func (c *predictCmd) shardDone(out *predictOut) {
+	if out.sk > 0 {
+		out.meta[format.KeyShardTests] = out.digest.Sum()
+		out.meta[format.KeyShardFingerprint] = c.predictFingerprint(out.meta, out.sk)
+	}
+}
+
+// predictStreamed predicts the test rows read ahead as the particles
+// stream past, and writes their posteriors.
+func (c *predictCmd) predictStreamed(e *env, f *core.Factor, in *predictInput, out *predictOut, name string, mem format.Allocator) error {
+	ahead := in.ahead
+	out.digest.Add(ahead)
+	if out.sk > 0 {
+		ahead, out.opt.First = sliceTests(ahead, out.lo, out.hi), out.lo
+	}
+	post, err := c.streamPredict(e, f, in.cloud, ahead, out.opt, name)
+	if err != nil {
+		return err
+	}
+	out.estimate()
+	c.shardDone(out)
+	tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), out.proto, ahead.Len(), c.BatchSize, mem)
+	var sum predictSummary
+	for a := 0; a < ahead.Len(); a += c.BatchSize {
+		b := min(ahead.Len(), a+c.BatchSize)
+		sum.add(sliceTests(ahead, a, b), post[a:b])
+		if err := tw.Write(posteriorTable(sliceTests(ahead, a, b), post[a:b], out.lo+a, out.pos, out.neg)); err != nil {
 			return err
 		}
-		estimate()
-		if sk > 0 {
-			outMeta[format.KeyShardTests] = digest.Sum()
-			outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
-		}
-		tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, ahead.Len(), c.BatchSize, mem)
-		var sum predictSummary
-		for a := 0; a < ahead.Len(); a += c.BatchSize {
-			b := min(ahead.Len(), a+c.BatchSize)
-			sum.add(sliceTests(ahead, a, b), post[a:b])
-			if err := tw.Write(posteriorTable(sliceTests(ahead, a, b), post[a:b], lo+a, pos, neg)); err != nil {
-				return err
-			}
-		}
-		tw.Note = sum.line(outMeta)
-		return tw.Close()
 	}
+	tw.Note = sum.line(out.meta)
+	return tw.Close()
+}
+
+// predictHeld holds the cloud's particles and predicts the test rows a
+// batch at a time. A shard's posteriors (a few numbers a row) are held
+// until every test row has been read: its fingerprint covers them all,
+// and goes first, in the schema.
+func (c *predictCmd) predictHeld(e *env, f *core.Factor, in *predictInput, out *predictOut, name string, mem format.Allocator) error {
 	// Record batches are garbage as soon as their particles are copied
 	// out: collect them before the heap doubles (the particles hold no
 	// pointers, so a collection costs little), so that the cloud is in
 	// memory about once.
 	defer debug.SetGCPercent(debug.SetGCPercent(cloudGCPercent))
-	cl, err := cloud.LoadParticles(limit, sysmem.Floats)
+	cl, err := in.cloud.LoadParticles(in.limit, sysmem.Floats)
 	if err != nil {
 		return err
 	}
-	estimate()
-	// A shard's posteriors (a few numbers a row) are held until every
-	// test row has been read: its fingerprint covers them all, and goes
-	// first, in the schema.
+	out.estimate()
 	var tw *format.TableWriter
 	var held []*format.Table
-	if sk == 0 {
-		tw = format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, rows, c.BatchSize, mem)
+	if out.sk == 0 {
+		tw = format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), out.proto, out.rows, c.BatchSize, mem)
 	}
-	e.rep.startProgress(c.Progress, rowsProgress(testRows, "test rows"))
+	e.rep.startProgress(c.Progress, rowsProgress(in.testRows, "test rows"))
 	defer e.rep.stopProgress()
 	row := 0
-	warned := false
 	var sum predictSummary
-	for {
+	for t := in.ahead; ; t = nil {
 		if err := e.ctx.Err(); err != nil {
 			return err
 		}
-		t := ahead
-		if ahead != nil {
-			ahead = nil
-		} else if t, err = tests.NextTest(c.BatchSize); err != nil {
-			return err
-		}
 		if t == nil {
-			break
+			if t, err = in.tests.NextTest(c.BatchSize); err != nil {
+				return err
+			}
+			if t == nil {
+				break
+			}
 		}
 		first := row
 		row += t.Len()
-		if sk > 0 {
-			digest.Add(t)
-			// This shard's rows of the batch, [lo, hi) less first.
-			a, b := min(max(lo-first, 0), t.Len()), max(min(hi-first, t.Len()), 0)
-			if a >= b {
-				continue
-			}
-			t, first = sliceTests(t, a, b), first+a
+		pt, err := c.predictBatch(e, f, cl, t, first, out, &sum, name)
+		if err != nil {
+			return err
 		}
-		post := make([]core.Posterior, t.Len())
-		opt.First = first
-		if err := core.PredictWith(post, f, cl, t.Cov, t.Var, opt); err != nil {
-			return testRowError(err, name, first)
+		if pt == nil {
+			continue
 		}
-		if !warned && len(post) > 0 && math.IsNaN(post[0].SE) {
-			e.rep.warnf("the cloud has one particle group: the posteriors have no standard error (train with --groups)")
-			warned = true
-		}
-		sum.add(t, post)
-		if pt := posteriorTable(t, post, first, pos, neg); sk > 0 {
+		if out.sk > 0 {
 			held = append(held, pt)
 		} else if err := tw.Write(pt); err != nil {
 			return err
 		}
-		e.rep.add(int64(t.Len()))
 	}
 	if row == 0 {
-		return c.noTests(name)
+		return c.noTests(name, false)
 	}
-	if sk > 0 {
-		outMeta[format.KeyShardTests] = digest.Sum()
-		outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
-		tw = format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, rows, c.BatchSize, mem)
+	if out.sk > 0 {
+		c.shardDone(out)
+		tw = format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), out.proto, out.rows, c.BatchSize, mem)
 		for _, pt := range held {
 			if err := tw.Write(pt); err != nil {
 				return err
 			}
 		}
 	}
-	tw.Note = sum.line(outMeta)
+	tw.Note = sum.line(out.meta)
 	return tw.Close()
+}
+
+// predictBatch predicts the output's rows of a batch t of test rows from
+// the held cloud cl (first: t's first row among the test rows) and
+// returns their posteriors' table; nil where a shard has none of them.
+func (c *predictCmd) predictBatch(e *env, f *core.Factor, cl *core.Cloud, t *format.TestRows, first int, out *predictOut, sum *predictSummary, name string) (*format.Table, error) {
+	if out.sk > 0 {
+		out.digest.Add(t)
+		// This shard's rows of the batch, [lo, hi) less first.
+		a, b := min(max(out.lo-first, 0), t.Len()), max(min(out.hi-first, t.Len()), 0)
+		if a >= b {
+			return nil, nil
+		}
+		t, first = sliceTests(t, a, b), first+a
+	}
+	post := make([]core.Posterior, t.Len())
+	out.opt.First = first
+	if err := core.PredictWith(post, f, cl, t.Cov, t.Var, out.opt); err != nil {
+		return nil, testRowError(err, name, first)
+	}
+	if !out.oneGroupWarned && len(post) > 0 && math.IsNaN(post[0].SE) {
+		e.rep.warnf("the cloud has one particle group: the posteriors have no standard error (train with --groups)")
+		out.oneGroupWarned = true
+	}
+	sum.add(t, post)
+	e.rep.add(int64(t.Len()))
+	return posteriorTable(t, post, first, out.pos, out.neg), nil
 }
 
 // printPredictFingerprint is --fingerprint: it reads the cloud's
@@ -432,14 +530,25 @@ func (s *predictSummary) line(meta map[string]string) string {
 
 // noTests is the error of an input without test rows: a pipeline that
 // forgot gpc-kernel's --test would otherwise print an empty table and
-// look successful.
-func (c *predictCmd) noTests(name string) error {
-	what := "the cloud"
-	if c.Cloud != "" {
-		what = "the covariance"
+// look successful. gpc-predict says so as soon as the cloud's head
+// arrives: gpc-train writes it once it has prepared the estimate and
+// before it runs it, and stops (a broken pipe) when gpc-predict has gone.
+// What else to try depends on the cloud: a dense cloud, saved, predicts
+// new test rows (--cloud); a Vecchia cloud the test rows it was trained
+// with (vecchiaNoTests).
+func (c *predictCmd) noTests(name string, vecchiaCloud bool) error {
+	msg := name + ": the cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE, or save the cloud (gpc-train > cloud.arrows) and predict from it the test rows of a covariance stream that has them (gpc-kernel ... --test FILE | gpc-predict --cloud cloud.arrows)"
+	switch {
+	case c.Cloud != "":
+		msg = name + ": the covariance has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE"
+	case vecchiaCloud:
+		msg = name + ": the Vecchia cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict: " + vecchiaNoTests
 	}
-	return &dataError{fmt.Sprintf("%s: %s has no test rows, so there is nothing to predict: give gpc-kernel --test FILE", name, what)}
+	return &dataError{msg}
 }
+
+// vecchiaNoTests is what to do about a Vecchia cloud without test rows.
+const vecchiaNoTests = "give gpc-kernel --test FILE and train again (a Vecchia cloud holds the posteriors of the test rows it was trained with, not its particles; the same --seed gives the same training estimate)"
 
 // testSource yields test rows a batch at a time.
 type testSource interface {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 
@@ -15,13 +14,15 @@ const trainDescription = `Estimate a GP classifier's marginal likelihood and kee
 
 The input is a covariance stream (gpc-kernel's output): its train block is the orthant problem P(v >= 0) whose log probability is the log marginal likelihood. gpc-train runs the estimator on it (as gpc-orthant does) and writes the cloud stream as the estimate runs, never holding it: the train block, the test rows of the input (ahead of the particles when they take at most a quarter of the cloud's memory, else after them), and each group of particles with their log weights as soon as it and the groups before it are done, followed by the group's estimate of log P.
 
-The input may also be a Vecchia model (gpc-kernel --vecchia M, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(M) per particle and training point (EP-twisted SMC on the sparse model: no --method, --order or --jitter; --prepare-only writes its preparation as a gpc.vecchia-plan/1 stream that --plan reads), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not the particles (a particle is a value per training point: 80 GB for 10^4 particles at N = 10^6), so gpc-predict combines the posteriors the groups computed as they ended.
+The input may also be a Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(m) per particle and training point for m neighbours (EP-twisted SMC on the sparse model: no --method, --order or --jitter; --prepare-only writes its preparation as a gpc.vecchia-plan/1 stream that --plan reads), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not the particles (a particle is a value per training point: 80 GB for 10^4 particles at N = 10^6), so gpc-predict combines the posteriors the groups computed as they ended.
 
 With --shard I/K it estimates only shard I of K, a fixed range of the particle groups, and writes a sub-cloud (gpc.cloud-shard/1: the train and test rows and its groups' particles) that gpc-merge joins with the other shards into exactly the unsharded cloud (docs/scale-out.md).
 
 With --prepare-only it writes the preparation (order, factorisation, tilting or EP, pilot runs) as a plan (gpc.plan/1) and stops; --plan FILE reads that plan instead of preparing, so that the shards of a run share one preparation, with the same output byte for byte.
 
 In the metadata: the method, order, seed, samples and groups, the fingerprint of the train block, and the input's kernel and label mapping. The log marginal likelihood and its standard error come from the groups' estimates: gpc-predict's output carries them (gpc:log_ml, gpc:se_log_ml), and with --format table (the default on a terminal) or csv gpc-train writes a summary row with them instead of the cloud.
+
+` + largeNHelp + `
 
 ` + examplesHelp + `
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train --samples 20000 | gpc-predict
@@ -75,45 +76,129 @@ func (c *trainCmd) run(e *env) error {
 	if err != nil {
 		return err
 	}
+	cfg := c.config(c.Threads, c.MaxMemory.limit())
+	c.plan = &c.planFlags
 	if schema == format.SchemaVecchia {
-		return c.runVecchia(e, r, name, mem)
+		return c.runVecchia(e, r, name, cfg, mem)
 	}
 	cr, err := format.NewCovReader(r, name, mem)
 	if err != nil {
 		return err
 	}
 	defer cr.Close()
-	train := cr.Train()
-	cfg := c.config(c.Threads, c.MaxMemory.limit())
-	c.plan = &c.planFlags
 	if c.PrepareOnly {
-		return c.writePlan(e, boxOf(train), name, cfg, c.Progress, mem)
+		return c.writePlan(e, boxOf(cr.Train()), name, cfg, c.Progress, mem)
 	}
-	if out := c.outputFormat(e.stdout); out != format.Arrow && !c.Fingerprint {
-		if c.Shard != "" {
-			return usagef("--shard writes a shard of the cloud, an Arrow stream for gpc-merge: not --format %s (or redirect standard output)", c.Format)
+	summary, err := c.summaryOnly(e)
+	if err != nil {
+		return err
+	}
+	if summary {
+		return c.denseSummary(e, cr, name, cfg, mem)
+	}
+	return c.streamCloud(e, cr, name, cfg, mem)
+}
+
+// summaryOnly reports whether gpc-train writes its summary row instead of
+// the cloud (--format table or csv), which a shard cannot.
+func (c *trainCmd) summaryOnly(e *env) (bool, error) {
+	out := c.outputFormat(e.stdout)
+	if out == format.Arrow || c.Fingerprint {
+		return false, nil
+	}
+	if c.Shard != "" {
+		return false, usagef("--shard writes a shard of the cloud, an Arrow stream for gpc-merge: not --format %s (or redirect standard output)", c.Format)
+	}
+	return true, nil
+}
+
+// writeSummary estimates p without keeping its groups' outputs and
+// writes one row describing the training run; tests counts the test rows
+// (after the estimate: gpc-train reads a covariance stream's through).
+func (c *trainCmd) writeSummary(e *env, p problem, cfg core.Config, meta map[string]string, tests func() (int, error), mem format.Allocator) error {
+	res, err := estimate(e, p, cfg, c.Progress)
+	if err != nil {
+		return err
+	}
+	t, err := tests()
+	if err != nil {
+		return err
+	}
+	return format.WriteTable(e.stdout, summaryRow(p, &res, cfg, t, meta), c.outputFormat(e.stdout), 0, mem)
+}
+
+// denseSummary is writeSummary of a covariance stream's train block.
+func (c *trainCmd) denseSummary(e *env, cr *format.CovReader, name string, cfg core.Config, mem format.Allocator) error {
+	train := cr.Train()
+	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), false); err != nil {
+		return err
+	}
+	p, err := c.prepareDense(e, boxOf(train), train.Meta, name, &cfg, c.Progress)
+	if err != nil {
+		return err
+	}
+	meta := trainMeta(p, cfg)
+	meta[format.KeyFingerprint] = format.Fingerprint(train.Cov)
+	return c.writeSummary(e, p, cfg, meta, func() (int, error) {
+		tests := 0
+		for {
+			t, err := cr.NextTest(c.BatchSize)
+			if err != nil || t == nil {
+				return tests, err
+			}
+			tests += t.Len()
 		}
-		return c.summary(e, cr, train, name, cfg, out, mem)
+	}, mem)
+}
+
+// trainShard is the particle groups gpc-train's output holds: [lo, hi),
+// all of them, or with --shard I/K (k > 0) shard i's, whose fingerprint
+// is fp.
+type trainShard struct {
+	i, k, lo, hi int
+	fp           string
+}
+
+// shardOf is the groups of p's estimate as planned that gpc-train's
+// output holds.
+func (c *trainCmd) shardOf(p problem, plan core.Config) (trainShard, error) {
+	si, sk, _ := c.shard()
+	if sk == 0 {
+		return trainShard{lo: 0, hi: plan.Groups}, nil
 	}
-	// The cloud is streamed: each group's particles are written as soon as
-	// they and the groups before them are estimated, and never held. Its
-	// head (the train block, the factor and the leading test rows) is
-	// written while the particles are propagated (below): Sink waits for
-	// its outcome.
-	var cw *format.CloudWriter
-	head := make(chan error, 1)
-	headDone, headErr := false, error(nil)
-	waitHead := func() error {
-		if !headDone {
-			headErr, headDone = <-head, true
-		}
-		return headErr
+	lo, hi, err := groupShard(si, sk, plan)
+	if err != nil {
+		return trainShard{}, err
 	}
-	cfg.Sink = func(g int, grp *core.CloudGroup) error {
-		if err := waitHead(); err != nil {
+	fp := format.ShardFingerprint(p.fingerprint("gpc-train", plan, sk), "batch-size="+strconv.Itoa(c.BatchSize))
+	return trainShard{si, sk, lo, hi, fp}, nil
+}
+
+// estimate runs the shard's groups of p's estimate as planned, their
+// outputs going to cfg.Sink, warning (unsharded) where the standard error
+// cannot be trusted.
+func (c *trainCmd) estimate(e *env, p problem, cfg, plan core.Config, sh trainShard) error {
+	outs, err := estimateGroups(e, p, cfg, plan, sh.lo, sh.hi, c.Progress)
+	if err == nil && sh.k == 0 {
+		summarize(e, plan, outs)
+	}
+	return err
+}
+
+// streamCloud estimates a covariance stream's train block and writes the
+// cloud as the estimate runs: each group's particles as soon as they and
+// the groups before them are estimated, never holding them. The cloud's
+// head (the train block, the factor and the leading test rows) is
+// written while the particles are propagated (cloudHead): the Sink waits
+// for it.
+func (c *trainCmd) streamCloud(e *env, cr *format.CovReader, name string, cfg core.Config, mem format.Allocator) error {
+	train := cr.Train()
+	head := &cloudHead{done: make(chan error, 1)}
+	cfg.Sink = func(g int, _ core.GroupResult, grp *core.CloudGroup) error {
+		if err := head.wait(); err != nil {
 			return err
 		}
-		return cw.WriteParticles(g, grp)
+		return head.cw.WriteParticles(g, grp)
 	}
 	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), false); err != nil {
 		return err
@@ -127,53 +212,26 @@ func (c *trainCmd) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	f, pilots, err := c.prepare(e, boxOf(train), name, &cfg, c.Progress)
+	p, err := c.prepareDense(e, boxOf(train), train.Meta, name, &cfg, c.Progress)
 	if err != nil {
 		return err
 	}
-	releaseLarge(f.N) // the preparation's N x N scratch
-	plan, err := core.Plan(cfg, f.N)
+	releaseLarge(p.N) // the preparation's N x N scratch
+	plan, err := planned(p, cfg)
 	if err != nil {
 		return err
 	}
 	if first && int64(ahead.Len())*testRowBytes(train.N) > aheadBytes(plan.Samples, train.N) {
 		first = false // the plan's particles are fewer than asked
 	}
-	meta := c.trainMeta(f, cfg, pilots, train)
-	meta[format.KeyGroups] = strconv.Itoa(plan.Groups)
-	sizes := core.GroupSizes(plan.Samples, plan.Groups)
-	meta[format.KeyGroupSizes] = format.JoinInts(sizes)
-	// A shard (--shard I/K) holds groups [lo, hi) only.
-	si, sk, _ := c.shard()
-	lo, hi := 0, plan.Groups
-	var fingerprint string
-	if sk > 0 {
-		if sk > plan.Groups {
-			return tooManyShards(si, sk, plan.Groups, "particle groups", "group", " (raise --groups)")
-		}
-		lo, hi = shardRange(si, sk, plan.Groups)
-		fingerprint = format.ShardFingerprint(c.estimatorFingerprint("gpc-train", boxOf(train), plan, sk), "batch-size="+strconv.Itoa(c.BatchSize))
-		if c.Fingerprint {
-			return printFingerprint(e, fingerprint)
-		}
+	sh, err := c.shardOf(p, plan)
+	if err != nil {
+		return err
 	}
-	shardSamples := 0
-	for _, m := range sizes[lo:hi] {
-		shardSamples += m
+	if c.Fingerprint {
+		return printFingerprint(e, sh.fp)
 	}
-	if v, ok := train.Meta[format.KeyRows]; ok {
-		if rows, err := strconv.Atoi(v); err == nil {
-			rows += f.N // the factor rows
-			meta[format.KeyRows] = strconv.Itoa(rows + shardSamples + hi - lo)
-			if sk > 0 {
-				meta[format.KeyShardRowsOf] = strconv.Itoa(rows + plan.Samples + plan.Groups)
-			}
-		}
-	}
-	if sk > 0 {
-		meta[format.KeySchema] = format.SchemaCloud
-		addShardMeta(meta, format.SchemaCloudShard, si, sk, lo, hi, fingerprint)
-	}
+	meta := c.cloudMeta(p, cfg, plan, sh, train)
 	var lead *format.TestRows
 	if first {
 		lead = ahead
@@ -184,121 +242,182 @@ func (c *trainCmd) run(e *env) error {
 	// for it, up to an eighth of its bytes (the train block and the factor:
 	// about 2 N^2 values, whose memory goes once they are written) and
 	// headAhead.
-	group := int64(sizes[0]) * int64(f.N) * 8
-	cfg.SinkAhead = int(max(1, min(int64(plan.Groups), min(headAhead, 2*int64(f.N)*int64(f.N))/group)))
-	go func() {
-		// The factor goes with the particles, so that gpc-predict never
-		// prepares it again.
-		parts := f.Parts()
-		w, err := format.NewCloudWriter(e.stdout, train, &parts, lead, meta, c.BatchSize, mem)
-		if err == nil {
-			// Written: the train block and R's factor (two N x N
-			// matrices) are not needed by the estimate, and their memory
-			// goes while gpc-predict, down the pipe, holds its own copies.
-			cw = w
-			train.Cov = nil
-			f.ReleasePredictionParts()
-			parts = core.FactorParts{} // its slices too, before the memory goes back
-			releaseLarge(f.N)
-		}
-		head <- err
-	}()
-	estimate := func() error {
-		if sk > 0 {
-			e.rep.startProgress(c.Progress, estimateProgress(shardSamples, f.N))
-			cfg.Progress = e.rep.add
-			_, _, err := core.EstimateGroups(e.ctx, f, cfg, lo, hi)
-			cfg.Progress = nil
-			e.rep.stopProgress()
-			return err
-		}
-		res, err := c.runEstimate(e, f, &cfg, c.Progress)
-		if err == nil && res.Groups != plan.Groups {
-			err = fmt.Errorf("internal: %d groups announced, %d estimated", plan.Groups, res.Groups)
-		}
-		return err
-	}
-	err = estimate()
-	// The head's outcome, whatever the estimate's: the streamer has exited,
-	// and waitHead is this goroutine's now.
-	if herr := waitHead(); err == nil {
+	group := int64(core.GroupSizes(plan.Samples, plan.Groups)[0]) * int64(p.N) * 8
+	cfg.SinkAhead = int(max(1, min(int64(plan.Groups), min(headAhead, 2*int64(p.N)*int64(p.N))/group)))
+	go head.write(e, train, p.Factor, lead, meta, c.BatchSize, mem)
+	err = c.estimate(e, p, cfg, plan, sh)
+	// The head's outcome, whatever the estimate's: the hand-over has
+	// exited, and head.wait is this goroutine's now.
+	if herr := head.wait(); err == nil {
 		err = herr
 	}
 	if err != nil {
 		return err
 	}
-	for t := ahead; !first; {
+	if !first {
+		if err := c.writeTests(e, cr, head.cw, ahead); err != nil {
+			return err
+		}
+	}
+	return head.cw.Close()
+}
+
+// cloudMeta is the dense cloud's metadata: trainMeta's, the groups as
+// planned, the rows of the shard's stream (where the input says how many
+// rows it has) and the shard's keys.
+func (c *trainCmd) cloudMeta(p *denseProblem, cfg, plan core.Config, sh trainShard, train *format.Covariance) map[string]string {
+	meta := trainMeta(p, cfg)
+	meta[format.KeyFingerprint] = format.Fingerprint(train.Cov)
+	meta[format.KeyGroups] = strconv.Itoa(plan.Groups)
+	sizes := core.GroupSizes(plan.Samples, plan.Groups)
+	meta[format.KeyGroupSizes] = format.JoinInts(sizes)
+	shardSamples := 0
+	for _, m := range sizes[sh.lo:sh.hi] {
+		shardSamples += m
+	}
+	if v, ok := train.Meta[format.KeyRows]; ok {
+		if rows, err := strconv.Atoi(v); err == nil {
+			rows += p.N // the factor rows
+			meta[format.KeyRows] = strconv.Itoa(rows + shardSamples + sh.hi - sh.lo)
+			if sh.k > 0 {
+				meta[format.KeyShardRowsOf] = strconv.Itoa(rows + plan.Samples + plan.Groups)
+			}
+		}
+	}
+	if sh.k > 0 {
+		meta[format.KeySchema] = format.SchemaCloud
+		addShardMeta(meta, format.SchemaCloudShard, sh.i, sh.k, sh.lo, sh.hi, sh.fp)
+	}
+	return meta
+}
+
+// writeTests writes the test rows after the particles: those read ahead,
+// then the rest of the input's.
+func (c *trainCmd) writeTests(e *env, cr *format.CovReader, cw *format.CloudWriter, ahead *format.TestRows) error {
+	for t := ahead; ; t = nil {
 		if err := e.ctx.Err(); err != nil {
 			return err
 		}
 		if t == nil {
+			var err error
 			if t, err = cr.NextTest(c.BatchSize); err != nil {
 				return err
 			}
 			if t == nil {
-				break
+				return nil
 			}
 		}
 		if err := cw.WriteTest(t); err != nil {
 			return err
 		}
-		t = nil
 	}
-	return cw.Close()
+}
+
+// cloudHead is the head of a dense cloud (the train block, the factor and
+// the leading test rows), written by write while the first groups run;
+// wait returns its outcome.
+type cloudHead struct {
+	cw     *format.CloudWriter
+	done   chan error
+	waited bool
+	err    error
+}
+
+// wait waits for the head to be written and returns write's error.
+func (h *cloudHead) wait() error {
+	if !h.waited {
+		h.err, h.waited = <-h.done, true
+	}
+	return h.err
+}
+
+// write writes the head. The factor goes with the particles, so that
+// gpc-predict never prepares it again. Once written, the train block and
+// R's factor (two N x N matrices) are not needed by the estimate, and
+// their memory goes while gpc-predict, down the pipe, holds its own
+// copies.
+func (h *cloudHead) write(e *env, train *format.Covariance, f *core.Factor, lead *format.TestRows, meta map[string]string, batch int, mem format.Allocator) {
+	parts := f.Parts()
+	w, err := format.NewCloudWriter(e.stdout, train, &parts, lead, meta, batch, mem)
+	if err == nil {
+		h.cw = w
+		train.Cov = nil
+		f.ReleasePredictionParts()
+		parts = core.FactorParts{} // its slices too, before the memory goes back
+		releaseLarge(f.N)
+	}
+	h.done <- err
 }
 
 // headAhead bounds the bytes of finished particle groups that gpc-train
 // holds while the cloud's head is still being written (Config.SinkAhead).
 const headAhead = 256 << 20
 
-// trainMeta is the metadata of gpc-train's outputs that is known before
-// the estimate.
-func (c *trainCmd) trainMeta(f *core.Factor, cfg core.Config, pilots []core.Pilot, train *format.Covariance) map[string]string {
-	meta := estimatorMeta(f, cfg, pilots, c.Jitter)
-	passMeta(meta, train.Meta)
-	meta[format.KeyTool] = "gpc-train"
-	meta[format.KeyFingerprint] = format.Fingerprint(train.Cov)
-	meta[format.KeySamples] = strconv.Itoa(cfg.Samples)
-	return meta
-}
+// Keys of the Vecchia cloud's metadata.
+const (
+	keyESSThreshold = "gpc:ess_threshold" // the resampling threshold as planned, a fraction of a group
+)
 
-// summary estimates without keeping the particles and writes one row
-// describing the training run (and counts the test rows, reading them
-// through).
-func (c *trainCmd) summary(e *env, cr *format.CovReader, train *format.Covariance, name string, cfg core.Config, out format.Format, mem format.Allocator) error {
-	if err := checkEstimateMemory(name, train.N, &cfg, candidates(c.Method, c.Order), false); err != nil {
+// runVecchia estimates a Vecchia model's log marginal likelihood and its
+// test rows' posteriors: the Vecchia cloud (gpc.vecchia-cloud/1), its
+// groups' estimates and posteriors streamed as they end, or with
+// --format table or csv a summary row.
+func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config, mem format.Allocator) error {
+	if err := c.vecchiaChecks(name); err != nil {
 		return err
 	}
-	f, pilots, err := c.prepare(e, boxOf(train), name, &cfg, c.Progress)
+	summary, err := c.summaryOnly(e)
 	if err != nil {
 		return err
 	}
-	res, err := c.runEstimate(e, f, &cfg, c.Progress)
+	p, err := c.prepareVecchia(e, r, name, c.Progress, mem)
 	if err != nil {
 		return err
 	}
-	meta := c.trainMeta(f, cfg, pilots, train)
-	meta[format.KeyGroups] = strconv.Itoa(res.Groups)
-	meta[format.KeyGroupSizes] = format.JoinInts(core.GroupSizes(res.Samples, res.Groups))
-	meta[format.KeyGroupLogP] = format.JoinFloats(res.GroupLogP)
-	meta[format.KeyLogML] = fmtFloat(res.LogP)
-	meta[format.KeySELogML] = fmtFloat(res.SE)
-	tests := 0
-	for {
-		t, err := cr.NextTest(c.BatchSize)
-		if err != nil {
-			return err
-		}
-		if t == nil {
-			break
-		}
-		tests += t.Len()
+	if c.PrepareOnly {
+		return c.writeVecchiaPlan(e, p, cfg, mem)
 	}
-	t := orthantTable(&res, f, cfg)
-	t.Cols[0].Name, t.Cols[1].Name = "log_ml", "se_log_ml"
-	t.Cols = append(t.Cols[:2], t.Cols[3:]...) // no p: the likelihood's exp adds nothing
-	t.Cols = append(t.Cols, format.Column{Name: "test_rows", Int: []int64{int64(tests)}})
-	t.Meta = meta
-	t.Meta[format.KeySchema] = "gpc.train-summary/1"
-	return format.WriteTable(e.stdout, t, out, 0, mem)
+	plan, err := planned(p, cfg)
+	if err != nil {
+		return err
+	}
+	m := p.Model()
+	meta := trainMeta(p, cfg)
+	meta[format.KeyN] = strconv.Itoa(m.N)
+	meta[format.KeyTests] = strconv.Itoa(m.T)
+	meta[format.KeyGroups] = strconv.Itoa(plan.Groups)
+	meta[format.KeyGroupSizes] = format.JoinInts(core.GroupSizes(plan.Samples, plan.Groups))
+	meta[format.KeyOrderKind] = p.order()
+	meta[keyESSThreshold] = strconv.FormatFloat(plan.ESSThreshold, 'g', -1, 64)
+	if summary {
+		return c.writeSummary(e, p, cfg, meta, func() (int, error) { return m.T, nil }, mem)
+	}
+	meta[format.KeySchema] = format.SchemaVecchiaCloud
+	sh, err := c.shardOf(p, plan)
+	if err != nil {
+		return err
+	}
+	if c.Fingerprint {
+		return printFingerprint(e, sh.fp)
+	}
+	if sh.k > 0 {
+		addShardMeta(meta, format.SchemaVecchiaCloudShard, sh.i, sh.k, sh.lo, sh.hi, sh.fp)
+		meta[format.KeyShardRowsOf] = strconv.Itoa(m.T + plan.Groups)
+		meta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
+	}
+	meta[format.KeyRows] = strconv.Itoa(m.T + sh.hi - sh.lo)
+	var ids []string
+	if p.s.ID != nil {
+		ids = p.s.ID[m.N:]
+	}
+	enlargePipe(e.stdout)
+	cw, err := format.NewVecchiaCloudWriter(e.stdout, meta, p.s.Row[m.N:], ids, p.s.Y[m.N:], c.BatchSize, mem)
+	if err != nil {
+		return err
+	}
+	cfg.Sink = func(g int, out core.GroupResult, grp *core.CloudGroup) error { return cw.WriteGroup(g, out, grp.Post) }
+	if err := c.estimate(e, p, cfg, plan, sh); err != nil {
+		return err
+	}
+	return cw.Close()
 }

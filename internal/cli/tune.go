@@ -28,6 +28,8 @@ With --shard I/K (and --exploit 0 --no-optimize) it evaluates only shard I of K 
 
 Every estimate uses common random numbers: the same method and variable order (chosen once, by pilot runs at the grid's middle point) and the same random streams, so that the difference between two nearby points is far more precise than either value. se_diff_<axis> is the standard error of the difference of log_ml to the next grid point along that axis.
 
+` + largeNHelp + `
+
 ` + examplesHelp + `
   gpc-tune --standardize --alpha 8:64:4 --beta 1e4:1e7:4 --samples 500 --exploit-samples 2000 --train examples/crabs/train.csv
   gpc-tune --standardize --kernel linear --beta 0.01:10:7 --no-optimize --train examples/crabs/train.csv --format csv > surface.csv   # a grid, no optimum
@@ -228,25 +230,6 @@ func (c *tuneCmd) specs(d int, names ...string) ([]hyperSpec, error) {
 	return out, nil
 }
 
-// readTraining is readTrainingClasses for the tools that handle two
-// classes (gpc-mcmc): more are refused.
-func (c *dataFlags) readTraining(e *env) (*features, *labelMap, map[string]string, error) {
-	train, labels, meta, err := c.readTrainingClasses(e)
-	if err == nil && labels.classes != nil {
-		return nil, nil, nil, &dataError{fmt.Sprintf("%s: the labels have %d classes, %s: this tool handles two (gpc-kernel, gpc-train, gpc-predict, gpc-fit and gpc-tune handle more)", train.source, len(labels.classes), quoteList(labels.classes, 4))}
-	}
-	return train, labels, meta, err
-}
-
-// standardizeMeta standardizes train and test (if not nil) by the
-// training means and standard deviations, recorded in meta.
-func standardizeMeta(train, test *features, meta map[string]string) {
-	mean, sd := standardize(train, test)
-	meta["gpc:standardize"] = "true"
-	meta["gpc:feature_mean"] = format.JoinFloats(mean)
-	meta["gpc:feature_sd"] = format.JoinFloats(sd)
-}
-
 // grid enumerates the points of the axes (last axis fastest).
 type grid struct {
 	sizes []int
@@ -288,103 +271,12 @@ func evalError(e *env, err error) bool {
 }
 
 func (c *tuneCmd) run(e *env) error {
-	train, labels, dataMeta, err := c.readTrainingClasses(e)
-	if err != nil {
+	t, err := c.newTuning(e)
+	if err != nil || t == nil {
 		return err
 	}
-	if err := c.checkID(train, nil); err != nil {
-		return err
-	}
-	if c.Standardize {
-		standardizeMeta(train, nil, dataMeta)
-	}
-	d := len(train.names)
-	scale, err := fit.NewDataScale(train.x, d)
-	if err != nil {
-		return &dataError{fmt.Sprintf("%s: %v", train.source, err)}
-	}
-	start := c.startGrid(scale, d)
-	specs, err := c.specs(d, train.names...)
-	if err != nil {
-		return err
-	}
-	kind, _ := gp.ParseKernel(c.Kernel)
-	base := gp.Kernel{Kind: kind}
-	if kind == gp.KernelARD {
-		base.Alpha = make([]float64, d)
-	} else if kind != gp.KernelLinear {
-		base.Alpha = make([]float64, 1)
-	}
-	var axes []int // indices into specs
-	var params []gp.Hyper
-	var theta0 []float64
-	var g grid
-	for i, s := range specs {
-		mid := s.values[(len(s.values)-1)/2]
-		s.hyper.Set(&base, mid)
-		if len(s.values) > 1 {
-			axes = append(axes, i)
-			params = append(params, s.hyper)
-			theta0 = append(theta0, math.Log(mid))
-			g.sizes = append(g.sizes, len(s.values))
-		}
-	}
-	if err := base.Validate(d); err != nil {
-		return usagef("%v", err)
-	}
-	if c.Fingerprint {
-		return c.printTuneFingerprint(e, train, g.len())
-	}
-	data, vars, err := trainingModel(train, labels, &base)
-	if err != nil {
-		return err
-	}
-	cands := candidates(c.Method, c.Order)
-	cfg := c.config(c.Threads, byteSize(0).limit())
-	// The grid's estimates, then the exploit stage's and the optimizer's.
-	if err := checkEstimateMemory(c.Train, vars, &cfg, cands, false); err != nil {
-		return err
-	}
-	if c.Exploit > 0 || c.Optimize {
-		big := cfg
-		big.Samples = c.ExploitSamples
-		if err := checkMemoryFlag("--exploit-samples", c.Train, vars, &big, cands, false); err != nil {
-			return err
-		}
-	}
-	surf, pilots, refOrder, err := fit.NewSurface(e.ctx, data, base, params, theta0, cands, c.Jitter, cfg)
-	if err != nil {
-		return err
-	}
-
-	hyperAt := func(theta []float64) []float64 {
-		k := surf.KernelAt(theta)
-		v := make([]float64, len(specs))
-		for i, s := range specs {
-			v[i] = s.hyper.Get(k)
-		}
-		return v
-	}
-	thetaOf := func(i int) []float64 {
-		idx := g.index(i)
-		th := make([]float64, len(axes))
-		for j, a := range axes {
-			th[j] = math.Log(specs[a].values[idx[j]])
-		}
-		return th
-	}
-	seed := uint64(c.Seed)
-	var rows []format.TuneRow
-	failed := 0
-	warnFail := func(theta []float64, err error) {
-		failed++
-		if failed <= 3 {
-			e.rep.warnf("no estimate at %s: %v", describe(specs, hyperAt(theta)), err)
-		}
-	}
-
 	// Explore: the whole grid, or a shard's range of its points.
-	n := g.len()
+	n := t.g.len()
 	si, sk, err := c.shard()
 	if err != nil {
 		return err
@@ -400,158 +292,344 @@ func (c *tuneCmd) run(e *env) error {
 		hi = lo // the grid's estimates are read (gridFrom, below)
 	}
 	e.rep.startProgress(c.Progress, countProgress(hi-lo+min(c.Exploit, n), "estimates"))
-	results := make([]*core.Result, n)
+	results, err := t.explore(lo, hi)
+	if err != nil {
+		return err
+	}
+	rows := t.gridRows(results, lo, hi)
+	if c.From != "" {
+		if rows, err = t.readFrom(results); err != nil {
+			return err
+		}
+	}
+	if sk > 0 {
+		e.rep.stopProgress()
+		tab := format.TuneTable(t.names(), t.axisNames(), rows, t.meta(map[string]string{}))
+		c.addTuneShard(tab, results[lo:hi], t.train, si, sk, lo, hi, t.g.sizes)
+		return format.WriteTable(e.stdout, tab, c.outputFormat(e.stdout), 0, format.NewAllocator())
+	}
+	rows, bestTheta, err := t.exploit(results, rows)
+	e.rep.stopProgress()
+	if err != nil {
+		return err
+	}
+	meta := map[string]string{}
+	if c.Optimize {
+		if rows, err = t.optimize(bestTheta, rows, meta); err != nil {
+			return err
+		}
+	}
+	if t.failed > 3 {
+		e.rep.warnf("%d estimates failed in all", t.failed)
+	}
+	return c.writeTune(e, format.TuneTable(t.names(), t.axisNames(), rows, t.meta(meta)))
+}
+
+// tuning is gpc-tune's run: the grid of hyperparameters (specs, their
+// axes: the specs of more than one value) around the reference point
+// theta0 and the common-random-numbers surface it is estimated on.
+type tuning struct {
+	c        *tuneCmd
+	e        *env
+	train    *features
+	dataMeta map[string]string
+	start    string // the data's start (gpc:start), or ""
+	specs    []hyperSpec
+	axes     []int // indices into specs
+	theta0   []float64
+	g        grid
+	surf     *fit.Surface
+	pilots   []core.Pilot
+	refOrder core.OrderKind
+	seed     uint64
+	failed   int
+}
+
+// newTuning reads the training data, lays out the grid and makes its
+// surface; with --fingerprint it prints the shards' fingerprint and
+// returns no tuning.
+func (c *tuneCmd) newTuning(e *env) (*tuning, error) {
+	train, labels, dataMeta, err := c.readTrainingClasses(e)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkID(train, nil); err != nil {
+		return nil, err
+	}
+	if c.Standardize {
+		standardizeMeta(train, nil, dataMeta)
+	}
+	d := len(train.names)
+	scale, err := fit.NewDataScale(train.x, d)
+	if err != nil {
+		return nil, &dataError{fmt.Sprintf("%s: %v", train.source, err)}
+	}
+	t := &tuning{c: c, e: e, train: train, dataMeta: dataMeta, start: c.startGrid(scale, d), seed: uint64(c.Seed)}
+	if t.specs, err = c.specs(d, train.names...); err != nil {
+		return nil, err
+	}
+	base, params := t.layout(d)
+	if err := base.Validate(d); err != nil {
+		return nil, usagef("%v", err)
+	}
+	if c.Fingerprint {
+		return nil, c.printTuneFingerprint(e, train, t.g.len())
+	}
+	data, vars, err := trainingModel(train, labels, &base)
+	if err != nil {
+		return nil, err
+	}
+	cands := candidates(c.Method, c.Order)
+	cfg := c.config(c.Threads, byteSize(0).limit())
+	// The grid's estimates, then the exploit stage's and the optimizer's.
+	if err := checkEstimateMemory(c.Train, vars, &cfg, cands, false); err != nil {
+		return nil, err
+	}
+	if c.Exploit > 0 || c.Optimize {
+		big := cfg
+		big.Samples = c.ExploitSamples
+		if err := checkMemoryFlag("--exploit-samples", c.Train, vars, &big, cands, false); err != nil {
+			return nil, err
+		}
+	}
+	t.surf, t.pilots, t.refOrder, err = fit.NewSurface(e.ctx, data, base, params, t.theta0, cands, c.Jitter, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// layout sets the grid's axes and reference point and returns the kernel
+// at the reference point and the hyperparameters of the axes.
+func (t *tuning) layout(d int) (gp.Kernel, []gp.Hyper) {
+	kind, _ := gp.ParseKernel(t.c.Kernel)
+	base := gp.Kernel{Kind: kind}
+	if kind == gp.KernelARD {
+		base.Alpha = make([]float64, d)
+	} else if kind != gp.KernelLinear {
+		base.Alpha = make([]float64, 1)
+	}
+	var params []gp.Hyper
+	for i, s := range t.specs {
+		mid := s.values[(len(s.values)-1)/2]
+		s.hyper.Set(&base, mid)
+		if len(s.values) > 1 {
+			t.axes = append(t.axes, i)
+			params = append(params, s.hyper)
+			t.theta0 = append(t.theta0, math.Log(mid))
+			t.g.sizes = append(t.g.sizes, len(s.values))
+		}
+	}
+	return base, params
+}
+
+// hyperAt is the hyperparameters (one per spec) at theta.
+func (t *tuning) hyperAt(theta []float64) []float64 {
+	k := t.surf.KernelAt(theta)
+	v := make([]float64, len(t.specs))
+	for i, s := range t.specs {
+		v[i] = s.hyper.Get(k)
+	}
+	return v
+}
+
+// thetaOf is grid point i's log-hyperparameters along the axes.
+func (t *tuning) thetaOf(i int) []float64 {
+	idx := t.g.index(i)
+	th := make([]float64, len(t.axes))
+	for j, a := range t.axes {
+		th[j] = math.Log(t.specs[a].values[idx[j]])
+	}
+	return th
+}
+
+// warnFail counts an estimate that failed at theta, and warns of the
+// first three.
+func (t *tuning) warnFail(theta []float64, err error) {
+	t.failed++
+	if t.failed <= 3 {
+		t.e.rep.warnf("no estimate at %s: %v", describe(t.specs, t.hyperAt(theta)), err)
+	}
+}
+
+// names is the specs' names, axisNames the axes'.
+func (t *tuning) names() []string {
+	names := make([]string, len(t.specs))
+	for i, s := range t.specs {
+		names[i] = s.name
+	}
+	return names
+}
+
+func (t *tuning) axisNames() []string {
+	names := make([]string, len(t.axes))
+	for j, a := range t.axes {
+		names[j] = t.specs[a].name
+	}
+	return names
+}
+
+// explore estimates grid points [lo, hi) (results: one per point of the
+// grid, nil where not estimated).
+func (t *tuning) explore(lo, hi int) ([]*core.Result, error) {
+	results := make([]*core.Result, t.g.len())
 	for i := lo; i < hi; i++ {
-		th := thetaOf(i)
-		res, _, err := surf.Eval(e.ctx, th, c.Samples, seed, false)
-		e.rep.add(1)
+		th := t.thetaOf(i)
+		res, _, err := t.surf.Eval(t.e.ctx, th, t.c.Samples, t.seed, false)
+		t.e.rep.add(1)
 		if err != nil {
-			if !evalError(e, err) {
-				return err
+			if !evalError(t.e, err) {
+				return nil, err
 			}
-			warnFail(th, err)
+			t.warnFail(th, err)
 			continue
 		}
 		results[i] = &res
 	}
+	return results, nil
+}
+
+// gridRows is the grid stage's rows of points [lo, hi), with the
+// standard errors of the differences to the next points along each axis.
+func (t *tuning) gridRows(results []*core.Result, lo, hi int) []format.TuneRow {
+	var rows []format.TuneRow
 	for i := lo; i < hi; i++ {
-		row := format.TuneRow{Stage: format.StageGrid, Point: int64(i), Hyper: hyperAt(thetaOf(i)), LogML: math.NaN(), SELog: math.NaN(), Samples: int64(c.Samples)}
+		row := format.TuneRow{Stage: format.StageGrid, Point: int64(i), Hyper: t.hyperAt(t.thetaOf(i)), LogML: math.NaN(), SELog: math.NaN(), Samples: int64(t.c.Samples)}
 		if r := results[i]; r != nil {
 			row.LogML, row.SELog = r.LogP, r.SE
 		}
-		idx := g.index(i)
-		row.SEDiff = make([]float64, len(axes))
-		for j := range axes {
+		idx := t.g.index(i)
+		row.SEDiff = make([]float64, len(t.axes))
+		for j := range t.axes {
 			row.SEDiff[j] = math.NaN()
-			if nb := i + g.stride(j); idx[j]+1 < g.sizes[j] && results[i] != nil && results[nb] != nil {
+			if nb := i + t.g.stride(j); idx[j]+1 < t.g.sizes[j] && results[i] != nil && results[nb] != nil {
 				row.SEDiff[j] = fit.DiffSE(results[i], results[nb])
 			}
 		}
 		rows = append(rows, row)
 	}
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.name
-	}
-	axisNames := make([]string, len(axes))
-	for j, a := range axes {
-		axisNames[j] = specs[a].name
-	}
-	tuneMeta := func(meta map[string]string) map[string]string {
-		for k, v := range dataMeta {
-			meta[k] = v
-		}
-		meta[format.KeyVersion] = Version
-		meta["gpc:kernel"] = c.Kernel
-		meta[format.KeySeed] = strconv.FormatUint(seed, 10)
-		meta[format.KeyMethod] = surf.Method.String()
-		meta[format.KeyOrder] = format.JoinInts(surf.Perm)
-		meta[format.KeyOrderKind] = refOrder.String()
-		meta[format.KeyJitter] = strconv.FormatFloat(c.Jitter, 'g', -1, 64)
-		meta["gpc:reference"] = describe(specs, hyperAt(theta0))
-		if start != "" {
-			meta["gpc:start"] = start
-		}
-		meta[format.KeySamples] = strconv.Itoa(c.Samples)
-		meta["gpc:exploit_samples"] = strconv.Itoa(c.ExploitSamples)
-		if len(pilots) > 0 {
-			pm := estimatorMeta(&core.Factor{Perm: surf.Perm}, core.Config{Method: surf.Method}, pilots, c.Jitter)
-			meta[format.KeyPilots] = pm[format.KeyPilots]
-		}
-		return meta
-	}
-	if c.From != "" {
-		estimate := func(i int) (core.Result, error) {
-			res, _, err := surf.Eval(e.ctx, thetaOf(i), c.Samples, seed, false)
-			return res, err
-		}
-		if rows, err = c.gridFrom(e, tuneMeta(map[string]string{}), names, axisNames, n, func(i int) []float64 { return hyperAt(thetaOf(i)) }, estimate, results); err != nil {
-			return err
-		}
-		for i, r := range results {
-			if r == nil {
-				warnFail(thetaOf(i), fmt.Errorf("none in --from %s", c.From))
-			}
-		}
-	}
-	if sk > 0 {
-		e.rep.stopProgress()
-		t := format.TuneTable(names, axisNames, rows, tuneMeta(map[string]string{}))
-		c.addTuneShard(t, results[lo:hi], train, si, sk, lo, hi, g.sizes)
-		return format.WriteTable(e.stdout, t, c.outputFormat(e.stdout), 0, format.NewAllocator())
-	}
+	return rows
+}
 
-	// Exploit: the best grid points again with more particles.
-	order := make([]int, 0, n)
-	for i := range n {
-		if results[i] != nil && !math.IsInf(results[i].LogP, -1) {
+// readFrom reads the grid's estimates from --from's grid (gridFrom).
+func (t *tuning) readFrom(results []*core.Result) ([]format.TuneRow, error) {
+	c := t.c
+	estimate := func(i int) (core.Result, error) {
+		res, _, err := t.surf.Eval(t.e.ctx, t.thetaOf(i), c.Samples, t.seed, false)
+		return res, err
+	}
+	rows, err := c.gridFrom(t.e, t.meta(map[string]string{}), t.names(), t.axisNames(), t.g.len(), func(i int) []float64 { return t.hyperAt(t.thetaOf(i)) }, estimate, results)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range results {
+		if r == nil {
+			t.warnFail(t.thetaOf(i), fmt.Errorf("none in --from %s", c.From))
+		}
+	}
+	return rows, nil
+}
+
+// meta adds the tuning's metadata to meta.
+func (t *tuning) meta(meta map[string]string) map[string]string {
+	c := t.c
+	for k, v := range t.dataMeta {
+		meta[k] = v
+	}
+	meta[format.KeyVersion] = Version
+	meta["gpc:kernel"] = c.Kernel
+	meta[format.KeySeed] = strconv.FormatUint(t.seed, 10)
+	meta[format.KeyMethod] = t.surf.Method.String()
+	meta[format.KeyOrder] = format.JoinInts(t.surf.Perm)
+	meta[format.KeyOrderKind] = t.refOrder.String()
+	meta[format.KeyJitter] = strconv.FormatFloat(c.Jitter, 'g', -1, 64)
+	meta["gpc:reference"] = describe(t.specs, t.hyperAt(t.theta0))
+	if t.start != "" {
+		meta["gpc:start"] = t.start
+	}
+	meta[format.KeySamples] = strconv.Itoa(c.Samples)
+	meta["gpc:exploit_samples"] = strconv.Itoa(c.ExploitSamples)
+	if len(t.pilots) > 0 {
+		pm := estimatorMeta(&core.Factor{Perm: t.surf.Perm}, core.Config{Method: t.surf.Method}, t.pilots, c.Jitter)
+		meta[format.KeyPilots] = pm[format.KeyPilots]
+	}
+	return meta
+}
+
+// exploit estimates the best grid points again with more particles and
+// returns their rows after rows, and the best of them.
+func (t *tuning) exploit(results []*core.Result, rows []format.TuneRow) ([]format.TuneRow, []float64, error) {
+	order := make([]int, 0, len(results))
+	for i, r := range results {
+		if r != nil && !math.IsInf(r.LogP, -1) {
 			order = append(order, i)
 		}
 	}
 	if len(order) == 0 {
-		return &dataError{"no grid point gave an estimate"}
+		return nil, nil, &dataError{"no grid point gave an estimate"}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return -cmpFloat(results[a].LogP, results[b].LogP) })
 	best, bestLogML := order[0], math.Inf(-1)
-	bestTheta := thetaOf(best)
-	for _, i := range order[:min(c.Exploit, len(order))] {
-		th := thetaOf(i)
-		res, _, err := surf.Eval(e.ctx, th, c.ExploitSamples, seed, false)
-		e.rep.add(1)
+	bestTheta := t.thetaOf(best)
+	for _, i := range order[:min(t.c.Exploit, len(order))] {
+		th := t.thetaOf(i)
+		res, _, err := t.surf.Eval(t.e.ctx, th, t.c.ExploitSamples, t.seed, false)
+		t.e.rep.add(1)
 		if err != nil {
-			if !evalError(e, err) {
-				return err
+			if !evalError(t.e, err) {
+				return nil, nil, err
 			}
-			warnFail(th, err)
+			t.warnFail(th, err)
 			continue
 		}
-		rows = append(rows, format.TuneRow{Stage: format.StageExploit, Point: int64(i), Hyper: hyperAt(th), LogML: res.LogP, SELog: res.SE, Samples: int64(c.ExploitSamples)})
+		rows = append(rows, format.TuneRow{Stage: format.StageExploit, Point: int64(i), Hyper: t.hyperAt(th), LogML: res.LogP, SELog: res.SE, Samples: int64(t.c.ExploitSamples)})
 		if res.LogP > bestLogML {
 			bestLogML, bestTheta = res.LogP, th
 		}
 	}
+	return rows, bestTheta, nil
+}
+
+// optimize maximizes the common-random-numbers surface inside the grid
+// from start and returns the optimum's row after rows.
+func (t *tuning) optimize(start []float64, rows []format.TuneRow, meta map[string]string) ([]format.TuneRow, error) {
+	e, specs := t.e, t.specs
+	k := len(t.axes)
+	step, lo, hi := make([]float64, k), make([]float64, k), make([]float64, k)
+	for j, a := range t.axes {
+		v := specs[a].values
+		lo[j], hi[j] = math.Log(v[0]), math.Log(v[len(v)-1])
+		step[j] = (hi[j] - lo[j]) / float64(len(v)-1)
+	}
+	ocfg := fit.OptimizeConfig{Samples: t.c.ExploitSamples, Seed: t.seed, Step: step, Lower: lo, Upper: hi,
+		Eval: func([]float64, *core.Result) { e.rep.add(1) }}
+	e.rep.startProgress(t.c.Progress, countProgress(200*k+2*k*k+2, "estimates"))
+	opt, err := t.surf.Maximize(e.ctx, start, ocfg)
 	e.rep.stopProgress()
-
-	// Optimize on the common-random-numbers surface, inside the grid.
-	meta := map[string]string{}
-	if c.Optimize {
-		k := len(axes)
-		step, lo, hi := make([]float64, k), make([]float64, k), make([]float64, k)
-		for j, a := range axes {
-			v := specs[a].values
-			lo[j], hi[j] = math.Log(v[0]), math.Log(v[len(v)-1])
-			step[j] = (hi[j] - lo[j]) / float64(len(v)-1)
-		}
-		ocfg := fit.OptimizeConfig{Samples: c.ExploitSamples, Seed: seed, Step: step, Lower: lo, Upper: hi,
-			Eval: func([]float64, *core.Result) { e.rep.add(1) }}
-		e.rep.startProgress(c.Progress, countProgress(200*k+2*k*k+2, "estimates"))
-		opt, err := surf.Maximize(e.ctx, bestTheta, ocfg)
-		e.rep.stopProgress()
-		if err != nil {
-			return err
-		}
-		rows = append(rows, format.TuneRow{Stage: format.StageOptimum, Point: -1, Hyper: hyperAt(opt.Theta), LogML: opt.Result.LogP, SELog: opt.Result.SE,
-			MCSE: opt.MCSE, Width: opt.Width, Samples: int64(c.ExploitSamples)})
-		meta["gpc:optimizer_estimates"] = strconv.Itoa(opt.Evals)
-		for j, a := range axes {
-			if opt.Theta[j]-lo[j] < step[j]/2 || hi[j]-opt.Theta[j] < step[j]/2 {
-				e.rep.warnf("the maximum is at the edge of the grid along %s (%v): the likelihood may go on rising outside it", specs[a].name, math.Exp(opt.Theta[j]))
-			}
-		}
-		if slices.ContainsFunc(opt.Width, math.IsNaN) {
-			e.rep.warnf("the log marginal likelihood is not concave around the optimum: its location is poorly determined")
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, format.TuneRow{Stage: format.StageOptimum, Point: -1, Hyper: t.hyperAt(opt.Theta), LogML: opt.Result.LogP, SELog: opt.Result.SE,
+		MCSE: opt.MCSE, Width: opt.Width, Samples: int64(t.c.ExploitSamples)})
+	meta["gpc:optimizer_estimates"] = strconv.Itoa(opt.Evals)
+	for j, a := range t.axes {
+		if opt.Theta[j]-lo[j] < step[j]/2 || hi[j]-opt.Theta[j] < step[j]/2 {
+			e.rep.warnf("the maximum is at the edge of the grid along %s (%v): the likelihood may go on rising outside it", specs[a].name, math.Exp(opt.Theta[j]))
 		}
 	}
-	if failed > 3 {
-		e.rep.warnf("%d estimates failed in all", failed)
+	if slices.ContainsFunc(opt.Width, math.IsNaN) {
+		e.rep.warnf("the log marginal likelihood is not concave around the optimum: its location is poorly determined")
 	}
+	return rows, nil
+}
 
-	t := format.TuneTable(names, axisNames, rows, tuneMeta(meta))
+// writeTune writes gpc-tune's table; on a terminal, the columns that fit
+// its width, the rest named.
+func (c *tuneCmd) writeTune(e *env, t *format.Table) error {
 	f := c.outputFormat(e.stdout)
 	if f != format.Text {
 		return format.WriteTable(e.stdout, t, f, 0, format.NewAllocator())
 	}
-	// On a terminal, the columns that fit its width; the rest are named.
 	fit, dropped := format.FitWidth(t, termWidth(e.stdout))
 	if err := format.WriteTable(e.stdout, fit, f, 0, nil); err != nil {
 		return err

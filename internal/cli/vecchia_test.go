@@ -87,6 +87,23 @@ func TestVecchiaPipeline(t *testing.T) {
 	}
 }
 
+// TestVecchiaGolden pins the three streams of a small Vecchia run as text
+// dumps beside the dense ones (TestPipelineGolden): the model, the Vecchia
+// cloud and the posteriors. Its 30 training points (two-class, 2-D, with
+// ids) at a long length scale put 21 in the proposal's dense block and 9
+// after it, in the sparse part.
+func TestVecchiaGolden(t *testing.T) {
+	t.Parallel()
+	kernel := []string{"--train", "testdata/vecchia-train.csv", "--test", "testdata/vecchia-test.csv", "--label", "y", "--id", "id", "--alpha", "6", "--beta", "10", "--vecchia", "4"}
+	model, cloud, post := pipeline(t, kernel, []string{"--samples", "32", "--groups", "4"}, nil)
+	for _, g := range []struct {
+		name string
+		data []byte
+	}{{"vecchia-model", model}, {"vecchia-cloud", cloud}, {"vecchia-posteriors", post}} {
+		checkGolden(t, g.name, g.data)
+	}
+}
+
 // csvField is the number in the named column of a one-row CSV table.
 func csvField(t *testing.T, data []byte, name string) float64 {
 	t.Helper()
