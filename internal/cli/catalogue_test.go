@@ -510,7 +510,7 @@ func catalogue(t *testing.T) []badInput {
 			return editVecchia(t, fx.vecchia, func(s *format.VecchiaStream) { s.Model.CondVar[2] = -1 })
 		}, code: ExitData, want: "row 2: conditional variance -1"},
 		{tool: "gpc-train", what: "--method on a Vecchia model", args: []string{"--method", "ep"}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "has one estimator"},
-		{tool: "gpc-orthant", what: "--prepare-only on a Vecchia model", args: []string{"--prepare-only"}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "no plan is written or read"},
+		{tool: "gpc-orthant", what: "a dense covariance's plan (--plan) for a Vecchia model", args: []string{"--plan", "@plan.arrows"}, files: sh.files, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitData, want: "not a plan of a Vecchia model"},
 		{tool: "gpc-predict", what: "--cloud with a Vecchia cloud (which keeps posteriors, not particles)", args: []string{"--cloud", "@vecchia-cloud.arrows"}, files: map[string][]byte{"vecchia-cloud.arrows": fx.vecchiaCloud}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "a Vecchia cloud holds the posteriors"},
 		{tool: "gpc-predict", what: "--count hard on a Vecchia cloud", args: []string{"--count", "hard"}, stdin: "vecchia-cloud.arrows", input: func() []byte { return fx.vecchiaCloud }, code: ExitUsage, want: "soft count"},
 		{tool: "gpc-predict", what: "a Vecchia cloud cut inside a message", stdin: "cut-cloud.arrows", input: func() []byte { return fx.vecchiaCloud[:len(fx.vecchiaCloud)-30] }, code: ExitData, want: "it was cut short"},
