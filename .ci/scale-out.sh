@@ -230,7 +230,7 @@ echo "posteriors of the merged cloud: byte-identical"
 echo "== gpc-predict on the merged cloud in a 4-task job array (by test rows), merged, against the unsharded posteriors"
 GPC_CHECK=1 timeout 300 "$run" gpc-predict 4 "$d/posteriors-sharded.arrows" "$d/cloud.arrows"
 
-echo "== gpc-train on a Vecchia model (gpc-kernel --vecchia 10, N = 500: no plan, each task prepares itself) in a 4-task job array, merged, predicted, against the unsharded gpc-train | gpc-predict"
+echo "== gpc-train on a Vecchia model (gpc-kernel --vecchia 10, N = 500: prepared once, a gpc.vecchia-plan/1 the tasks read) in a 4-task job array, merged, predicted, against the unsharded gpc-train | gpc-predict"
 gpc-kernel --standardize --alpha 1 --beta 10 --vecchia 10 --train "$d/train500.csv" --test examples/exp4/test.csv > "$d/vecchia.arrows"
 GPC_CHECK=1 timeout 300 "$run" gpc-train 4 "$d/vcloud.arrows" --samples 4000 "$d/vecchia.arrows"
 gpc-train --samples 4000 "$d/vecchia.arrows" | gpc-predict --format arrow > "$d/vposteriors.arrows"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 
@@ -152,7 +151,7 @@ func (e *parallelEP) run(ctx context.Context) error {
 			return err
 		}
 		if e.stats.Sweeps > 1 && e.say != nil {
-			e.say("EP: round %d, after change %.3g", e.stats.Sweeps, e.stats.Change)
+			e.say("EP: round %d, after change %.3g (shift %.3g)", e.stats.Sweeps, e.stats.Change, e.shift)
 		}
 		// A factorisation that breaks down (the sites fill in more than
 		// the pattern holds, or the block's prior given the later rows'
@@ -209,10 +208,14 @@ func (e *parallelEP) run(ctx context.Context) error {
 		// sites.
 		meanOf(e.mean, e.a, t, e.tau, e.nu, roundMeanTol)
 		e.sampleVariances()
-		for k := k0; k < n; k++ {
-			v := latent(m, k)
-			change = max(change, e.update(k, e.mean[v], e.vars[v], epDamping))
-		}
+		change = max(change, parallelMax(k0, n, func(lo, hi int) float64 {
+			c := 0.0
+			for k := lo; k < hi; k++ {
+				v := latent(m, k)
+				c = max(c, e.update(k, e.mean[v], e.vars[v], epDamping))
+			}
+			return c
+		}))
 		e.sum()
 		e.stats.Change = change
 	}
@@ -221,15 +224,14 @@ func (e *parallelEP) run(ctx context.Context) error {
 }
 
 // sampleVariances sets vars to q's marginal variances, estimated from
-// epSamples draws x = T^-1 z (the block's too, unused). The draws' solves
-// run GOMAXPROCS at a time; their numbers come from one stream and their
-// squares are summed in draw order, so the variances are the same bits
-// for any thread count.
+// epSamples draws x = T^-1 z (the block's too, unused). The draws run
+// GOMAXPROCS at a time, draw d with the random stream d of epSeed (the
+// same numbers whatever thread draws it), and their squares are summed in
+// draw order, so the variances are the same bits for any thread count.
 func (e *parallelEP) sampleVariances() {
 	n := e.m.N
 	clear(e.vars)
-	g := core.GroupStream(epSeed, 0)
-	w := min(runtime.GOMAXPROCS(0), epSamples)
+	w := min(threads(), epSamples)
 	z, x := make([][]float64, w), make([][]float64, w)
 	for i := range w {
 		z[i], x[i] = make([]float64, n), make([]float64, n)
@@ -238,12 +240,13 @@ func (e *parallelEP) sampleVariances() {
 	for d := 0; d < epSamples; d += w {
 		b := min(w, epSamples-d)
 		for i := range b {
-			for k := range z[i] {
-				z[i][k] = core.PhiInv(g.Float64Open())
-			}
-		}
-		for i := range b {
-			wg.Go(func() { e.t.solveTo(x[i], z[i]) })
+			wg.Go(func() {
+				g := core.GroupStream(epSeed, d+i)
+				for k := range z[i] {
+					z[i][k] = core.PhiInv(g.Float64Open())
+				}
+				e.t.solveToRows(x[i], z[i])
+			})
 		}
 		wg.Wait()
 		for i := range b {
@@ -267,9 +270,11 @@ func meanOf(mu []float64, a, t *tri, tau, nu []float64, tol float64) int {
 	return newCG(n).solveTol(mu, nu, func(dst, v []float64) {
 		a.mulTo(ax, v)
 		a.mulTransTo(dst, ax)
-		for k := range n {
-			dst[k] += tau[k] * v[k]
-		}
+		parallelFor(0, n, func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				dst[k] += tau[k] * v[k]
+			}
+		})
 	}, func(dst, r []float64) {
 		t.solveTransTo(tmp, r)
 		t.solveTo(dst, tmp)

@@ -318,6 +318,7 @@ func (e *LaplaceEvidence) value(ctx context.Context, m *Model, warm []float64) (
 	fac.assemble(a, w, pf, pof)
 	copy(fac.diag, pf)
 	copy(fac.off, pof)
+	fac.stale()
 	if !fac.eliminate(0, n) {
 		return nil, fmt.Errorf("%w (at %d rows, the first %d dense)", ErrLaplaceBreakdown, n, fac.full)
 	}

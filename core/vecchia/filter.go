@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"unsafe"
 
 	"github.com/gpc-mc/gpc/core"
 )
@@ -14,30 +15,48 @@ import (
 // variable-major, row k (m values, one per particle) at x[k*m:], so that
 // a step's conditional means are sums of its neighbours' rows, each read
 // contiguously; resampling gathers the rows before the current one.
+//
+// The latent values are stored in float32: a step's reading of its
+// neighbours' rows is the estimator's memory traffic (m rows of a group's
+// values per step), and float32 halves it. A particle's path is its
+// stored values: each x_k is drawn in float64 and rounded to float32
+// once, and everything after (the conditional means of later steps, the
+// correction r, the test posteriors) is computed in float64 from the
+// rounded value, so the weights are those of the path the particle has.
+// Rounding moves a draw by at most 2^-24 of its size (6e-8; a latent
+// value's conditional standard deviation is at least the nugget's, 1e-2
+// for the default): the proposal's density at the rounded value differs
+// from the draw's by a factor 1 + O(2^-24 x / sd) whose first-order term
+// averages out over the rounding cell, so the estimate's bias is of order
+// (2^-24 x / sd)^2 per step, 10^-10 and less, far below its standard
+// error. What stays float64: the means, bounds, log weights, the
+// correction log r and every sum, each accumulated in a fixed order, so
+// the result's bits do not depend on the thread count.
 type runner struct {
 	p   *Prepared
 	ess float64 // resampling threshold, a fraction of m
 	m   int
 
-	x    []float64 // N x m latent values, by variable
-	logw []float64 // normalized log weights of the twisted targets
-	r    []float64 // log of each particle's correction to the model's target (see Prepared)
-	mu   []float64 // the prior's conditional means
-	mh   []float64 // the proposal's conditional means, before the site
-	c    []float64 // the twisted conditional means, with the site divided out
-	lo   []float64 // standardized lower bounds (one-sided steps: the only bound)
-	hi   []float64 // standardized upper bounds (two-sided steps)
-	t    []float64 // P(Z >= lo)
-	cc   []float64 // P(Z < lo)
-	lg   []float64 // log incremental weight's bound part
-	z    []float64 // the truncated standardized draws
-	u    []float64 // their uniforms
-	tmp  []float64
-	idx  []int
-	tmpI []int
-	off  []int64 // the rows' offsets of a step (offsets)
-	orig []int   // each particle's ancestor at the first variable
-	seen []bool
+	x     []float32 // N x m latent values, by variable
+	logw  []float64 // normalized log weights of the twisted targets
+	r     []float64 // log of each particle's correction to the model's target (see Prepared)
+	mu    []float64 // the prior's conditional means
+	mh    []float64 // the proposal's conditional means, before the site
+	c     []float64 // the twisted conditional means, with the site divided out
+	lo    []float64 // standardized lower bounds (one-sided steps: the only bound)
+	hi    []float64 // standardized upper bounds (two-sided steps)
+	t     []float64 // P(Z >= lo)
+	cc    []float64 // P(Z < lo)
+	lg    []float64 // log incremental weight's bound part
+	z     []float64 // the truncated standardized draws
+	u     []float64 // their uniforms
+	tmp   []float64
+	tmp32 []float32
+	idx   []int
+	tmpI  []int
+	off   []int64 // the rows' offsets of a step (offsets)
+	orig  []int   // each particle's ancestor at the first variable
+	seen  []bool
 
 	src core.PCG
 	rng *rand.Rand
@@ -53,11 +72,8 @@ type runner struct {
 func newRunner(p *Prepared, cfg *core.Config, maxM int) *runner {
 	r := &runner{p: p, ess: cfg.ESSThreshold}
 	vec := func() []float64 { return make([]float64, maxM) }
-	if cfg.Alloc != nil {
-		r.x = cfg.Alloc(p.m.N * maxM)[:p.m.N*maxM]
-	} else {
-		r.x = make([]float64, p.m.N*maxM)
-	}
+	r.x = float32s(cfg.Alloc, p.m.N*maxM)
+	r.tmp32 = make([]float32, maxM)
 	r.logw, r.r, r.mu, r.mh, r.c, r.lo, r.hi = vec(), vec(), vec(), vec(), vec(), vec(), vec()
 	r.t, r.cc, r.lg, r.z, r.u, r.tmp, r.wfin = vec(), vec(), vec(), vec(), vec(), vec(), vec()
 	r.idx, r.tmpI, r.orig, r.seen = make([]int, maxM), make([]int, maxM), make([]int, maxM), make([]bool, maxM)
@@ -67,8 +83,20 @@ func newRunner(p *Prepared, cfg *core.Config, maxM int) *runner {
 }
 
 // runnerBytes is the memory of one running group of m particles on a
-// model of n rows: its latent values and 20 per-particle vectors.
-func runnerBytes(m, n int) int64 { return int64(m) * int64(n+20) * 8 }
+// model of n rows: its latent values (float32) and 20 per-particle
+// vectors.
+func runnerBytes(m, n int) int64 { return int64(m) * (int64(n)*4 + 20*8) }
+
+// float32s returns n float32 values in the memory of alloc (a
+// core.Config.Alloc, which gives float64 values: huge pages, committed at
+// once), or of make if alloc is nil.
+func float32s(alloc func(int) []float64, n int) []float32 {
+	if alloc == nil || n == 0 {
+		return make([]float32, n)
+	}
+	f := alloc((n + 1) / 2)[:(n+1)/2]
+	return unsafe.Slice((*float32)(unsafe.Pointer(&f[0])), n)
+}
 
 // progressEvery is the number of steps between a group's progress reports
 // and checks of its context.
@@ -130,10 +158,10 @@ func (r *runner) step(k int) {
 	off := r.offsets(pr.nbr[s:e])
 	if k >= p.Block {
 		// The proposal's pattern is the model's: one pass.
-		core.Combine2(mh, mu, r.x, off, pr.off[s:e], p.pb[s:e])
+		core.Combine2F32(mh, mu, r.x, off, pr.off[s:e], p.pb[s:e])
 	} else {
-		core.Combine(mh, r.x, off, pr.off[s:e])
-		core.Combine(mu, r.x, r.offsets(md.Nbr[md.Start[k]:md.Start[k+1]]), md.Coef[md.Start[k]:md.Start[k+1]])
+		core.CombineF32(mh, r.x, off, pr.off[s:e])
+		core.CombineF32(mu, r.x, r.offsets(md.Nbr[md.Start[k]:md.Start[k+1]]), md.Coef[md.Start[k]:md.Start[k+1]])
 	}
 	ad := p.prop.diag[k]
 	a2 := ad * ad
@@ -213,7 +241,8 @@ func (r *runner) step(k int) {
 		if rsd > 0 {
 			xi += rsd * r.rng.NormFloat64()
 		}
-		xk[i] = xi
+		xk[i] = float32(xi)
+		xi = float64(xk[i]) // the path's value
 		dm, dh := xi-mu[i], xi-mh[i]
 		corr[i] += -dm*dm/(2*dk) + 0.5*dh*dh*a2 - 0.5*tau*xi*xi + nu*xi
 	}
@@ -229,7 +258,8 @@ func (r *runner) stepRepeat(k, dp int) {
 	rtau, rnu := p.rtau[k], p.rnu[k]
 	logw := r.logw[:m]
 	mx := math.Inf(-1)
-	for i, v := range r.x[dp*m : dp*m+m] {
+	for i, v32 := range r.x[dp*m : dp*m+m] {
+		v := float64(v32)
 		logw[i] += core.LogPhiDiff((a-v)/sd, (b-v)/sd) + (0.5*rtau*v-rnu)*v
 		mx = max(mx, logw[i])
 	}
@@ -282,8 +312,13 @@ func (r *runner) reorder(idx []int, k int) {
 		}
 		copy(v, tmp)
 	}
+	tmp32 := r.tmp32[:m]
 	for j := range k {
-		perm(r.x[j*m : j*m+m])
+		x := r.x[j*m : j*m+m]
+		for i, q := range idx {
+			tmp32[i] = x[q]
+		}
+		copy(x, tmp32)
 	}
 	for _, v := range [][]float64{r.r, r.mu, r.mh, r.c, r.lo, r.hi, r.t, r.cc, r.lg} {
 		perm(v[:m])
@@ -315,7 +350,7 @@ func (r *runner) finish() {
 	mu := r.mu[:m]
 	for t := range md.T {
 		clear(mu)
-		core.Combine(mu, r.x, r.offsets(md.TNbr[md.TStart[t]:md.TStart[t+1]]), md.TCoef[md.TStart[t]:md.TStart[t+1]])
+		core.CombineF32(mu, r.x, r.offsets(md.TNbr[md.TStart[t]:md.TStart[t+1]]), md.TCoef[md.TStart[t]:md.TStart[t+1]])
 		is := 1 / math.Sqrt(md.TCondVar[t]+md.Noise)
 		acc := 0.0
 		for i, v := range mu {

@@ -95,26 +95,42 @@ func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, erro
 	pd, po := make([]float64, n), make([]float64, len(pre.nbr))
 	cg := newCG(n)
 	st := &Sites{}
+	// Psi and the derivatives, the rows at once on every core, their sums
+	// by chunks (chunkSum); a repeated point's row adds its derivatives
+	// to its point's after the others.
 	psi := func(x []float64) float64 {
 		a.mulTo(ax, x)
-		v := 0.0
-		for k := range n {
-			v -= ax[k] * ax[k] / 2
-		}
-		for k := range n {
-			lp, _, _ := obsDerivs(x[latent(m, k)], m.Lower[k], m.Upper[k], m.Noise)
-			v += lp
-		}
-		return v
+		v := -chunkSum(n, func(lo, hi int) float64 {
+			s := 0.0
+			for k := lo; k < hi; k++ {
+				s += ax[k] * ax[k] / 2
+			}
+			return s
+		})
+		return v + chunkSum(n, func(lo, hi int) float64 {
+			s := 0.0
+			for k := lo; k < hi; k++ {
+				lp, _, _ := obsDerivs(x[latent(m, k)], m.Lower[k], m.Upper[k], m.Noise)
+				s += lp
+			}
+			return s
+		})
 	}
 	derivs := func(x []float64) {
-		clear(g)
-		clear(w)
+		parallelFor(0, n, func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				g[k], w[k] = 0, 0
+				if m.Dup(k) < 0 {
+					_, g[k], w[k] = obsDerivs(x[k], m.Lower[k], m.Upper[k], m.Noise)
+				}
+			}
+		})
 		for k := range n {
-			v := latent(m, k)
-			_, gk, wk := obsDerivs(x[v], m.Lower[k], m.Upper[k], m.Noise)
-			g[v] += gk
-			w[v] += wk
+			if v := m.Dup(k); v >= 0 {
+				_, gk, wk := obsDerivs(x[v], m.Lower[k], m.Upper[k], m.Noise)
+				g[v] += gk
+				w[v] += wk
+			}
 		}
 	}
 	cur := psi(x)
@@ -126,9 +142,11 @@ func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, erro
 		// grad = g - A'A x
 		a.mulTo(ax, x)
 		a.mulTransTo(tmp, ax)
-		for k := range n {
-			grad[k] = g[k] - tmp[k]
-		}
+		parallelFor(0, n, func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				grad[k] = g[k] - tmp[k]
+			}
+		})
 		// The preconditioner follows W at the first steps only (each
 		// factorisation touches every row's neighbours).
 		if st.Iterations <= 2 || st.Iterations == 4 {
@@ -138,14 +156,17 @@ func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, erro
 				// instead, at the cost of more conjugate gradient steps.
 				copy(pre.diag, a.diag)
 				copy(pre.off, a.off)
+				pre.stale()
 			}
 		}
 		steps := cg.solve(delta, grad, func(dst, v []float64) {
 			a.mulTo(ax, v)
 			a.mulTransTo(dst, ax)
-			for k := range n {
-				dst[k] += w[k] * v[k]
-			}
+			parallelFor(0, n, func(lo, hi int) {
+				for k := lo; k < hi; k++ {
+					dst[k] += w[k] * v[k]
+				}
+			})
 		}, func(dst, r []float64) {
 			pre.solveTransTo(tmp, r)
 			pre.solveTo(dst, tmp)
@@ -156,9 +177,11 @@ func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, erro
 		var next float64
 		xn := make([]float64, n)
 		for range 30 {
-			for k := range n {
-				xn[k] = x[k] + step*delta[k]
-			}
+			parallelFor(0, n, func(lo, hi int) {
+				for k := lo; k < hi; k++ {
+					xn[k] = x[k] + step*delta[k]
+				}
+			})
 			next = psi(xn)
 			if next >= cur || math.Abs(next-cur) <= 1e-12*math.Abs(cur) {
 				break
@@ -168,10 +191,13 @@ func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, erro
 		if !(next >= cur-1e-9*math.Abs(cur)) {
 			break // no progress: the mode to rounding
 		}
-		change := 0.0
-		for k := range n {
-			change = max(change, math.Abs(xn[k]-x[k]))
-		}
+		change := parallelMax(0, n, func(lo, hi int) float64 {
+			c := 0.0
+			for k := lo; k < hi; k++ {
+				c = max(c, math.Abs(xn[k]-x[k]))
+			}
+			return c
+		})
 		x, cur = xn, next
 		if change < newtonTol {
 			break
@@ -240,10 +266,12 @@ func (c *cg) solveTol(x, b []float64, mul, prec func(dst, v []float64), tol floa
 	for it := 1; it <= maxCG; it++ {
 		mul(c.q, c.p)
 		alpha := rz / dot(c.p, c.q)
-		for k := range x {
-			x[k] += alpha * c.p[k]
-			c.r[k] -= alpha * c.q[k]
-		}
+		parallelFor(0, len(x), func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				x[k] += alpha * c.p[k]
+				c.r[k] -= alpha * c.q[k]
+			}
+		})
 		if math.Sqrt(dot(c.r, c.r)) <= tol*nb {
 			return it
 		}
@@ -251,14 +279,29 @@ func (c *cg) solveTol(x, b []float64, mul, prec func(dst, v []float64), tol floa
 		rz2 := dot(c.r, c.z)
 		beta := rz2 / rz
 		rz = rz2
-		for k := range c.p {
-			c.p[k] = c.z[k] + beta*c.p[k]
-		}
+		parallelFor(0, len(c.p), func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				c.p[k] = c.z[k] + beta*c.p[k]
+			}
+		})
 	}
 	return maxCG
 }
 
+// dot returns a'b, summed in chunks of sumChunk terms (on every core),
+// the chunks' sums added in order: the same bits for any thread count.
+// A vector of one chunk (a row's, in the derivatives' inner loops) is
+// summed here, with no closure to allocate.
 func dot(a, b []float64) float64 {
+	b = b[:len(a)]
+	if len(a) <= sumChunk {
+		return dotSeq(a, b)
+	}
+	return chunkSum(len(a), func(lo, hi int) float64 { return dotSeq(a[lo:hi], b[lo:hi]) })
+}
+
+// dotSeq returns a'b summed in order.
+func dotSeq(a, b []float64) float64 {
 	s := 0.0
 	for k, v := range a {
 		s += v * b[k]

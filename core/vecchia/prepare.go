@@ -188,10 +188,26 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	}
 	p.rtau, p.rnu = rowSites(m, e, p)
 	p.prop = t
-	// The prior's coefficients in the proposal's pattern (which holds the
-	// model's), so that a step reads each earlier row once.
+	p.setPriorCoefficients()
+	// q's mean: the exact mean of p(x) prod site(x), mu = P^-1 Nu with
+	// P = A'A + diag(Tau), by conjugate gradients preconditioned by T'T,
+	// and eta = T mu. Then log r(x) = -(x - mu)'(P - T'T)(x - mu)/2 +
+	// const: the dropped fill-in enters r only through the particles'
+	// spread about the mean, not through the mean itself (which T'T eta =
+	// Nu would leave |mu| away from P^-1 Nu).
+	mu := e.mean // the last round's, a start close to the end
+	p.MeanSteps = meanOf(mu, a, t, p.tau, p.nu, meanTol)
+	t.mulTo(p.eta, mu)
+	return p, nil
+}
+
+// setPriorCoefficients sets pb, the prior's coefficients in the proposal's
+// pattern (which holds the model's), so that a step reads each earlier row
+// once.
+func (p *Prepared) setPriorCoefficients() {
+	m, t := p.m, p.prop
 	p.pb = make([]float64, len(t.nbr))
-	for k := range n {
+	for k := range m.N {
 		if t.dup[k] {
 			continue // a repeat's row is empty in every pattern of tri
 		}
@@ -206,16 +222,6 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 			p.pb[y] = m.Coef[q]
 		}
 	}
-	// q's mean: the exact mean of p(x) prod site(x), mu = P^-1 Nu with
-	// P = A'A + diag(Tau), by conjugate gradients preconditioned by T'T,
-	// and eta = T mu. Then log r(x) = -(x - mu)'(P - T'T)(x - mu)/2 +
-	// const: the dropped fill-in enters r only through the particles'
-	// spread about the mean, not through the mean itself (which T'T eta =
-	// Nu would leave |mu| away from P^-1 Nu).
-	mu := e.mean // the last round's, a start close to the end
-	p.MeanSteps = meanOf(mu, a, t, p.tau, p.nu, meanTol)
-	t.mulTo(p.eta, mu)
-	return p, nil
 }
 
 // rowSites returns the proposal's sites by row: each latent variable's

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gpc-mc/gpc/core"
 )
@@ -30,6 +32,7 @@ type tri struct {
 	// A'A on this pattern for aaOf's A (assemble).
 	aaOf     *tri
 	aaD, aaO []float64
+	sc       *schedule // the level schedule (sched), built at first use
 }
 
 // newTri returns the pattern of model m with zero values.
@@ -43,6 +46,7 @@ func newTri(m *Model) *tri {
 
 // priorFactor sets t to the model's A = D^-1/2 (I - B).
 func (t *tri) priorFactor(m *Model) {
+	t.stale()
 	for k := range t.n {
 		if t.dup[k] {
 			continue
@@ -55,39 +59,67 @@ func (t *tri) priorFactor(m *Model) {
 	}
 }
 
-// mulTo sets dst = T x (repeated points' rows 0).
+// mulTo sets dst = T x (repeated points' rows 0), the rows at once on
+// every core.
 func (t *tri) mulTo(dst, x []float64) {
-	for k := range t.n {
-		if t.dup[k] {
-			dst[k] = 0
-			continue
+	parallelFor(0, t.n, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			if t.dup[k] {
+				dst[k] = 0
+				continue
+			}
+			s := t.diag[k] * x[k]
+			for q := t.start[k]; q < t.start[k+1]; q++ {
+				s += t.off[q] * x[t.nbr[q]]
+			}
+			dst[k] = s
 		}
-		s := t.diag[k] * x[k]
-		for q := t.start[k]; q < t.start[k+1]; q++ {
-			s += t.off[q] * x[t.nbr[q]]
-		}
-		dst[k] = s
-	}
+	})
 }
 
-// mulTransTo sets dst = T' y.
+// mulTransTo sets dst = T' y: each dst[p] gathers its column's entries
+// (tri.columns), the diagonal's first and then the rows' in increasing
+// order, the rows at once on every core.
 func (t *tri) mulTransTo(dst, y []float64) {
-	clear(dst)
-	for k := range t.n {
-		if t.dup[k] {
-			continue
+	sc, co := t.sched(), t.columns()
+	parallelFor(0, t.n, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			if t.dup[p] {
+				dst[p] = 0
+				continue
+			}
+			s := 0.0
+			s += t.diag[p] * y[p]
+			for q := sc.colStart[p]; q < sc.colStart[p+1]; q++ {
+				s += co[q] * y[sc.colRow[q]]
+			}
+			dst[p] = s
 		}
-		yk := y[k]
-		dst[k] += t.diag[k] * yk
-		for q := t.start[k]; q < t.start[k+1]; q++ {
-			dst[t.nbr[q]] += t.off[q] * yk
-		}
-	}
+	})
 }
 
 // solveTo sets dst = T^-1 y (forward substitution; repeated points' rows
-// 0).
+// 0), the rows of a forward level at once on every core.
 func (t *tri) solveTo(dst, y []float64) {
+	sc := t.sched()
+	levels(sc.fwd, sc.fwdStart, func(rows []int32) {
+		for _, k := range rows {
+			if t.dup[k] {
+				dst[k] = 0
+				continue
+			}
+			s := y[k]
+			for q := t.start[k]; q < t.start[k+1]; q++ {
+				s -= t.off[q] * dst[t.nbr[q]]
+			}
+			dst[k] = s / t.diag[k]
+		}
+	})
+}
+
+// solveToRows is solveTo row by row on the calling goroutine, for work
+// that is parallel already (the same bits).
+func (t *tri) solveToRows(dst, y []float64) {
 	for k := range t.n {
 		if t.dup[k] {
 			dst[k] = 0
@@ -106,34 +138,60 @@ func (t *tri) solveTo(dst, y []float64) {
 // below k0 what is left of y's linear term once the later rows are
 // eliminated.
 func (t *tri) backSubstitute(y []float64, k0 int) {
-	for k := t.n - 1; k >= k0; k-- {
-		if t.dup[k] {
-			y[k] = 0
-			continue
+	sc, co := t.sched(), t.columns()
+	levels(sc.bwd, sc.bwdStart, func(rows []int32) {
+		for _, p := range rows {
+			if int(p) >= k0 {
+				y[p] = t.backRow(sc, co, y, y[p], int(p), k0)
+			}
 		}
-		v := y[k] / t.diag[k]
-		y[k] = v
-		for q := t.start[k]; q < t.start[k+1]; q++ {
-			y[t.nbr[q]] -= t.off[q] * v
+	})
+	parallelFor(0, k0, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			if t.dup[p] {
+				continue
+			}
+			s := y[p]
+			for q := sc.colStart[p+1] - 1; q >= sc.colStart[p]; q-- {
+				k := sc.colRow[q]
+				if int(k) < k0 {
+					break
+				}
+				s -= co[q] * y[k]
+			}
+			y[p] = s
 		}
-	}
+	})
 }
 
-// solveTransTo sets dst = T'^-1 y (back substitution, row by row from the
-// last, each scattering into its columns). y is not modified.
-func (t *tri) solveTransTo(dst, y []float64) {
-	copy(dst, y)
-	for k := t.n - 1; k >= 0; k-- {
-		if t.dup[k] {
-			dst[k] = 0
-			continue
-		}
-		v := dst[k] / t.diag[k]
-		dst[k] = v
-		for q := t.start[k]; q < t.start[k+1]; q++ {
-			dst[t.nbr[q]] -= t.off[q] * v
-		}
+// backRow returns row p's value of the back substitution T'^-1 (repeated
+// points' 0): s (its linear term) less its column's entries co times the
+// values x of the rows from k0 on, from the last row down, over its
+// diagonal.
+func (t *tri) backRow(sc *schedule, co, x []float64, s float64, p, k0 int) float64 {
+	if t.dup[p] {
+		return 0
 	}
+	for q := sc.colStart[p+1] - 1; q >= sc.colStart[p]; q-- {
+		k := sc.colRow[q]
+		if int(k) < k0 {
+			break
+		}
+		s -= co[q] * x[k]
+	}
+	return s / t.diag[p]
+}
+
+// solveTransTo sets dst = T'^-1 y (back substitution: each row's value
+// gathers its column's entries from the last row down), the rows of a
+// backward level at once on every core. y is not modified.
+func (t *tri) solveTransTo(dst, y []float64) {
+	sc, co := t.sched(), t.columns()
+	levels(sc.bwd, sc.bwdStart, func(rows []int32) {
+		for _, p := range rows {
+			dst[p] = t.backRow(sc, co, dst, y[p], int(p), 0)
+		}
+	})
 }
 
 // pairRef is a pair (p, q) of entries of a row: ao and bo are the entries'
@@ -146,10 +204,15 @@ type pairRef struct{ ao, bo, pos int32 }
 // p of the pattern of in. Row i's columns are marked in a scatter array,
 // and each row p's pattern is walked once.
 func (t *tri) pairs(i int, in *tri, buf []pairRef) []pairRef {
+	return t.pairsWith(i, in, buf, t.slots())
+}
+
+// pairsWith is pairs with the scatter array slot (n entries, all -1, as
+// it leaves them), so that several rows' pairs are found at once.
+func (t *tri) pairsWith(i int, in *tri, buf []pairRef, slot []int32) []pairRef {
 	buf = buf[:0]
 	s, e := t.start[i], t.start[i+1]
 	cols := t.nbr[s:e]
-	slot := t.slots()
 	for x, q := range cols {
 		slot[q] = int32(x)
 	}
@@ -299,6 +362,7 @@ func (t *tri) products(a *tri, pd, po []float64) {
 // po), restarting with a growing diagonal shift where a pivot fails (see
 // ic0), up to limit. pd and po are not modified.
 func (t *tri) factorShifted(pd, po []float64, lo, hi int, limit float64) (float64, error) {
+	t.stale()
 	for shift := 0.0; ; {
 		d := t.diag[:hi]
 		for k := range d {
@@ -332,6 +396,9 @@ var errBreakdown = errors.New("vecchia: the incomplete Cholesky factorisation br
 // before it that the pattern holds. It reports false at a pivot that is not
 // positive.
 func (t *tri) eliminate(lo, hi int) bool {
+	if t.pc != nil && hi == t.n && lo <= t.full {
+		return t.eliminateLevels(lo)
+	}
 	d := t.diag
 	for k := hi - 1; k >= lo; k-- {
 		if t.dup[k] {
@@ -350,12 +417,7 @@ func (t *tri) eliminate(lo, hi int) bool {
 			d[t.nbr[q]] -= t.off[q] * t.off[q]
 		}
 		if k < t.full {
-			// A dense row: its outer product, row by row of the block.
-			row := t.off[s:e]
-			for ip, v := range row {
-				p := int(t.nbr[s+ip])
-				core.Axpy(t.off[t.start[p]:t.start[p]+ip], -v, row[:ip])
-			}
+			t.denseOuter(k)
 			continue
 		}
 		if c := t.pc; c != nil {
@@ -391,6 +453,117 @@ func (t *tri) eliminate(lo, hi int) bool {
 	return true
 }
 
+// denseOuter subtracts dense row k's outer product (its entries divided by
+// its pivot already) from the block's rows before it.
+func (t *tri) denseOuter(k int) {
+	s, e := t.start[k], t.start[k+1]
+	row := t.off[s:e]
+	for ip, v := range row {
+		p := int(t.nbr[s+ip])
+		core.Axpy(t.off[t.start[p]:t.start[p]+ip], -v, row[:ip])
+	}
+}
+
+// eliminateLevels is eliminate(lo, t.n) for lo at most t.full on the
+// cached pairs, the rows after the dense block by backward levels, each
+// level's rows at once on every core: first their pivots, then their
+// updates of the rows of their patterns, each target row's by the thread
+// that owns it (owner), from the level's last row down. An entry's
+// updates thus come in an order (level after level, and the rows of a
+// level from the last) that does not depend on the thread count. Then
+// the dense block's rows from lo on.
+func (t *tri) eliminateLevels(lo int) bool {
+	c, sc, d := t.pc, t.sched(), t.diag
+	k0 := max(lo, t.full)
+	w := threads()
+	var bad failed
+	for l := range len(sc.bwdStart) - 1 {
+		lv := sc.bwd[sc.bwdStart[l]:sc.bwdStart[l+1]]
+		for len(lv) > 0 && int(lv[0]) < k0 {
+			lv = lv[1:] // the block's rows (and those before lo) come last
+		}
+		parallelFor(0, len(lv), func(a, b int) {
+			for _, k := range lv[a:b] {
+				if t.dup[k] {
+					continue
+				}
+				if !(d[k] > 0) || math.IsInf(d[k], 1) {
+					bad.v.Store(true)
+					continue
+				}
+				dk := math.Sqrt(d[k])
+				d[k] = dk
+				for q := t.start[k]; q < t.start[k+1]; q++ {
+					t.off[q] /= dk
+				}
+			}
+		})
+		if bad.v.Load() {
+			return false
+		}
+		ww := w
+		if len(lv) < minParallel/8 {
+			ww = 1
+		}
+		team(ww, func(me int) {
+			for i := len(lv) - 1; i >= 0; i-- {
+				k := int(lv[i])
+				if t.dup[k] {
+					continue
+				}
+				s, e := t.start[k], t.start[k+1]
+				cols := t.nbr[s:e]
+				for q, p := range cols {
+					if owner(p, ww) == me {
+						d[p] -= t.off[s+q] * t.off[s+q]
+					}
+				}
+				for _, r := range c.refs[c.start[k]:c.start[k+1]] {
+					if r.ao == pairDiag {
+						continue
+					}
+					p := cols[r.ao]
+					if int(p) < t.full || owner(p, ww) != me {
+						continue
+					}
+					t.off[t.start[p]+int(r.y)] -= t.off[s+int(r.ao)] * t.off[s+int(r.bo)]
+				}
+				for ai, p := range cols {
+					if int(p) >= t.full {
+						break
+					}
+					if owner(p, ww) != me {
+						continue
+					}
+					ps := t.start[p]
+					for x, q := range cols[:ai] {
+						t.off[ps+int(t.rank[q])] -= t.off[s+ai] * t.off[s+x]
+					}
+				}
+			}
+		})
+	}
+	for k := t.full - 1; k >= lo; k-- {
+		if t.dup[k] {
+			continue
+		}
+		if !(d[k] > 0) || math.IsInf(d[k], 1) {
+			return false
+		}
+		dk := math.Sqrt(d[k])
+		d[k] = dk
+		s, e := t.start[k], t.start[k+1]
+		for q := s; q < e; q++ {
+			t.off[q] /= dk
+		}
+		for q := s; q < e; q++ {
+			d[t.nbr[q]] -= t.off[q] * t.off[q]
+		}
+		t.denseOuter(k)
+	}
+	return true
+}
+
 // pairDiag is a cached pair's ao for the row's own diagonal entry.
 const pairDiag = 255
 
@@ -414,33 +587,73 @@ type pairCache struct {
 // neighbours) is searched row by row.
 const maxPairCache = 2 << 30
 
+// pairChunk is the rows per unit of newPairCache's parallel work.
+const pairChunk = 4096
+
 // newPairCache returns the cache of a's pairs, or nil if a has more than
 // MaxM neighbours in a row (NewStructure makes none) or its pairs would
-// take more than maxPairCache bytes.
+// take more than maxPairCache bytes. Chunks of rows are searched at once
+// on every core, each with its own scatter array, and joined in order.
 func newPairCache(a *tri) *pairCache {
-	var buf []pairRef
-	c := &pairCache{a: a, start: make([]int, a.n+1)}
 	for i := range a.n {
 		if a.start[i+1]-a.start[i] >= pairDiag {
 			return nil
 		}
-		if !a.dup[i] {
-			buf = a.pairs(i, a, buf)
-			if 3*(len(c.refs)+len(buf)) > maxPairCache {
-				return nil
+	}
+	chunks := (a.n + pairChunk - 1) / pairChunk
+	refs := make([][]pairRef8, chunks)
+	c := &pairCache{a: a, start: make([]int, a.n+1)}
+	var next atomic.Int64
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	for range min(threads(), chunks) {
+		wg.Go(func() {
+			var buf []pairRef
+			slot := make([]int32, a.n)
+			for k := range slot {
+				slot[k] = -1
 			}
-			s := int32(a.start[i])
-			for _, r := range buf {
-				ao := uint8(pairDiag)
-				p := i
-				if r.ao >= 0 {
-					ao = uint8(r.ao - s)
-					p = int(a.nbr[r.ao])
+			for {
+				ch := int(next.Add(1) - 1)
+				if ch >= chunks || 3*total.Load() > maxPairCache {
+					return
 				}
-				c.refs = append(c.refs, pairRef8{ao, uint8(r.bo - s), uint8(int(r.pos) - a.start[p])})
+				var out []pairRef8
+				for i := ch * pairChunk; i < min(a.n, (ch+1)*pairChunk); i++ {
+					c.start[i+1] = 0 // the row's count, summed below
+					if a.dup[i] {
+						continue
+					}
+					buf = a.pairsWith(i, a, buf, slot)
+					s := int32(a.start[i])
+					first := len(out)
+					for _, r := range buf {
+						ao := uint8(pairDiag)
+						p := i
+						if r.ao >= 0 {
+							ao = uint8(r.ao - s)
+							p = int(a.nbr[r.ao])
+						}
+						out = append(out, pairRef8{ao, uint8(r.bo - s), uint8(int(r.pos) - a.start[p])})
+					}
+					c.start[i+1] = len(out) - first
+				}
+				refs[ch] = out
+				total.Add(int64(len(out)))
 			}
-		}
-		c.start[i+1] = len(c.refs)
+		})
+	}
+	wg.Wait()
+	if 3*total.Load() > maxPairCache {
+		return nil
+	}
+	c.refs = make([]pairRef8, 0, total.Load())
+	for ch, r := range refs {
+		c.refs = append(c.refs, r...)
+		refs[ch] = nil
+	}
+	for i := range a.n {
+		c.start[i+1] += c.start[i]
 	}
 	return c
 }

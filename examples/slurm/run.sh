@@ -9,10 +9,10 @@
 #   examples/slurm/run.sh gpc-tune 4 grid.arrows --alpha 1:100:20 --beta 1:1e6:20 --exploit 0 --no-optimize --train train.csv
 #
 # For gpc-orthant and gpc-train one job prepares (TOOL --prepare-only: the
-# plan), then a job array computes the K shards (each reading the plan), then
-# a job merges them into OUTPUT (task.sbatch does each); on a Vecchia model
-# (gpc-kernel --vecchia, the input's last argument) each shard prepares
-# itself, and there is no plan. The shards go to the
+# plan, gpc.plan/1 for a covariance, gpc.vecchia-plan/1 for a Vecchia
+# model), then a job array computes the K shards (each reading the plan),
+# then a job merges them into OUTPUT (task.sbatch does each). The shards go
+# to the
 # shard directory: --shards DIR, or GPC_SHARDS=DIR, or else OUTPUT.shards
 # beside the output. It must be on a file system the compute nodes share;
 # the tasks run in the directory run.sh was called from (Slurm's default), so
@@ -186,12 +186,6 @@ plan=()
 case $tool in
 gpc-orthant | gpc-train)
   plan=(--plan "$shards/plan.arrows")
-  # A Vecchia model (gpc-kernel --vecchia) has no plan: each shard repeats
-  # its preparation, O(N M^2) (docs/vecchia.md).
-  input=${*: -1}
-  if [ -f "$input" ] && gpc-show --meta "$input" 2>/dev/null | grep -qx 'gpc:schema = gpc.vecchia/1'; then
-    plan=()
-  fi
   ;;
 esac
 submitted=()

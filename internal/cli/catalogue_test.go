@@ -415,7 +415,13 @@ func catalogue(t *testing.T) []badInput {
 
 		// gpc-fit: a gradient where there is none, an optimizer that does not
 		// converge, a non-finite gradient; gpc-kernel --hyper's table.
-		{tool: "gpc-fit", what: "a run that cannot fit in memory: 400000 training rows (gpc-fit has no Vecchia path yet)", args: []string{"--train", "-"}, stdin: "big.csv", input: huge, code: ExitData, want: "gpc-fit works on the dense covariance only (gpc-fit, gpc-tune and gpc-mcmc have no Vecchia path yet): choose the hyperparameters on a random subsample"},
+		{tool: "gpc-fit", what: "a run that cannot fit in memory: 400000 training rows on the dense path", args: []string{"--train", "-"}, stdin: "big.csv", input: huge, code: ExitData, want: "gpc-fit --vecchia auto fits on the Vecchia path instead"},
+		{tool: "gpc-fit", what: "--vecchia with a flag of the dense fit's Monte Carlo stage: --hessian", args: tinyTrain("--vecchia", "3", "--hessian"), code: ExitUsage, want: "--hessian with --vecchia"},
+		{tool: "gpc-fit", what: "--vecchia with more than two classes", args: []string{"--train", "-", "--vecchia", "3"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "the Vecchia path takes two so far"},
+		{tool: "gpc-fit", what: "--vecchia m with no more than m training points", args: tinyTrain("--vecchia", "50"), code: ExitUsage, want: "give --vecchia below"},
+		{tool: "gpc-fit", what: "--vecchia auto with no more than 50 training points", args: tinyTrain("--vecchia", "auto"), code: ExitUsage, want: "--vecchia auto: it conditions each point on m = 50 neighbours"},
+		{tool: "gpc-fit", what: "--vecchia with more neighbours than the Vecchia path takes", args: tinyTrain("--vecchia", "255"), code: ExitUsage, want: "at most 254 neighbours"},
+		{tool: "gpc-fit", what: "--vecchia from a start where the kernel is practically diagonal: --alpha 1e-160", args: tinyTrain("--vecchia", "3", "--alpha", "1e-160"), code: ExitData, want: "practically diagonal"},
 		{tool: "gpc-fit", what: "a method without a gradient: --method paper-hard", args: tinyTrain("--method", "paper-hard"), code: ExitUsage, want: "gives no gradient"},
 		{tool: "gpc-fit", what: "a starting --beta of 0 (the fit moves log beta)", args: tinyTrain("--beta", "0"), code: ExitUsage, want: "--beta 0"},
 		{tool: "gpc-fit", what: "absurd flag: --rounds 0", args: tinyTrain("--rounds", "0"), code: ExitUsage, want: "--rounds 0"},
@@ -504,7 +510,7 @@ func catalogue(t *testing.T) []badInput {
 			return editVecchia(t, fx.vecchia, func(s *format.VecchiaStream) { s.Model.CondVar[2] = -1 })
 		}, code: ExitData, want: "row 2: conditional variance -1"},
 		{tool: "gpc-train", what: "--method on a Vecchia model", args: []string{"--method", "ep"}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "has one estimator"},
-		{tool: "gpc-orthant", what: "--prepare-only on a Vecchia model", args: []string{"--prepare-only"}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "no plan is written or read"},
+		{tool: "gpc-orthant", what: "a dense covariance's plan (--plan) for a Vecchia model", args: []string{"--plan", "@plan.arrows"}, files: sh.files, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitData, want: "not a plan of a Vecchia model"},
 		{tool: "gpc-predict", what: "--cloud with a Vecchia cloud (which keeps posteriors, not particles)", args: []string{"--cloud", "@vecchia-cloud.arrows"}, files: map[string][]byte{"vecchia-cloud.arrows": fx.vecchiaCloud}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "a Vecchia cloud holds the posteriors"},
 		{tool: "gpc-predict", what: "--count hard on a Vecchia cloud", args: []string{"--count", "hard"}, stdin: "vecchia-cloud.arrows", input: func() []byte { return fx.vecchiaCloud }, code: ExitUsage, want: "soft count"},
 		{tool: "gpc-predict", what: "a Vecchia cloud cut inside a message", stdin: "cut-cloud.arrows", input: func() []byte { return fx.vecchiaCloud[:len(fx.vecchiaCloud)-30] }, code: ExitData, want: "it was cut short"},

@@ -4,8 +4,8 @@
 // orthant.go, merge.go, tune.go, fit.go, mcmc.go, show.go), and what only
 // it does in files of its name beside it (kernel_vecchia.go,
 // kernel_classes.go, predict_vecchia.go, predict_classes.go,
-// merge_vecchia.go, tune_shard.go, tune_start.go, tune_from.go); a run
-// reads as a few named steps. What several tools share has its own file:
+// merge_vecchia.go, fit_vecchia.go, tune_shard.go, tune_start.go,
+// tune_from.go); a run reads as a few named steps. What several tools share has its own file:
 // cli.go (exit codes, standard streams, run), flags.go (the flag groups),
 // data.go (reading features and labels, standardization, label maps),
 // estimator.go (the estimator's flags and preparation), problem.go (the

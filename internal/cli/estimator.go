@@ -181,8 +181,8 @@ func (c *estimatorFlags) prepareDense(e *env, box core.Box, inMeta map[string]st
 }
 
 // vecchiaChecks refuses the estimator flags that the Vecchia path does not
-// have: it has one method and one order (the model's), no jitter (its
-// nugget is gpc-kernel's) and prepares in seconds, so no plan.
+// have: it has one method and one order (the model's) and no jitter (its
+// nugget is gpc-kernel's).
 func (c *estimatorFlags) vecchiaChecks(name string) error {
 	switch {
 	case c.Method != "auto":
@@ -191,16 +191,15 @@ func (c *estimatorFlags) vecchiaChecks(name string) error {
 		return usagef("--order %s: %s is a Vecchia model, whose order is gpc-kernel's (--vecchia-order): drop --order", c.Order, name)
 	case c.Jitter != 0:
 		return usagef("--jitter %v: %s is a Vecchia model, whose conditionals gpc-kernel computed (with --vecchia-nugget): drop --jitter", c.Jitter, name)
-	case c.plan != nil && (c.plan.PrepareOnly || c.plan.Plan != ""):
-		return usagef("--prepare-only and --plan: %s is a Vecchia model, whose preparation (O(N m^2) for m neighbours, seconds per 10^5 points) every run or shard repeats: no plan is written or read", name)
 	}
 	return nil
 }
 
 // prepareVecchia reads a Vecchia stream (after vecchiaChecks) and
-// prepares its estimator as the problem the tools run; its particles'
-// memory is allocated as it is used (cfg.Alloc).
-func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, cfg *core.Config, progress bool, mem format.Allocator) (*vecchiaProblem, error) {
+// prepares its estimator as the problem the tools run: from --plan's file
+// when given (readVecchiaPlan), else by vecchia.Prepare. Its particles'
+// latent values go in cfg.Alloc's memory (huge pages, committed at once).
+func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, progress bool, mem format.Allocator) (*vecchiaProblem, error) {
 	if err := c.vecchiaChecks(name); err != nil {
 		return nil, err
 	}
@@ -208,9 +207,14 @@ func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, cfg *c
 	if err != nil {
 		return nil, err
 	}
-	tr, done := e.rep.trace(progress)
-	p, err := vecchia.Prepare(e.ctx, s.Model, tr)
-	done()
+	var p *vecchia.Prepared
+	if c.plan != nil && c.plan.Plan != "" {
+		p, err = c.readVecchiaPlan(e, c.plan.Plan, s.Model, mem)
+	} else {
+		tr, done := e.rep.trace(progress)
+		p, err = vecchia.Prepare(e.ctx, s.Model, tr)
+		done()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +224,6 @@ func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, cfg *c
 	if p.SiteScale < 1 {
 		e.rep.warnf("the proposal keeps only %.3g of EP's sites after its dense block (their fill-in is more than the Vecchia pattern holds: length scales long beside the points' spacing, or many features): the estimate is exact, its variance larger; more neighbours, or the dense path, do better", p.SiteScale)
 	}
-	cfg.Alloc = nil
 	return &vecchiaProblem{Prepared: p, s: s, ess: c.ESS, seed: c.Seed}, nil
 }
 

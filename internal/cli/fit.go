@@ -33,32 +33,36 @@ The ard kernel is fitted under a weakly informative prior by default (--prior-sd
 
 More than two classes: the exact log marginal likelihood of the multinomial probit model is an orthant in N (C - 1) dimensions (docs/multiclass.md), and Fisher's identity gives its gradient as for two classes. One kernel is shared by the classes; --per-class (or --class-alpha/--class-beta, each class's start) fits a kernel per class, whose rows name their class in the class column. gpc-kernel --hyper reads either.
 
+` + fitVecchiaHelp + `
+
 ` + largeNHelp + `
 
 ` + examplesHelp + `
   gpc-fit --standardize --train examples/crabs/train.csv | gpc-kernel --hyper - --standardize --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
   gpc-fit --standardize --alpha 30 --beta 1e4 --train examples/crabs/train.csv --format csv > hyper.csv
   gpc-fit --standardize --kernel ard --train examples/crabs/train.csv --format table   # one length scale per feature
+  gpc-fit --vecchia 30 --standardize --train examples/crabs/train.csv | gpc-kernel --hyper - --vecchia 30 --standardize --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict   # the Vecchia path (for many rows: --vecchia auto)
   gpc-fit --standardize --label species --id id --train examples/iris/train.csv | gpc-kernel --hyper - --standardize --label species --id id --train examples/iris/train.csv --test examples/iris/test.csv | gpc-train | gpc-predict   # three classes
 
 ` + exitHelp
 
 // fitCmd is gpc-fit's command line.
 type fitCmd struct {
-	dataFlags      `embed:""`
-	kernelFlags    `embed:""`
-	hyperFlags     `embed:""`
-	classFlags     `embed:""`
-	PerClass       bool `name:"per-class" help:"Multi-class: fit a kernel per class (each class's length scale(s) and beta), instead of one shared by the classes."`
-	estimatorFlags `embed:"" set:"samples=2000"`
-	FinalSamples   int      `default:"0" help:"Particles of the final estimate at the optimum (0: 4 x --samples)."`
-	Rounds         int      `default:"2" help:"Rounds of the exact stage, each with 4 times the particles of the one before, up to --samples."`
-	Iterations     int      `default:"0" help:"Most L-BFGS iterations per stage and round (0: 100 + 5 per hyperparameter)."`
-	Restarts       int      `default:"0" help:"Fit again from this many more starting points drawn around the start (a normal of sd 1 on each log-hyperparameter, deterministic in --seed) and keep the best by the exact objective (scikit-learn's n_restarts_optimizer); each start's optimum is in gpc:restarts."`
-	PriorSD        *float64 `name:"prior-sd" help:"A normal prior of this standard deviation on each log-hyperparameter, centred on the starting point (a maximum a posteriori fit; 0: none). Default: 3 for the ard kernel, whose D + 1 hyperparameters the likelihood alone overfits (95% of the prior within a factor 400 of the start), 0 for the others."`
-	EP             bool     `default:"true" negatable:"" help:"Start the exact stage at the maximum of EP's evidence (--no-ep: at the starting point, as every fit of 2000 orthant variables or more does, where EP's evidence costs more than the exact estimate)."`
-	Hessian        bool     `help:"Estimate the curvature at the optimum (2 gradients per hyperparameter at --final-samples) for the optimum's Monte Carlo error, mc_se_log."`
-	commonFlags    `embed:""`
+	dataFlags       `embed:""`
+	kernelFlags     `embed:""`
+	hyperFlags      `embed:""`
+	classFlags      `embed:""`
+	PerClass        bool `name:"per-class" help:"Multi-class: fit a kernel per class (each class's length scale(s) and beta), instead of one shared by the classes."`
+	estimatorFlags  `embed:"" set:"samples=2000"`
+	FinalSamples    int        `default:"0" help:"Particles of the final estimate at the optimum (0: 4 x --samples)."`
+	Rounds          int        `default:"2" help:"Rounds of the exact stage, each with 4 times the particles of the one before, up to --samples."`
+	Iterations      int        `default:"0" help:"Most L-BFGS iterations per stage and round (0: 100 + 5 per hyperparameter)."`
+	Restarts        int        `default:"0" help:"Fit again from this many more starting points drawn around the start (a normal of sd 1 on each log-hyperparameter, deterministic in --seed) and keep the best by the exact objective (scikit-learn's n_restarts_optimizer); each start's optimum is in gpc:restarts."`
+	PriorSD         *float64   `name:"prior-sd" help:"A normal prior of this standard deviation on each log-hyperparameter, centred on the starting point (a maximum a posteriori fit; 0: none). Default: 3 for the ard kernel, whose D + 1 hyperparameters the likelihood alone overfits (95% of the prior within a factor 400 of the start), 0 for the others."`
+	EP              bool       `default:"true" negatable:"" help:"Start the exact stage at the maximum of EP's evidence (--no-ep: at the starting point, as every fit of 2000 orthant variables or more does, where EP's evidence costs more than the exact estimate)."`
+	Hessian         bool       `help:"Estimate the curvature at the optimum (2 gradients per hyperparameter at --final-samples) for the optimum's Monte Carlo error, mc_se_log."`
+	fitVecchiaFlags `embed:""` // --vecchia: fit_vecchia.go
+	commonFlags     `embed:""`
 }
 
 // Fit runs gpc-fit.
@@ -71,7 +75,7 @@ const maxRestarts = 1000
 
 // Validate checks the flags after parsing.
 func (c *fitCmd) Validate() error {
-	for _, check := range []func() error{c.validateCommon, c.validateData, c.validateEstimator} {
+	for _, check := range []func() error{c.validateCommon, c.validateData, c.validateEstimator, c.validateFitVecchia} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -132,6 +136,9 @@ func (c *fitCmd) run(e *env) error {
 	k, startDesc, err := c.kernel(c.kind(), train.names, scale)
 	if err != nil {
 		return err
+	}
+	if c.fitVecchiaFlags.v.Vecchia > 0 {
+		return c.runVecchia(e, start, train, labels, dataMeta, scale, k, startDesc)
 	}
 	m, err := c.fitModel(train, labels, k)
 	if err != nil {

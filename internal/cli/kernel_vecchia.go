@@ -26,6 +26,9 @@ type vecchiaFlags struct {
 	// vecchiaAuto records --vecchia auto: the sets are chosen from the
 	// data (vecchia.Structure.Auto), m at least Vecchia.
 	vecchiaAuto bool
+	// autoFixed records that auto is a fixed m (gpc-fit's), not the
+	// least m of those gpc-kernel tries.
+	autoFixed bool
 }
 
 // neighbours is --vecchia's value: the neighbours per point, 0 for the
@@ -76,7 +79,11 @@ func (v *vecchiaFlags) validateVecchia() error {
 // --vecchia auto and the m it chose.
 func (v *vecchiaFlags) tooFewPoints(n int) error {
 	if v.vecchiaAuto {
-		return usagef("--vecchia auto: it conditions each point on at least m = %d neighbours, and the training data have %d points, each with at most the %d before it: drop --vecchia (the dense path is exact, and fast at this size), or give --vecchia below %d", v.Vecchia, n, n-1, n)
+		least := "at least "
+		if v.autoFixed {
+			least = ""
+		}
+		return usagef("--vecchia auto: it conditions each point on %sm = %d neighbours, and the training data have %d points, each with at most the %d before it: drop --vecchia (the dense path is exact, and fast at this size), or give --vecchia below %d", least, v.Vecchia, n, n-1, n)
 	}
 	return usagef("--vecchia %d: the training data have %d points, and each conditions on at most the %d before it: give --vecchia below %d, or drop it (the dense path is exact, and fast at this size)", v.Vecchia, n, n-1, n)
 }

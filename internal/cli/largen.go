@@ -2,25 +2,26 @@ package cli
 
 // Many training points: where the dense path ends, which tools have a
 // Vecchia path, and what each tool says to try when the dense path does
-// not fit. One place to update when a tool gets its Vecchia path (gpc-fit's
-// is being built: issue 37).
+// not fit. One place to update when a tool gets its Vecchia path.
 
 import "fmt"
 
 // noVecchiaTools are the tools that have no Vecchia path yet: they work on
 // the dense covariance alone.
-const noVecchiaTools = "gpc-fit, gpc-tune and gpc-mcmc"
+const noVecchiaTools = "gpc-tune and gpc-mcmc"
 
 // largeNHelp ends the --help of the tools that read training features: at
 // what N the dense path ends, and which tools have a Vecchia path.
-const largeNHelp = `Many training points: the dense path holds about three N x N matrices and does N^3 work (10^4 points: about 3 GB and 1.5 minutes on two cores; 2 x 10^4: 12 GB and 9 minutes), so from about 10^4 training points use the Vecchia path, gpc-kernel --vecchia auto (O(N m) memory and O(m) work per particle and point for m neighbours: 10^5 points in about a minute, 10^6 in 12 minutes; docs/vecchia.md), which gpc-train, gpc-orthant, gpc-predict and gpc-merge read. ` + noVecchiaTools + ` have no Vecchia path yet: choose the hyperparameters on a random subsample of a few thousand rows, then run gpc-kernel with them (--hyper FILE, or --alpha and --beta) and --vecchia auto on all the rows.`
+const largeNHelp = `Many training points: the dense path holds about three N x N matrices and does N^3 work (10^4 points: about 3 GB and 1.5 minutes on two cores; 2 x 10^4: 12 GB and 9 minutes), so from about 10^4 training points use the Vecchia path, gpc-kernel --vecchia auto (O(N m) memory and O(m) work per particle and point for m neighbours: 10^5 points in about a minute, 10^6 in 12 minutes; docs/vecchia.md), which gpc-train, gpc-orthant, gpc-predict and gpc-merge read; gpc-fit --vecchia auto fits the hyperparameters on all the rows by the Vecchia model's Laplace evidence (docs/vecchia-fit.md) for gpc-kernel --hyper. ` + noVecchiaTools + ` have no Vecchia path yet: fit the hyperparameters with gpc-fit --vecchia auto instead (or choose them on a random subsample of a few thousand rows), then run gpc-kernel with them (--hyper FILE, or --alpha and --beta) and --vecchia auto on all the rows.`
 
 // largeNAdvice is what the tool named says to try when the dense path's
 // N x N matrices do not fit in memory.
 func largeNAdvice(tool string) string {
 	switch tool {
-	case "gpc-fit", "gpc-tune", "gpc-mcmc":
-		return fmt.Sprintf("%s works on the dense covariance only (%s have no Vecchia path yet): choose the hyperparameters on a random subsample of a few thousand rows (gpc-fit at 4500 orthant variables: about 11 minutes on two cores, docs/fitting.md), then run gpc-kernel with them (--hyper FILE, or --alpha and --beta) and --vecchia auto on all the rows (docs/vecchia.md)", tool, noVecchiaTools)
+	case "gpc-fit":
+		return "gpc-fit --vecchia auto fits on the Vecchia path instead, in O(N m) memory for m neighbours (the Vecchia model's Laplace evidence, docs/vecchia-fit.md); give its output to gpc-kernel --hyper FILE --vecchia auto"
+	case "gpc-tune", "gpc-mcmc":
+		return fmt.Sprintf("%s works on the dense covariance only (%s have no Vecchia path yet): choose the hyperparameters on a random subsample of a few thousand rows (or fit them on all the rows with gpc-fit --vecchia auto, docs/vecchia-fit.md), then run gpc-kernel with them (--hyper FILE, or --alpha and --beta) and --vecchia auto on all the rows (docs/vecchia.md)", tool, noVecchiaTools)
 	}
 	return "gpc-kernel --vecchia auto writes a Vecchia model of the training data instead, of O(N) memory, which this tool reads (docs/vecchia.md)"
 }

@@ -95,7 +95,14 @@ func (c *orthantCmd) problem(e *env, r io.Reader, name string, cfg *core.Config,
 		return nil, err
 	}
 	if schema == format.SchemaVecchia {
-		return c.prepareVecchia(e, r, name, cfg, c.Progress, mem)
+		v, err := c.prepareVecchia(e, r, name, c.Progress, mem)
+		if err != nil {
+			return nil, err
+		}
+		if c.PrepareOnly {
+			return nil, c.writeVecchiaPlan(e, v, *cfg, mem)
+		}
+		return v, nil
 	}
 	cov, err := format.ReadCovariance(r, name, mem)
 	if err != nil {

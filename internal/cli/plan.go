@@ -3,7 +3,10 @@ package cli
 // Prepared plans (--prepare-only, --plan; docs/scale-out.md): the
 // estimator's deterministic O(N^3) preparation (order, factorisation,
 // tilting or EP, the pilots that chose among the candidates), written once
-// as a gpc.plan/1 stream and read by every shard instead of redone.
+// as a gpc.plan/1 stream and read by every shard instead of redone. A
+// Vecchia model's preparation (Laplace, EP's rounds, the proposal's
+// factor and mean: docs/vecchia.md) is written and read alike, as a
+// gpc.vecchia-plan/1 stream tied to its model.
 
 import (
 	"errors"
@@ -12,13 +15,14 @@ import (
 	"strings"
 
 	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/vecchia"
 	"github.com/gpc-mc/gpc/format"
 )
 
 // planFlags are gpc-orthant's and gpc-train's --prepare-only and --plan.
 type planFlags struct {
-	PrepareOnly bool   `help:"Only prepare the estimate (the variable order, the factorisation, the tilting or EP, the pilot runs of --method auto) and write it as a plan (a gpc.plan/1 Arrow stream) that --plan reads: the shards of a run then share one preparation (docs/scale-out.md)."`
-	Plan        string `placeholder:"FILE" help:"Read the preparation from FILE (- for standard input, when the input is a file), written by --prepare-only on the same input with the same --samples, --method, --order, --jitter and --seed, instead of redoing it; the output is byte-identical to the run without --plan."`
+	PrepareOnly bool   `help:"Only prepare the estimate (the variable order, the factorisation, the tilting or EP, the pilot runs of --method auto) and write it as a plan (a gpc.plan/1 Arrow stream) that --plan reads: the shards of a run then share one preparation (docs/scale-out.md). Of a Vecchia model: its Laplace mode, EP's sites and the proposal, as a gpc.vecchia-plan/1 stream."`
+	Plan        string `placeholder:"FILE" help:"Read the preparation from FILE (- for standard input, when the input is a file), written by --prepare-only on the same input with the same --samples, --method, --order, --jitter and --seed, instead of redoing it (a Vecchia model's plan: written for the same model, whatever the flags); the output is byte-identical to the run without --plan."`
 }
 
 // validatePlan checks --prepare-only and --plan against --shard and the
@@ -110,6 +114,31 @@ func (c *estimatorFlags) readPlan(e *env, path string, box core.Box, cfg *core.C
 		return nil, nil, &dataError{fmt.Sprintf("%s: metadata %s: %v", what, keyPlanPilots, err)}
 	}
 	return f, pilots, nil
+}
+
+// writeVecchiaPlan writes the Vecchia problem's preparation as a plan
+// (gpc.vecchia-plan/1) to stdout, once the run it is for was found to fit
+// in memory (--max-memory), as writePlan does for a covariance.
+func (c *estimatorFlags) writeVecchiaPlan(e *env, v *vecchiaProblem, cfg core.Config, mem format.Allocator) error {
+	if _, err := planned(v, cfg); err != nil {
+		return err
+	}
+	pp := v.Parts()
+	meta := map[string]string{format.KeyVersion: Version, format.KeyMethod: vecchiaMethod}
+	return format.WriteVecchiaPlan(e.stdout, v.Model(), &pp, meta, mem)
+}
+
+// readVecchiaPlan reads the Vecchia plan at path for model m: the
+// prepared estimator, rebuilt bit for bit. A plan of another model, or
+// not a Vecchia plan, is a data error.
+func (c *estimatorFlags) readVecchiaPlan(e *env, path string, m *vecchia.Model, mem format.Allocator) (*vecchia.Prepared, error) {
+	r, name, closePlan, err := openInput(path, e.stdin)
+	if err != nil {
+		return nil, &format.IOError{Op: "open plan", Err: errors.Unwrap(err)}
+	}
+	defer closePlan()
+	_, p, err := format.ReadVecchiaPlan(r, name, m, mem)
+	return p, err
 }
 
 // parsePilots reads writePlan's pilot lines.

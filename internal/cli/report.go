@@ -110,7 +110,7 @@ func (r *reporter) warnf(format string, args ...any) {
 // positive definite"), the Go convention inside the code (STYLE.md). A
 // tool's line names the tool instead, so userMessage leaves them out.
 // TestErrorPrefixes checks that every package with such strings is here.
-var errorPrefixes = map[string]bool{"format": true, "core": true, "gp": true, "fit": true, "gemm": true, "vecchia": true}
+var errorPrefixes = map[string]bool{"format": true, "core": true, "gp": true, "fit": true, "gemm": true, "vecchia": true, "vfit": true}
 
 // userMessage removes from msg the package prefixes of errorPrefixes: at
 // its start and where a wrapping error's text gives way to the wrapped

@@ -74,7 +74,7 @@ func buildText(info *debug.BuildInfo, ok bool) string {
 	case rev != "":
 		fmt.Fprintf(&b, "commit %s", rev)
 	default:
-		b.WriteString("commit unknown (built outside a git checkout, from a module without a version)")
+		b.WriteString("commit unknown (no version control stamp: built outside a git checkout or with -buildvcs=false, from a module without a version)")
 	}
 	if modified == "true" {
 		b.WriteString(" with uncommitted changes")

@@ -1,0 +1,57 @@
+package core
+
+import "math"
+
+// CombineF32 is Combine on rows of float32 values: y[i] += sum_j a[j]
+// x[off[j]+i], each x value converted to float64 (exactly) before its
+// fused multiply-add, in the order of j: the same bits on every vector
+// path. A sequential estimator that stores its particles' values in
+// float32 (half the memory traffic of its steps) reads them with it. It
+// panics if a row is out of x's range.
+func CombineF32(y []float64, x []float32, off []int64, a []float64) {
+	n := len(y)
+	a = a[:len(off)]
+	checkRowsF32(x, off, n)
+	if vec() == vecAVX512 && n > 0 && len(off) > 0 {
+		combineF32AVX512(&y[0], &x[0], &off[0], &a[0], len(off), n)
+		return
+	}
+	for j, o := range off {
+		row := x[o : o+int64(n)]
+		aj := a[j]
+		for i, v := range row {
+			y[i] = math.FMA(aj, float64(v), y[i])
+		}
+	}
+}
+
+// Combine2F32 is CombineF32 of a into y and of b into z, reading the rows
+// once.
+func Combine2F32(y, z []float64, x []float32, off []int64, a, b []float64) {
+	n := len(y)
+	z, a, b = z[:n], a[:len(off)], b[:len(off)]
+	checkRowsF32(x, off, n)
+	if vec() == vecAVX512 && n > 0 && len(off) > 0 {
+		combine2F32AVX512(&y[0], &z[0], &x[0], &off[0], &a[0], &b[0], len(off), n)
+		return
+	}
+	for j, o := range off {
+		row := x[o : o+int64(n)]
+		aj, bj := a[j], b[j]
+		for i, v := range row {
+			f := float64(v)
+			y[i] = math.FMA(aj, f, y[i])
+			z[i] = math.FMA(bj, f, z[i])
+		}
+	}
+}
+
+// checkRowsF32 panics if a row of n values at an offset of off is not
+// within x.
+func checkRowsF32(x []float32, off []int64, n int) {
+	for _, o := range off {
+		if o < 0 || o+int64(n) > int64(len(x)) {
+			panic("core: CombineF32: a row is out of range")
+		}
+	}
+}

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package core
+
+func combineF32AVX512(y *float64, x *float32, off *int64, a *float64, nj, n int) {
+	panic("core: no assembly kernels on this architecture")
+}
+
+func combine2F32AVX512(y, z *float64, x *float32, off *int64, a, b *float64, nj, n int) {
+	panic("core: no assembly kernels on this architecture")
+}

@@ -1,0 +1,68 @@
+package core
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestCombineF32Paths checks CombineF32 and Combine2F32 against their
+// definition, bit for bit, on every path, for every chunk remainder.
+func TestCombineF32Paths(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x := make([]float32, 4000)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for _, path := range VecPaths() {
+		if err := SetVecPath(path); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 31, 156} {
+			for _, nj := range []int{0, 1, 5, 33} {
+				off := make([]int64, nj)
+				a, b := make([]float64, nj), make([]float64, nj)
+				for j := range off {
+					off[j] = int64(r.IntN(len(x) - n + 1))
+					a[j], b[j] = r.NormFloat64(), r.NormFloat64()
+				}
+				if nj > 0 {
+					off[0] = int64(len(x) - n) // a row that ends the array
+				}
+				y0, z0 := make([]float64, n), make([]float64, n)
+				for i := range y0 {
+					y0[i], z0[i] = r.NormFloat64(), r.NormFloat64()
+				}
+				wy, wz := append([]float64(nil), y0...), append([]float64(nil), z0...)
+				for j, o := range off {
+					for i := range wy {
+						wy[i] = math.FMA(a[j], float64(x[int(o)+i]), wy[i])
+						wz[i] = math.FMA(b[j], float64(x[int(o)+i]), wz[i])
+					}
+				}
+				y1 := append([]float64(nil), y0...)
+				CombineF32(y1, x, off, a)
+				y2, z2 := append([]float64(nil), y0...), append([]float64(nil), z0...)
+				Combine2F32(y2, z2, x, off, a, b)
+				for i := range wy {
+					if y1[i] != wy[i] || y2[i] != wy[i] || z2[i] != wz[i] {
+						t.Fatalf("%s, n = %d, %d rows, element %d: CombineF32 %v, Combine2F32 %v %v, want %v %v", path, n, nj, i, y1[i], y2[i], z2[i], wy[i], wz[i])
+					}
+				}
+			}
+		}
+	}
+	if err := SetVecPath(VecPaths()[0]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCombineF32Range checks that a row beyond the array panics.
+func TestCombineF32Range(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic for a row out of range")
+		}
+	}()
+	CombineF32(make([]float64, 8), make([]float32, 10), []int64{3}, []float64{1})
+}

@@ -1,0 +1,97 @@
+package vecchia
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/gpc-mc/gpc/core"
+)
+
+// The particles' steps against the machine's memory bandwidth
+// (docs/vecchia.md, "Speed and memory"): BenchmarkSteps runs groups of the
+// estimator on the two-class model and reports the bytes of the
+// neighbours' rows its steps read per second (rows_GB/s), BenchmarkCopy a
+// STREAM-like copy of arrays as large as a group's particles (GB/s, bytes
+// read and written), each on one thread or every thread (-cpu 1,2):
+//
+//	GPC_BENCH_N=300000 go test ./core/vecchia -run '^$' -bench 'Steps|Copy' -cpu 1,2 -count 5 -benchtime 4x
+//
+// The steps' share of the copy rate is their ratio.
+
+// benchN is the training points of the benchmarks' model (GPC_BENCH_N).
+func benchN() int {
+	if n, err := strconv.Atoi(os.Getenv("GPC_BENCH_N")); err == nil && n > 0 {
+		return n
+	}
+	return 100000
+}
+
+var benchModel struct {
+	once sync.Once
+	p    *Prepared
+	err  error
+}
+
+// benchPrepared is the two-class classifier (m = 30) at benchN, prepared
+// once.
+func benchPrepared(b *testing.B) *Prepared {
+	benchModel.once.Do(func() {
+		m := classifier2D(b, benchN(), 30)
+		benchModel.p, benchModel.err = Prepare(context.Background(), m, nil)
+	})
+	if benchModel.err != nil {
+		b.Fatal(benchModel.err)
+	}
+	return benchModel.p
+}
+
+// benchGroup is the group size of the estimator's default run (10^4
+// particles in 64 groups).
+const benchGroup = 156
+
+// rowBytes returns the bytes of the neighbours' rows one group's steps
+// read: for each row, its proposal pattern's rows of m float32 values.
+func rowBytes(p *Prepared, m int) float64 {
+	return float64(len(p.prop.nbr)) * float64(m) * 4
+}
+
+func BenchmarkSteps(b *testing.B) {
+	p := benchPrepared(b)
+	threads := runtime.GOMAXPROCS(0)
+	cfg := core.Config{Samples: benchGroup * threads, Groups: threads, Threads: threads, Seed: 1}
+	b.ResetTimer()
+	for i := range b.N {
+		cfg.Seed = uint64(i + 1)
+		if _, err := Estimate(context.Background(), p, cfg, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(rowBytes(p, benchGroup)*float64(threads)*float64(b.N)/b.Elapsed().Seconds()/1e9, "rows_GB/s")
+}
+
+func BenchmarkCopy(b *testing.B) {
+	// A group's float32 values, as float64, and at least 256 MB: far
+	// beyond the caches.
+	n := max(benchN()*benchGroup/2, 1<<25)
+	threads := runtime.GOMAXPROCS(0)
+	src, dst := make([][]float64, threads), make([][]float64, threads)
+	for t := range threads {
+		src[t], dst[t] = make([]float64, n), make([]float64, n)
+		for i := range src[t] {
+			src[t][i], dst[t][i] = float64(i), 1
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		var wg sync.WaitGroup
+		for t := range threads {
+			wg.Go(func() { copy(dst[t], src[t]) })
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(16*float64(n)*float64(threads)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}

@@ -1,0 +1,315 @@
+package vecchia
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/gpc-mc/gpc/core"
+)
+
+// The sequential kernels that schedule.go's level-scheduled ones replace,
+// row by row as they were: the parallel kernels must give their bits.
+
+func (t *tri) refMulTo(dst, x []float64) {
+	for k := range t.n {
+		if t.dup[k] {
+			dst[k] = 0
+			continue
+		}
+		s := t.diag[k] * x[k]
+		for q := t.start[k]; q < t.start[k+1]; q++ {
+			s += t.off[q] * x[t.nbr[q]]
+		}
+		dst[k] = s
+	}
+}
+
+// mulTransTo sets dst = T' y.
+func (t *tri) refMulTransTo(dst, y []float64) {
+	clear(dst)
+	for k := range t.n {
+		if t.dup[k] {
+			continue
+		}
+		yk := y[k]
+		dst[k] += t.diag[k] * yk
+		for q := t.start[k]; q < t.start[k+1]; q++ {
+			dst[t.nbr[q]] += t.off[q] * yk
+		}
+	}
+}
+
+// solveTo sets dst = T^-1 y (forward substitution; repeated points' rows
+// 0).
+func (t *tri) refSolveTo(dst, y []float64) {
+	for k := range t.n {
+		if t.dup[k] {
+			dst[k] = 0
+			continue
+		}
+		s := y[k]
+		for q := t.start[k]; q < t.start[k+1]; q++ {
+			s -= t.off[q] * dst[t.nbr[q]]
+		}
+		dst[k] = s / t.diag[k]
+	}
+}
+
+// backSubstitute runs solveTransTo's substitution in place on y for rows
+// n-1 down to k0 only: rows from k0 on then hold the solution's, and rows
+// below k0 what is left of y's linear term once the later rows are
+// eliminated.
+func (t *tri) refBackSubstitute(y []float64, k0 int) {
+	for k := t.n - 1; k >= k0; k-- {
+		if t.dup[k] {
+			y[k] = 0
+			continue
+		}
+		v := y[k] / t.diag[k]
+		y[k] = v
+		for q := t.start[k]; q < t.start[k+1]; q++ {
+			y[t.nbr[q]] -= t.off[q] * v
+		}
+	}
+}
+
+// solveTransTo sets dst = T'^-1 y (back substitution, row by row from the
+// last, each scattering into its columns). y is not modified.
+func (t *tri) refSolveTransTo(dst, y []float64) {
+	copy(dst, y)
+	for k := t.n - 1; k >= 0; k-- {
+		if t.dup[k] {
+			dst[k] = 0
+			continue
+		}
+		v := dst[k] / t.diag[k]
+		dst[k] = v
+		for q := t.start[k]; q < t.start[k+1]; q++ {
+			dst[t.nbr[q]] -= t.off[q] * v
+		}
+	}
+}
+
+// sameBits reports whether a and b hold the same bits.
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// scheduleModel is a model with a dense block's worth of coarse rows and
+// repeated points, for the kernels' tests.
+func scheduleModel(t *testing.T) *Model {
+	m := classifier2D(t, 3000, 12)
+	return m
+}
+
+// TestScheduledKernels checks the level-scheduled products and solves
+// against the sequential ones, bit for bit, and the factorisation across
+// thread counts, bit for bit, on 1 to 4 threads, on A's pattern and on a
+// hybrid pattern with a dense block; the factor's T'T against the matrix
+// on its pattern is TestIC0's.
+func TestScheduledKernels(t *testing.T) {
+	defer func(v int) { minParallel = v }(minParallel)
+	minParallel = 2
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	m, _ := oneFactorModelSmall(600, 5, []int{7, 300, 599}, 200)
+	for _, mm := range []*Model{scheduleModel(t), m} {
+		n := mm.N
+		a := newTri(mm)
+		a.priorFactor(mm)
+		pc := newPairCache(a)
+		if pc == nil {
+			t.Fatal("no pair cache")
+		}
+		r := rand.New(rand.NewPCG(1, 2))
+		x, w := make([]float64, n), make([]float64, n)
+		for k := range x {
+			x[k], w[k] = r.NormFloat64(), 0.5*r.Float64()
+		}
+		for _, block := range []int{0, 40} {
+			h := hybridPattern(mm, a, block)
+			h.pc = pc
+			pd, po := make([]float64, n), make([]float64, len(h.nbr))
+			h.assemble(a, w, pd, po)
+			var wantD, wantO, wantLD, wantLO []float64
+			for procs := 1; procs <= 4; procs++ {
+				runtime.GOMAXPROCS(procs)
+				h.sc = nil
+				if _, err := h.factorShifted(pd, po, 0, n, 0); err != nil {
+					t.Fatalf("block %d, %d threads: %v", block, procs, err)
+				}
+				if procs == 1 {
+					wantD, wantO = slices.Clone(h.diag), slices.Clone(h.off)
+				} else if !sameBits(h.diag, wantD) || !sameBits(h.off, wantO) {
+					t.Errorf("block %d, %d threads: the factor differs from one thread's", block, procs)
+				}
+				if block > 0 {
+					if _, err := h.factorShifted(pd, po, block, n, 0); err != nil {
+						t.Fatal(err)
+					}
+					if procs == 1 {
+						wantLD, wantLO = slices.Clone(h.diag), slices.Clone(h.off)
+					} else if !sameBits(h.diag, wantLD) || !sameBits(h.off, wantLO) {
+						t.Errorf("block %d, %d threads: the later rows' factor differs from one thread's", block, procs)
+					}
+					if _, err := h.factorShifted(pd, po, 0, n, 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, tr := range []*tri{a, h} {
+					got, want := make([]float64, n), make([]float64, n)
+					for name, op := range map[string][2]func(){
+						"mulTo":        {func() { tr.mulTo(got, x) }, func() { tr.refMulTo(want, x) }},
+						"mulTransTo":   {func() { tr.mulTransTo(got, x) }, func() { tr.refMulTransTo(want, x) }},
+						"solveTo":      {func() { tr.solveTo(got, x) }, func() { tr.refSolveTo(want, x) }},
+						"solveToRows":  {func() { tr.solveToRows(got, x) }, func() { tr.refSolveTo(want, x) }},
+						"solveTransTo": {func() { tr.solveTransTo(got, x) }, func() { tr.refSolveTransTo(want, x) }},
+						"backSubstitute": {func() { copy(got, x); tr.backSubstitute(got, block) },
+							func() { copy(want, x); tr.refBackSubstitute(want, block) }},
+					} {
+						op[0]()
+						op[1]()
+						if !sameBits(got, want) {
+							t.Errorf("block %d, %d threads, %s: differs from the sequential kernel", block, procs, name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPrepareThreads checks that the preparation does not depend on the
+// thread count, bit for bit.
+func TestPrepareThreads(t *testing.T) {
+	defer func(v int) { minParallel = v }(minParallel)
+	minParallel = 16
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	m, _ := oneFactorModelSmall(3000, 5, []int{7, 300, 2999}, 100)
+	var want PreparedParts
+	for procs := 1; procs <= 3; procs++ {
+		runtime.GOMAXPROCS(procs)
+		p, err := Prepare(context.Background(), m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p.Parts()
+		if got.Block == 0 || got.Block > m.N/2 {
+			t.Fatalf("a dense block of %d rows of %d: the test wants many rows after it", got.Block, m.N)
+		}
+		if procs == 1 {
+			want = got
+			continue
+		}
+		if got.Block != want.Block || !sameBits(got.Diag, want.Diag) || !sameBits(got.Off, want.Off) || !sameBits(got.Eta, want.Eta) ||
+			!sameBits(got.Tau, want.Tau) || !sameBits(got.Nu, want.Nu) || got.EP != want.EP || got.MeanSteps != want.MeanSteps {
+			t.Errorf("%d threads: the preparation differs from one thread's", procs)
+		}
+	}
+}
+
+// refEliminate is the sequential factorisation eliminateLevels replaced,
+// for BenchmarkEliminate.
+func (t *tri) refEliminate(lo, hi int) bool {
+	d := t.diag
+	for k := hi - 1; k >= lo; k-- {
+		if t.dup[k] {
+			continue
+		}
+		if !(d[k] > 0) || math.IsInf(d[k], 1) {
+			return false
+		}
+		dk := math.Sqrt(d[k])
+		d[k] = dk
+		s, e := t.start[k], t.start[k+1]
+		for q := s; q < e; q++ {
+			t.off[q] /= dk
+		}
+		for q := s; q < e; q++ {
+			d[t.nbr[q]] -= t.off[q] * t.off[q]
+		}
+		if k < t.full {
+			// A dense row: its outer product, row by row of the block.
+			row := t.off[s:e]
+			for ip, v := range row {
+				p := int(t.nbr[s+ip])
+				core.Axpy(t.off[t.start[p]:t.start[p]+ip], -v, row[:ip])
+			}
+			continue
+		}
+		if c := t.pc; c != nil {
+			cols := t.nbr[s:e]
+			for _, r := range c.refs[c.start[k]:c.start[k+1]] {
+				if r.ao == pairDiag {
+					continue
+				}
+				p := int(cols[r.ao])
+				if p < t.full {
+					continue
+				}
+				t.off[t.start[p]+int(r.y)] -= t.off[s+int(r.ao)] * t.off[s+int(r.bo)]
+			}
+			for ai, p := range cols {
+				if int(p) >= t.full {
+					break
+				}
+				ps := t.start[p]
+				for x, q := range cols[:ai] {
+					t.off[ps+int(t.rank[q])] -= t.off[s+ai] * t.off[s+x]
+				}
+			}
+			continue
+		}
+		t.buf = t.pairs(k, t, t.buf)
+		for _, r := range t.buf {
+			if r.ao >= 0 {
+				t.off[r.pos] -= t.off[r.ao] * t.off[r.bo]
+			}
+		}
+	}
+	return true
+}
+
+// BenchmarkEliminate times the incomplete factorisation of the two-class
+// model's prior plus sites: the sequential one it replaced (seq) and the
+// level-scheduled one on the threads of -cpu (levels).
+func BenchmarkEliminate(b *testing.B) {
+	m := classifier2D(b, 30000, 30)
+	n := m.N
+	a := newTri(m)
+	a.priorFactor(m)
+	pc := newPairCache(a)
+	h := hybridPattern(m, a, 0)
+	h.pc = pc
+	w := make([]float64, n)
+	for k := range w {
+		w[k] = 0.3
+	}
+	pd, po := make([]float64, n), make([]float64, len(h.nbr))
+	h.assemble(a, w, pd, po)
+	b.Run("impl=seq", func(b *testing.B) {
+		for b.Loop() {
+			copy(h.diag, pd)
+			copy(h.off, po)
+			h.refEliminate(0, n)
+		}
+	})
+	b.Run("impl=levels", func(b *testing.B) {
+		for b.Loop() {
+			copy(h.diag, pd)
+			copy(h.off, po)
+			h.eliminate(0, n)
+		}
+	})
+}
