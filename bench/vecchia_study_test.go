@@ -39,6 +39,17 @@ import (
 //	calibration  the coverage of the estimator's intervals over 200 seeds
 //	             (GPC_VECCHIA_SEEDS) at N = 1000 against the Vecchia model's
 //	             own probability
+//	real         the real data sets (bench/vecchia/satellite.sh, dna.sh,
+//	             spam.sh write them to GPC_VECCHIA_DATA) with the kernels
+//	             fitted in bench/vecchia/hyper, against the dense path, for
+//	             nearest sets, the sets --vecchia auto tries, and its choice
+//	             (vecchia_real_test.go; GPC_VECCHIA_SETS picks sets,
+//	             GPC_VECCHIA_CACHE keeps the dense runs)
+//	check        the check before the run (vecchia.Structure.Check)
+//	             against the loss beside every earlier point and the
+//	             tables' errors, on the two-class problem
+//	posteriors   the test posteriors at N = 10^4 with 10^4 test points,
+//	             --vecchia 30 and auto, against the dense path's
 //
 //	GPC_VECCHIA_STUDY=tables go test ./bench -run VecchiaStudy -v -timeout 3h
 //	GPC_VECCHIA_STUDY=calibration go test ./bench -run VecchiaStudy -v -timeout 1h
@@ -136,12 +147,30 @@ func csvProblem(t testing.TB, name, train, test string, k *gp.Kernel) *studyProb
 	return p
 }
 
+// metric returns the features x (rows of p.d) in the neighbour search's
+// metric, as gpc-kernel --vecchia takes them: the ard kernel's divided by
+// their length scales, the others as they are.
+func (p *studyProblem) metric(x []float64) []float64 {
+	if p.k.Kind != gp.KernelARD {
+		return x
+	}
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = v / p.k.Alpha[i%p.d]
+	}
+	return out
+}
+
 // studyRun is one estimate of a problem: its log marginal likelihood and
 // standard error, its test posteriors, and the CPU seconds it took.
 type studyRun struct {
 	logML, se float64
 	post      []float64
+	postSE    []float64
 	cpu       time.Duration
+	// warn names the warnings gpc-train would give: the proposal's
+	// share of EP's sites (the fallback), an unreliable standard error.
+	warn []string
 }
 
 const studySamples = 10000
@@ -165,9 +194,9 @@ func denseRun(t testing.TB, cov []float64, n int, lower, upper, labels, cross, v
 	if err := core.Predict(post, f, res.Cloud, cross, vars); err != nil {
 		t.Fatal(err)
 	}
-	r := studyRun{logML: res.LogP, se: res.SE, post: make([]float64, len(post)), cpu: processCPU() - c0}
+	r := studyRun{logML: res.LogP, se: res.SE, post: make([]float64, len(post)), postSE: make([]float64, len(post)), cpu: processCPU() - c0}
 	for i, p := range post {
-		r.post[i] = p.P
+		r.post[i], r.postSE[i] = p.P, p.SE
 	}
 	return r
 }
@@ -190,12 +219,12 @@ func denseClassifier(t testing.TB, p *studyProblem) studyRun {
 // the nugget, and the CPU seconds of its making.
 func vecchiaModel(t testing.TB, p *studyProblem, m int, nugget float64) (*vecchia.Model, time.Duration) {
 	c0 := processCPU()
-	s, err := vecchia.NewStructure(p.x, p.n, p.d, vecchia.Options{M: m})
+	s, err := vecchia.NewStructure(p.metric(p.x), p.n, p.d, vecchia.Options{M: m})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tn := len(p.ty)
-	model, err := vecchia.NewClassifier(s, p.k, p.x, p.y, nugget, p.tx, s.TestNeighbours(p.tx, tn, m, 0), 0)
+	model, err := vecchia.NewClassifier(s, p.k, p.x, p.y, nugget, p.tx, s.TestNeighbours(p.metric(p.tx), tn, m, 0), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,12 +249,24 @@ func vecchiaRun(t testing.TB, model *vecchia.Model, seed uint64) studyRun {
 		t.Fatal(err)
 	}
 	post := make([]core.Posterior, model.T)
-	if err := core.CombinePosteriors(post, core.GroupSizes(res.Samples, res.Groups), logZ, pg); err != nil {
-		t.Fatal(err)
-	}
-	r := studyRun{logML: res.LogP, se: res.SE, post: make([]float64, model.T), cpu: processCPU() - c0}
+	// Every group's estimate 0 leaves no posterior: the row says so (its
+	// posteriors NaN) rather than ending the study.
+	failed := core.CombinePosteriors(post, core.GroupSizes(res.Samples, res.Groups), logZ, pg)
+	r := studyRun{logML: res.LogP, se: res.SE, post: make([]float64, model.T), postSE: make([]float64, model.T), cpu: processCPU() - c0}
 	for i, q := range post {
-		r.post[i] = q.P
+		r.post[i], r.postSE[i] = q.P, q.SE
+		if failed != nil {
+			r.post[i], r.postSE[i] = math.NaN(), math.NaN()
+		}
+	}
+	if failed != nil {
+		r.warn = append(r.warn, "every group P = 0")
+	}
+	if p.SiteScale < 1 {
+		r.warn = append(r.warn, fmt.Sprintf("sites %.3g", p.SiteScale))
+	}
+	if ok, _ := res.Trust(); !ok {
+		r.warn = append(r.warn, "se")
 	}
 	return r
 }
@@ -258,8 +299,14 @@ func TestVecchiaStudy(t *testing.T) {
 		vecchiaTables(t)
 	case "calibration":
 		vecchiaCalibration(t)
+	case "real":
+		vecchiaReal(t)
+	case "check":
+		vecchiaCheckStudy(t)
+	case "posteriors":
+		vecchiaPosteriors(t)
 	default:
-		t.Skip("GPC_VECCHIA_STUDY names the study: tables or calibration")
+		t.Skip("GPC_VECCHIA_STUDY names the study: tables, calibration, real, check or posteriors")
 	}
 }
 

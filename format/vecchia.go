@@ -35,6 +35,8 @@ const (
 	KeyVecchiaOrder  = "gpc:vecchia_order"   // the training points' order (maxmin, given)
 	KeyVecchiaNugget = "gpc:vecchia_nugget"  // the part of the probit noise moved into the latent process
 	KeyVecchiaRepeat = "gpc:vecchia_repeats" // training points that repeat an earlier point's features
+	KeyVecchiaSelect = "gpc:vecchia_select"  // how the conditioning sets were chosen (--vecchia auto's choice, or nearest)
+	KeyVecchiaCheck  = "gpc:vecchia_check"   // the approximation's check before the run (vecchia.Structure.Check)
 
 	ColRow     = "row"      // the row's index in its input file (training or test)
 	ColNbr     = "nbr"      // the conditioning set: positions of training rows

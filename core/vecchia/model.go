@@ -172,11 +172,12 @@ func ParseOrder(name string) (OrderKind, bool) {
 	return OrderKind(i), i >= 0
 }
 
-// DefaultM is the neighbours per point that gpc-kernel --vecchia auto
-// takes: within 1 nat of the dense model's log marginal likelihood and
-// 0.003 of its test posteriors on the two-class tables at N = 1000, 5000
-// and 10^4 (docs/vecchia.md), at 1.4-1.6 times the time of 30 (N = 10^4,
-// 10^5).
+// DefaultM is a fixed count of neighbours per point, within 1 nat of the
+// dense model's log marginal likelihood and 0.003 of its test posteriors
+// on the two-class tables at N = 1000, 5000 and 10^4 (docs/vecchia.md),
+// at 1.4-1.6 times the time of 30 (N = 10^4, 10^5); the Vecchia fit's
+// studies take it. gpc-kernel --vecchia auto took it until it chose the
+// sets from the data (Structure.Auto).
 const DefaultM = 50
 
 // MaxM is the most neighbours per point that NewStructure takes: the

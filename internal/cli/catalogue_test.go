@@ -491,7 +491,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "more shards than test rows", args: []string{"--shard", "0/9"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitUsage, want: "at most one shard per row"},
 		// The Vecchia path (docs/vecchia.md).
 		{tool: "gpc-kernel", what: "--vecchia with as many neighbours as training points (m >= N)", args: tinyTrain("--vecchia", "8"), code: ExitUsage, want: "--vecchia 8: the training data have 8 points"},
-		{tool: "gpc-kernel", what: "--vecchia auto on fewer training points than the m it chooses (50)", args: tinyTrain("--vecchia", "auto"), code: ExitUsage, want: "--vecchia auto: it conditions each point on m = 50 neighbours, and the training data have 8 points"},
+		{tool: "gpc-kernel", what: "--vecchia auto on fewer training points than the least m it tries (30)", args: tinyTrain("--vecchia", "auto"), code: ExitUsage, want: "--vecchia auto: it conditions each point on at least m = 30 neighbours, and the training data have 8 points"},
 		{tool: "gpc-kernel", what: "--vecchia with three classes", args: []string{"--train", "-", "--vecchia", "1"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "the Vecchia path takes two"},
 		{tool: "gpc-kernel", what: "--vecchia on a dense covariance stream (no features to find neighbours by)", args: []string{"--train", "-", "--vecchia", "3"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: "a gpc.covariance/1 stream, not features"},
 		{tool: "gpc-kernel", what: "absurd flag: --vecchia -1", args: tinyTrain("--vecchia=-1"), code: ExitUsage, want: "--vecchia -1"},

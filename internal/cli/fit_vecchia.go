@@ -21,12 +21,12 @@ import (
 )
 
 // fitVecchiaHelp is gpc-fit's --help paragraph on --vecchia.
-const fitVecchiaHelp = `The Vecchia path (--vecchia m, or auto for gpc-kernel's m = 50; docs/vecchia-fit.md): for many training points (from about 10^4, where the dense fit's N x N matrices take GBs and its N^3 work minutes to hours), the hyperparameters are fitted on all the rows by maximizing the Vecchia model's Laplace evidence (the model that gpc-kernel --vecchia m writes: each point conditioned on its m nearest earlier points in the maxmin order), O(N m^3) per evaluation with its exact gradient, by the same L-BFGS steps, start, box, run-off, traps, --restarts, --prior-sd and --seed as the dense fit's ep stage. It is one stage, deterministic, and approximate twice over: the Vecchia model for m below N - 1, and Laplace's approximation of its evidence. The Monte Carlo stage of the dense fit (the exact log marginal likelihood's gradient by Fisher's identity) is not built for the Vecchia path: log_ml in the output is the Vecchia model's Laplace evidence at the optimum (se_log_ml, mc_se_log, ep_value and ep_log_z NaN), grad its gradient (with the prior's), exact, se_grad 0, and gpc:evidence in the metadata says so. The exact stage's flags (--samples, --final-samples, --rounds, --hessian, --no-ep, --method, --order, --groups, --ess, --jitter) are refused with --vecchia, as are more than two classes. The ard kernel's ordering and neighbours follow its length scales: computed at the start, and again at an optimum whose length scales have moved relative to one another by more than a factor 2 (up to 4 times). The Vecchia model's log marginal likelihood itself, which log_ml approximates, is what gpc-train estimates on gpc-kernel --vecchia m's model (its gpc:log_ml).`
+const fitVecchiaHelp = `The Vecchia path (--vecchia m, or auto for m = 50; docs/vecchia-fit.md): for many training points (from about 10^4, where the dense fit's N x N matrices take GBs and its N^3 work minutes to hours), the hyperparameters are fitted on all the rows by maximizing the Vecchia model's Laplace evidence (the model that gpc-kernel --vecchia m writes: each point conditioned on its m nearest earlier points in the maxmin order), O(N m^3) per evaluation with its exact gradient, by the same L-BFGS steps, start, box, run-off, traps, --restarts, --prior-sd and --seed as the dense fit's ep stage. It is one stage, deterministic, and approximate twice over: the Vecchia model for m below N - 1, and Laplace's approximation of its evidence. The Monte Carlo stage of the dense fit (the exact log marginal likelihood's gradient by Fisher's identity) is not built for the Vecchia path: log_ml in the output is the Vecchia model's Laplace evidence at the optimum (se_log_ml, mc_se_log, ep_value and ep_log_z NaN), grad its gradient (with the prior's), exact, se_grad 0, and gpc:evidence in the metadata says so. The exact stage's flags (--samples, --final-samples, --rounds, --hessian, --no-ep, --method, --order, --groups, --ess, --jitter) are refused with --vecchia, as are more than two classes. The ard kernel's ordering and neighbours follow its length scales: computed at the start, and again at an optimum whose length scales have moved relative to one another by more than a factor 2 (up to 4 times). The Vecchia model's log marginal likelihood itself, which log_ml approximates, is what gpc-train estimates on gpc-kernel --vecchia m's model (its gpc:log_ml).`
 
 // fitVecchiaFlags are gpc-fit's --vecchia and its settings; they are
 // checked and resolved (auto) by gpc-kernel's rule (vecchiaFlags).
 type fitVecchiaFlags struct {
-	Vecchia       neighbours `placeholder:"m" default:"0" help:"Fit on the Vecchia path: maximize the Laplace evidence of the Vecchia model with m neighbours per point (the model gpc-kernel --vecchia m writes) on all the training rows, instead of the dense fit's two stages; auto: m = 50, gpc-kernel's --vecchia auto. At most 254; 0: the dense fit. See the Vecchia path, above."`
+	Vecchia       neighbours `placeholder:"m" default:"0" help:"Fit on the Vecchia path: maximize the Laplace evidence of the Vecchia model with m neighbours per point (the model gpc-kernel --vecchia m writes) on all the training rows, instead of the dense fit's two stages; auto: m = 50 (gpc-kernel's --vecchia auto chooses its sets from the data and the fitted kernel). At most 254; 0: the dense fit. See the Vecchia path, above."`
 	VecchiaOrder  string     `enum:"maxmin,given" default:"maxmin" help:"With --vecchia: the order of the training points, as gpc-kernel's --vecchia-order (give gpc-kernel the same)."`
 	VecchiaNugget float64    `default:"1e-4" help:"With --vecchia: the part of the probit's noise variance moved into the latent process, as gpc-kernel's --vecchia-nugget (give gpc-kernel the same)."`
 
@@ -42,6 +42,12 @@ func (c *fitCmd) validateFitVecchia() error {
 	f.v = vecchiaFlags{Vecchia: f.Vecchia, VecchiaOrder: f.VecchiaOrder, VecchiaNugget: f.VecchiaNugget}
 	if err := f.v.validateVecchia(); err != nil {
 		return err
+	}
+	if f.v.vecchiaAuto {
+		// gpc-fit's auto is the fixed m = 50: gpc-kernel's auto chooses
+		// its sets from the data with the fitted kernel, which the fit
+		// has yet to find.
+		f.v.Vecchia, f.v.autoFixed = neighbours(vecchia.DefaultM), true
 	}
 	if f.v.Vecchia == 0 {
 		return nil

@@ -19,12 +19,16 @@ import (
 
 // vecchiaFlags are gpc-kernel's --vecchia and its settings.
 type vecchiaFlags struct {
-	Vecchia       neighbours `placeholder:"m" default:"0" help:"Write a Vecchia model (gpc.vecchia/1) instead of the N x N covariance: each training point conditioned on its m nearest earlier points (m neighbours) in a maxmin order, each test point on its m nearest training points; O(N m) memory, O(m) time per particle and point, for N up to millions (docs/vecchia.md); worth it from about 10^4 training points, where the dense path takes minutes and GBs. auto: m = 50, within 1 nat of the dense model's log marginal likelihood and 0.003 of its posteriors on the 2-D tables at N = 1000 to 10^4, at 1.4-1.6 times the time of m = 30 (30: within 1.5 nats and 0.005). Many features with length scales long beside the points' spacing need far more, or the dense path: on 36-feature satellite data no m up to 100 comes within a nat, and gpc-train warns. At most 254; 0: the dense covariance."`
+	Vecchia       neighbours `placeholder:"m" default:"0" help:"Write a Vecchia model (gpc.vecchia/1) instead of the N x N covariance: each training point conditioned on m earlier points (m neighbours) in a maxmin order, each test point on m training points; O(N m) memory, O(m) time per particle and point, for N up to millions (docs/vecchia.md); worth it from about 10^4 training points, where the dense path takes minutes and GBs. A number m: the m nearest. auto: sets chosen from the data: the first 1000 points with up to 254 nearest earlier points, the later ones with their m nearest, or m chosen by the kernel's conditional variances among their 3m nearest, test points with 2m so chosen among 6m, for the first of m = 30, 50, 100, 200 (nearest sets first) whose check (below), plus twice its standard error, is at most 0.5 nats; if none is, m = 200 of 600, with a warning. The check before the run: on a sample of 500 training points (a systematic sample, two fifths from the first 1000 positions), the information about each point's label that its set loses beside a larger set (the set with its 4m nearest earlier points and the first m, every earlier point in the first 1000 positions), summed over the points; it goes into gpc:vecchia_check and on a terminal, and a poor one (over 0.5 nats) warns with what to try. At most 254; 0: the dense covariance."`
 	VecchiaOrder  string     `enum:"maxmin,given" default:"maxmin" help:"With --vecchia: the order of the training points: maxmin (each next point the farthest from those before it: coarse to fine) or given (the file's)."`
 	VecchiaNugget float64    `default:"1e-4" help:"With --vecchia: the part of the probit's noise variance (1) moved into the latent process, so that the neighbours' covariances stay well conditioned; the dense model is the same for any value in (0, 1)."`
 
-	// vecchiaAuto records that --vecchia auto chose Vecchia's m.
+	// vecchiaAuto records --vecchia auto: the sets are chosen from the
+	// data (vecchia.Structure.Auto), m at least Vecchia.
 	vecchiaAuto bool
+	// autoFixed records that auto is a fixed m (gpc-fit's), not the
+	// least m of those gpc-kernel tries.
+	autoFixed bool
 }
 
 // neighbours is --vecchia's value: the neighbours per point, 0 for the
@@ -32,7 +36,7 @@ type vecchiaFlags struct {
 // it.
 type neighbours int
 
-// autoNeighbours is --vecchia auto before validateVecchia chooses its m.
+// autoNeighbours is --vecchia auto before validateVecchia resolves it.
 const autoNeighbours neighbours = math.MinInt32
 
 // Decode parses the flag's value (kong.MapperValue).
@@ -47,17 +51,17 @@ func (v *neighbours) Decode(ctx *kong.DecodeContext) error {
 	}
 	m, err := strconv.Atoi(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a count of neighbours (a whole number, auto for %d, 0 for the dense path)", s, vecchia.DefaultM)
+		return fmt.Errorf("%q is not a count of neighbours (a whole number, auto to choose from the data, 0 for the dense path)", s)
 	}
 	*v = neighbours(m)
 	return nil
 }
 
-// validateVecchia resolves --vecchia auto to the m it chooses and checks
-// the flags.
+// validateVecchia resolves --vecchia auto to the least m it tries (the
+// data choose the sets later, vecchiaSets) and checks the flags.
 func (v *vecchiaFlags) validateVecchia() error {
 	if v.Vecchia == autoNeighbours {
-		v.Vecchia, v.vecchiaAuto = vecchia.DefaultM, true
+		v.Vecchia, v.vecchiaAuto = neighbours(vecchia.DefaultLadder[0]), true
 	}
 	switch {
 	case v.Vecchia < 0:
@@ -75,7 +79,11 @@ func (v *vecchiaFlags) validateVecchia() error {
 // --vecchia auto and the m it chose.
 func (v *vecchiaFlags) tooFewPoints(n int) error {
 	if v.vecchiaAuto {
-		return usagef("--vecchia auto: it conditions each point on m = %d neighbours, and the training data have %d points, each with at most the %d before it: drop --vecchia (the dense path is exact, and fast at this size), or give --vecchia below %d", v.Vecchia, n, n-1, n)
+		least := "at least "
+		if v.autoFixed {
+			least = ""
+		}
+		return usagef("--vecchia auto: it conditions each point on %sm = %d neighbours, and the training data have %d points, each with at most the %d before it: drop --vecchia (the dense path is exact, and fast at this size), or give --vecchia below %d", least, v.Vecchia, n, n-1, n)
 	}
 	return usagef("--vecchia %d: the training data have %d points, and each conditions on at most the %d before it: give --vecchia below %d, or drop it (the dense path is exact, and fast at this size)", v.Vecchia, n, n-1, n)
 }
@@ -90,13 +98,13 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 	if int(c.Vecchia) >= n {
 		return c.tooFewPoints(n)
 	}
-	s, m, err := c.vecchiaModel(e, train, test, k)
+	s, m, sel, err := c.vecchiaModel(e, train, test, k, meta)
 	if err != nil {
 		return err
 	}
 	st := vecchiaStream(s, m, train, test, meta)
 	order, _ := vecchia.ParseOrder(c.VecchiaOrder)
-	meta[format.KeyVecchiaM] = strconv.Itoa(int(c.Vecchia))
+	meta[format.KeyVecchiaM] = strconv.Itoa(sel.M)
 	meta[format.KeyVecchiaOrder] = order.String()
 	meta[format.KeyVecchiaNugget] = fmtFloat(c.VecchiaNugget)
 	meta[format.KeyVecchiaRepeat] = strconv.Itoa(s.Duplicates())
@@ -113,7 +121,7 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 		{Name: "kernel", Str: []string{c.Kernel}},
 		{Name: "alpha", Str: []string{meta["gpc:alpha"]}},
 		{Name: "beta", Float: []float64{k.Beta}},
-		{Name: "vecchia", Int: []int64{int64(c.Vecchia)}},
+		{Name: "vecchia", Int: []int64{int64(sel.M)}},
 		{Name: "order", Str: []string{order.String()}},
 		{Name: "repeats", Int: []int64{int64(s.Duplicates())}},
 		{Name: "fingerprint", Str: []string{format.VecchiaFingerprint(m)}},
@@ -121,9 +129,11 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 	return format.WriteTable(e.stdout, t, format.Text, 0, mem)
 }
 
-// vecchiaModel orders the training points, finds their neighbours and
+// vecchiaModel orders the training points, chooses and checks their
+// conditioning sets (vecchiaSets, which records the check in meta) and
 // the test points', and computes the model's conditionals.
-func (c *kernelCmd) vecchiaModel(e *env, train, test *features, k *gp.Kernel) (*vecchia.Structure, *vecchia.Model, error) {
+func (c *kernelCmd) vecchiaModel(e *env, train, test *features, k *gp.Kernel, meta map[string]string) (*vecchia.Structure, *vecchia.Model, vecchia.Selection, error) {
+	var sel vecchia.Selection
 	n, d := train.rows, len(train.names)
 	order, _ := vecchia.ParseOrder(c.VecchiaOrder)
 	// The neighbours are Euclidean in the kernel's metric: the ard
@@ -140,34 +150,46 @@ func (c *kernelCmd) vecchiaModel(e *env, train, test *features, k *gp.Kernel) (*
 		}
 		return out
 	}
-	if c.Progress {
-		e.rep.note("ordering %d training points (%s) and finding %d neighbours each", n, order, c.Vecchia)
+	// auto orders the points only: vecchiaSets chooses the sets.
+	m0 := int(c.Vecchia)
+	if c.vecchiaAuto {
+		m0 = 1
 	}
-	s, err := vecchia.NewStructure(metric(train.x, n), n, d, vecchia.Options{M: int(c.Vecchia), Order: order, Threads: c.Threads})
+	if c.Progress {
+		e.rep.note("ordering %d training points (%s) and finding %d neighbours each", n, order, m0)
+	}
+	s, err := vecchia.NewStructure(metric(train.x, n), n, d, vecchia.Options{M: m0, Order: order, Threads: c.Threads})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, sel, err
 	}
 	if err := e.ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, sel, err
 	}
 	if rep := s.Duplicates(); rep > 0 {
 		e.rep.warnf("%d of %d training points repeat an earlier point's features: each shares that point's latent value, with a label of its own (docs/vecchia.md)", rep, n)
+	}
+	s, sel, err = c.vecchiaSets(e, s, k, train, meta)
+	if err != nil {
+		return nil, nil, sel, err
+	}
+	if err := e.ctx.Err(); err != nil {
+		return nil, nil, sel, err
 	}
 	tests := 0
 	var tnb [][]int32
 	var tx []float64
 	if test != nil {
 		tests, tx = test.rows, test.x
-		tnb = s.TestNeighbours(metric(test.x, tests), tests, int(c.Vecchia), c.Threads)
+		tnb = s.TestSets(k, train.x, test.x, metric(test.x, tests), tests, c.VecchiaNugget, sel, c.Threads)
 	}
 	if c.Progress {
 		e.rep.note("the conditionals of %d training and %d test points", n, tests)
 	}
 	m, err := vecchia.NewClassifier(s, k, train.x, train.y, c.VecchiaNugget, tx, tnb, c.Threads)
 	if err != nil {
-		return nil, nil, &dataError{fmt.Sprintf("%s: %v", train.source, err)}
+		return nil, nil, sel, &dataError{fmt.Sprintf("%s: %v", train.source, err)}
 	}
-	return s, m, nil
+	return s, m, sel, nil
 }
 
 // vecchiaStream is the stream of model m: its training rows in the

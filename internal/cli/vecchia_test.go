@@ -127,7 +127,9 @@ func csvField(t *testing.T, data []byte, name string) float64 {
 // that gpc-predict's sharded posteriors merge into its whole output.
 func TestVecchiaShards(t *testing.T) {
 	train, test := vecchiaFiles(t, 200, 30)
-	model := runCLI(t, Kernel, cliCase{args: []string{"--alpha", "1", "--beta", "10", "--vecchia", "10", "--train", train, "--test", test}})
+	// --quiet: m = 10 is a poor approximation here, and the check before
+	// the run says so (TestVecchiaCheckWarns); the shards are the test.
+	model := runCLI(t, Kernel, cliCase{args: []string{"--quiet", "--alpha", "1", "--beta", "10", "--vecchia", "10", "--train", train, "--test", test}})
 	dir := t.TempDir()
 	for _, c := range []struct {
 		tool func([]string, io.Reader, io.Writer, io.Writer) int
@@ -193,4 +195,63 @@ func TestVecchiaRepeats(t *testing.T) {
 		t.Errorf("metadata %s = %q", format.KeyVecchiaRepeat, s.Meta[format.KeyVecchiaRepeat])
 	}
 	runCLI(t, Orthant, cliCase{args: []string{"--samples", "400"}, stdin: model})
+}
+
+// modelMeta returns the value of a metadata key of a stream, from its
+// dump ("  key = value").
+func modelMeta(t *testing.T, stream []byte, key string) string {
+	t.Helper()
+	var dump bytes.Buffer
+	if err := format.Dump(&dump, bytes.NewReader(stream)); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(dump.String(), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), key+" = "); ok {
+			return v
+		}
+	}
+	t.Fatalf("no %s in the stream's metadata", key)
+	return ""
+}
+
+// TestVecchiaCheckWarns checks gpc-kernel's check before the run through
+// the tool: a poor approximation (m = 10 at N = 200, beta 10) warns in one
+// line on stderr with what to try, and its check is in the metadata; an
+// exact one (m = N - 1) does not warn, and its check is 0; --progress
+// notes the check.
+func TestVecchiaCheckWarns(t *testing.T) {
+	train, test := vecchiaFiles(t, 200, 10)
+	args := []string{"--alpha", "1", "--beta", "10", "--train", train, "--test", test}
+	poor := runCLI(t, Kernel, cliCase{args: append([]string{"--vecchia", "10"}, args...), stderr: "gpc-kernel: warning: the Vecchia approximation with m = 10 is poor here"})
+	var errb bytes.Buffer
+	if code := Kernel(append([]string{"--vecchia", "10"}, args...), nil, io.Discard, &errb); code != 0 || strings.Count(errb.String(), "\n") != 1 ||
+		!strings.Contains(errb.String(), "try --vecchia auto or more neighbours, or the dense path") {
+		t.Errorf("exit %d, stderr %q: want one warning line with what to try", code, errb.String())
+	}
+	if v := modelMeta(t, poor, format.KeyVecchiaCheck); !strings.HasPrefix(v, "label_loss=") {
+		t.Errorf("gpc:vecchia_check = %q", v)
+	}
+	exact := runCLI(t, Kernel, cliCase{args: append([]string{"--vecchia", "199"}, args...)})
+	v := modelMeta(t, exact, format.KeyVecchiaCheck)
+	if loss, err := strconv.ParseFloat(strings.TrimPrefix(strings.Fields(v)[0], "label_loss="), 64); err != nil || !(loss < 1e-9) {
+		t.Errorf("m = N - 1: gpc:vecchia_check = %q, want a loss of 0 (rounding)", v)
+	}
+	errb.Reset()
+	if code := Kernel(append([]string{"--progress", "--vecchia", "199"}, args...), nil, io.Discard, &errb); code != 0 || !strings.Contains(errb.String(), "gpc-kernel: Vecchia check, m = 199: the sets lose ") {
+		t.Errorf("--progress: exit %d, stderr %q: want the check noted", code, errb.String())
+	}
+}
+
+// TestVecchiaAutoTool checks --vecchia auto through the tool: on the 2-D
+// two-class problem at N = 1500 it takes m = 30 and says so in the
+// metadata, without a warning.
+func TestVecchiaAutoTool(t *testing.T) {
+	train, test := vecchiaFiles(t, 1500, 10)
+	model := runCLI(t, Kernel, cliCase{args: []string{"--vecchia", "auto", "--alpha", "1", "--beta", "10", "--train", train, "--test", test}})
+	if m := modelMeta(t, model, format.KeyVecchiaM); m != "30" {
+		t.Errorf("gpc:vecchia_m = %s, want 30", m)
+	}
+	if v := modelMeta(t, model, format.KeyVecchiaSelect); !strings.HasPrefix(v, "auto: m=30 pool=1 block=1000") || !strings.Contains(v, "met=true") {
+		t.Errorf("gpc:vecchia_select = %q", v)
+	}
 }
