@@ -307,7 +307,7 @@ func (r *classRunner) step(k int) {
 func (r *classRunner) ghk(k int, ls, mean []float64, draw bool) bool {
 	p, m := r.p, r.m
 	l, q := p.L, p.m.C-1
-	de := p.de[p.m.Y[k]]
+	de := p.rowDE[k*q*l : (k+1)*q*l]
 	lo, logw := r.lo[:m], r.logw[:m]
 	for j := range q {
 		dj := de[j*l : (j+1)*l]

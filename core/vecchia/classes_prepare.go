@@ -1,6 +1,7 @@
 package vecchia
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -37,11 +38,12 @@ import (
 // (T_kk the point's lower-triangular block of T) and a mean that is an
 // O(L^2 M) sparse combination.
 //
-// The sites are Laplace's (Rasmussen and Williams 2006, section 3.5, with
-// the probit's likelihood: classLogLik): Newton's method on the posterior
-// mode with conjugate gradients preconditioned by the incomplete factor,
-// each row's site its likelihood's negative Hessian and gradient at the
-// mode (as Laplace for two classes).
+// The sites start from Laplace's (Rasmussen and Williams 2006, section
+// 3.5, with the probit's likelihood: classLogLik): Newton's method on the
+// posterior mode with conjugate gradients preconditioned by the
+// incomplete factor, each row's site its likelihood's negative Hessian
+// and gradient at the mode (as Laplace for two classes); rounds of
+// expectation propagation refine them (runEP).
 //
 // The estimator (its runner) goes through the training rows in the
 // model's order: a point's step draws its L coordinates jointly from q's
@@ -57,13 +59,16 @@ type PreparedMulticlass struct {
 	// L is the latent coordinates per point and e (C x L) their map to
 	// the classes' latent values (Multiclass.latentDims); de[y] (C - 1 x
 	// L) maps them to the differences of label y, u_y - u_o(j).
-	L    int
-	e    []float64
-	de   [][]float64
-	em   *Model // the expanded pattern (expanded)
-	prop *tri
-	pb   []float64 // the prior's coefficients in prop's pattern (rows after the block)
-	eta  []float64
+	L  int
+	e  []float64
+	de [][]float64
+	// rowDE holds each row's DE (C - 1 x L) in its GHK order: its label's
+	// differences by q's mean of them, the smallest first (ghkOrder).
+	rowDE []float64
+	em    *Model // the expanded pattern (expanded)
+	prop  *tri
+	pb    []float64 // the prior's coefficients in prop's pattern (rows after the block)
+	eta   []float64
 	// w, nu are the sites by point (L x L and L values; a repeat's zero:
 	// its rows' sites are its point's); rw, rnu each row's own, which its
 	// step divides out.
@@ -72,11 +77,15 @@ type PreparedMulticlass struct {
 	// Block is the number of leading training rows (points and their
 	// repeats) with dense rows of T.
 	Block int
-	// Laplace is the preparation's Laplace approximation.
+	// Laplace is the preparation's Laplace approximation, EP the rounds
+	// of expectation propagation that refined its sites (runEP).
 	Laplace *ClassSites
+	EP      core.EPStats
 	// Shift is the largest diagonal shift an incomplete factorisation
 	// needed (0 unless a pivot failed).
 	Shift float64
+	// Widened counts the sites whose precision was lowered (widen).
+	Widened int
 	// Clipped counts the points whose site precision was lowered to keep
 	// the proposal's conditional precision without it positive definite.
 	Clipped int
@@ -143,12 +152,13 @@ func PrepareMulticlass(ctx context.Context, m *Multiclass, tr core.Trace) (*Prep
 	k0 := p.Block * l
 	t := hybridPattern(em, a, k0)
 	t.pc = pc
+	if p.EP, err = p.runEP(ctx, a, t, say); err != nil {
+		return nil, err
+	}
 	pd, po := make([]float64, n), make([]float64, len(t.nbr))
 	for {
 		p.assemble(t, a, pd, po)
-		shift, err := t.factorShifted(pd, po, 0, n, maxProposalShift)
-		if err == nil {
-			p.Shift = max(p.Shift, shift)
+		if t.factorUnshifted(pd, po, n) {
 			break
 		}
 		if p.SiteScale < minSiteScale {
@@ -163,6 +173,7 @@ func PrepareMulticlass(ctx context.Context, m *Multiclass, tr core.Trace) (*Prep
 	// site's precision to maxSiteShare of it where it is not, and
 	// factorise again (a few times: each factorisation moves the
 	// precisions a little).
+	p.ghkOrder(st.Mode) // the order of q's mean, below (the checks hold for any)
 	var sw stepWork
 	for pass := 0; ; pass++ {
 		clipped := 0
@@ -207,7 +218,36 @@ func PrepareMulticlass(ctx context.Context, m *Multiclass, tr core.Trace) (*Prep
 	mu := slices.Clone(st.Mode)
 	p.MeanSteps = p.mean(mu, a, t, meanTol)
 	t.mulTo(p.eta, mu)
+	p.ghkOrder(mu)
 	return p, nil
+}
+
+// ghkOrder sets each row's GHK order of its label's differences (rowDE):
+// by q's mean of each difference at the row's point, mu's, the smallest
+// first, so that the step's first, fully adapted weight is the label's
+// most binding difference's (Genz's order for GHK).
+func (p *PreparedMulticlass) ghkOrder(mu []float64) {
+	m, l := p.m, p.L
+	q := m.C - 1
+	p.rowDE = make([]float64, m.N*q*l)
+	means := make([]float64, q)
+	ord := make([]int, q)
+	for k := range m.N {
+		v := latent1(m, k)
+		de := p.de[m.Y[k]]
+		for j := range q {
+			s := 0.0
+			for b := range l {
+				s += de[j*l+b] * mu[v*l+b]
+			}
+			means[j] = s
+			ord[j] = j
+		}
+		slices.SortStableFunc(ord, func(a, b int) int { return cmp.Compare(means[a], means[b]) })
+		for i, j := range ord {
+			copy(p.rowDE[(k*q+i)*l:(k*q+i+1)*l], de[j*l:(j+1)*l])
+		}
+	}
 }
 
 // sums sets the points' sites w, nu from the rows' rw, rnu.
@@ -500,7 +540,7 @@ func (p *PreparedMulticlass) stepConsts(k int, sw *stepWork) bool {
 		sw.cnu[i] = s
 	}
 	// dl = Lambda^-1 (DE)' (L x q1).
-	de := p.de[m.Y[k]]
+	de := p.rowDE[k*q1*l : (k+1)*q1*l]
 	for i := range l {
 		for j := range q1 {
 			s := 0.0
@@ -720,4 +760,19 @@ func (p *PreparedMulticlass) laplace(ctx context.Context, a *tri, pc *pairCache)
 	}
 	st.Mode = x
 	return st, nil
+}
+
+// factorUnshifted factors pd, po (not modified) into t with no diagonal
+// shift, and reports false at a pivot that is not positive. The
+// multi-class proposal takes no shift: a shift proportional to the
+// diagonal, whose entries after the dense block are the prior's
+// conditional precisions 1/D_k (up to 10^4 with the nugget), adds about
+// 1e-4 / D_k times each later coordinate's squared deviation to the
+// correction's exponent, which at N = 10^4 spread the correction over 36
+// nats across the particles (three classes, two coordinates per point, a
+// shift of 1e-4).
+func (t *tri) factorUnshifted(pd, po []float64, hi int) bool {
+	copy(t.diag[:hi], pd[:hi])
+	copy(t.off[:t.start[hi]], po[:t.start[hi]])
+	return t.eliminate(0, hi)
 }

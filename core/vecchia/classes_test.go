@@ -11,15 +11,20 @@ import (
 	"github.com/gpc-mc/gpc/core/gp"
 )
 
+// classRadius is classProblem's distance of the classes' centres from
+// the origin: three classes' centres are then 2.17 apart, about the
+// two-class problem's 2.12 (bench/vecchia/twoclass), overlapping as much.
+const classRadius = 1.25
+
 // classProblem is a C-class problem of n training and t test points: 2-D
-// features, class c's points around (2 cos(2 pi c / C), 2 sin(2 pi c /
-// C)) with unit spread, rounded to the grid step round (0: not rounded,
+// features, class c's points around classRadius (cos(2 pi c / C),
+// sin(2 pi c / C)) with unit spread, rounded to the grid step round (0: not rounded,
 // so no point repeats), labels in 0..C-1 by row (class i mod C).
 func classProblem(seed uint64, c, n, t int, round float64) (x []float64, y []int, tx []float64, ty []int) {
 	r := rand.New(rand.NewPCG(seed, 0xc1a55))
 	point := func(dst []float64, cl int) {
 		a := 2 * math.Pi * float64(cl) / float64(c)
-		dst[0], dst[1] = 2*math.Cos(a)+r.NormFloat64(), 2*math.Sin(a)+r.NormFloat64()
+		dst[0], dst[1] = classRadius*math.Cos(a)+r.NormFloat64(), classRadius*math.Sin(a)+r.NormFloat64()
 		if round > 0 {
 			dst[0], dst[1] = math.Round(dst[0]/round)*round, math.Round(dst[1]/round)*round
 		}
