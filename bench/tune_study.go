@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/gpc-mc/gpc/bench/figure"
 	"github.com/gpc-mc/gpc/core"
 	"github.com/gpc-mc/gpc/core/fit"
 )
@@ -166,6 +167,6 @@ func PlotSurface(path, title, xlab, ylab string, g *Surface2, step float64, leve
 		p.Add(s)
 		p.Legend.Add(m.Label, s)
 	}
-	p.Legend.Top = true
-	return p.Save(16*vg.Centimeter, 12*vg.Centimeter, path)
+	// The legend beside the axes: the contours fill the data area.
+	return figure.SaveLegendOutside(p, 20*vg.Centimeter, 12*vg.Centimeter, path)
 }

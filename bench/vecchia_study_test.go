@@ -21,6 +21,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/gpc-mc/gpc/bench/figure"
 	"github.com/gpc-mc/gpc/core"
 	"github.com/gpc-mc/gpc/core/gp"
 	"github.com/gpc-mc/gpc/core/vecchia"
@@ -411,7 +412,7 @@ func TestVecchiaScalingPlot(t *testing.T) {
 	}
 	slices.Sort(ns)
 	p := plot.New()
-	p.Title.Text = "Train and predict, two 2-D classes (RBF, alpha 1, beta 10), M = 10^4"
+	p.Title.Text = "Train and predict, two 2-D classes (RBF, alpha 1, beta 10), M = 10^4 particles"
 	p.X.Label.Text = "training points N (log scale)"
 	p.Y.Label.Text = "wall seconds, 2 cores (log scale)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
@@ -421,7 +422,6 @@ func TestVecchiaScalingPlot(t *testing.T) {
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(xt)
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Top, p.Legend.Left = true, true
 	names := slices.Sorted(maps.Keys(series))
 	for i, name := range names {
 		xy := series[name]
@@ -435,7 +435,7 @@ func TestVecchiaScalingPlot(t *testing.T) {
 		p.Legend.Add(name, l, sc)
 	}
 	p.Add(plotter.NewGrid())
-	if err := p.Save(18*vg.Centimeter, 12*vg.Centimeter, out); err != nil {
+	if err := figure.SaveLegendOutside(p, 22*vg.Centimeter, 12*vg.Centimeter, out); err != nil {
 		t.Fatal(err)
 	}
 }

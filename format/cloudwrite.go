@@ -94,6 +94,12 @@ func NewCloudWriter(w io.Writer, train *Covariance, factor *core.FactorParts, te
 		}
 		cw.testsFirst = true
 	}
+	// The head goes out now, not with the first particles: gpc-predict
+	// starts from it (and refuses a cloud without test rows) while the
+	// estimate runs.
+	if err := cw.bw.Flush(); err != nil {
+		return nil, &IOError{Op: "write cloud", Err: err}
+	}
 	return cw, nil
 }
 

@@ -86,8 +86,8 @@
 //
 // # Vecchia model (gpc.vecchia/1)
 //
-// gpc-kernel --vecchia M's output instead of the covariance: a probit
-// classifier's Vecchia model (core/vecchia.Model, docs/vecchia.md), O(N M)
+// gpc-kernel --vecchia m's output instead of the covariance: a probit
+// classifier's Vecchia model (core/vecchia.Model, docs/vecchia.md), O(N m)
 // values. One row per variable: the N training rows in the model's order
 // (maxmin by default), then the test rows.
 //

@@ -34,7 +34,7 @@ func Dump(w io.Writer, r io.Reader) (err error) {
 	g := newIPCGuard(bufio.NewReader(r))
 	sr, err := ipc.NewReader(g, ipc.WithAllocator(mem))
 	if err != nil {
-		return &DataError{Where: "dump", Err: err}
+		return &DataError{Where: "dump", Err: cutShort(err)}
 	}
 	defer sr.Release()
 	var b bytes.Buffer
@@ -68,7 +68,7 @@ func Dump(w io.Writer, r io.Reader) (err error) {
 		}
 	}
 	if err := sr.Err(); err != nil {
-		return &DataError{Where: "dump", Err: err}
+		return &DataError{Where: "dump", Err: cutShort(err)}
 	}
 	meta := md.ToMap()
 	if err := g.checkEnd(meta); err != nil {

@@ -100,5 +100,5 @@ func (w *ioWatch) classify(where string, err error) error {
 	if errors.As(err, &de) {
 		return err
 	}
-	return &DataError{Where: where, Err: err}
+	return &DataError{Where: where, Err: cutShort(err)}
 }

@@ -42,6 +42,36 @@ func newIPCGuard(r *bufio.Reader) *ipcGuard { return &ipcGuard{r: r} }
 // copy that stopped at a batch boundary.
 var errNoEOS = errors.New("the stream ended without Arrow's end-of-stream marker: it was cut short (the tool that wrote it failed or was interrupted)")
 
+// cutError is a stream that ends inside a message: its 8-byte prefix, its
+// metadata (msg 0: the schema) or its body (a record batch's buffers). The
+// reader says so in gpc's words, not in those of Arrow's reader, which
+// wraps it (cutShort finds it).
+type cutError struct {
+	msg  int    // the message's index in the stream
+	part string // "metadata" (the prefix and the flatbuffer) or "body"
+}
+
+func (e *cutError) Error() string {
+	where := fmt.Sprintf("inside message %d's %s", e.msg, e.part)
+	switch {
+	case e.msg == 0:
+		where = "inside its schema, the first message"
+	case e.part == "body":
+		where = fmt.Sprintf("inside message %d's body (a record batch's data)", e.msg)
+	}
+	return "the stream ends " + where + ": it was cut short (the tool that wrote it failed or was interrupted, or a copy stopped early)"
+}
+
+// cutShort returns the cutError that err wraps (Arrow's reader wraps the
+// guard's errors in its own words), or err.
+func cutShort(err error) error {
+	var cut *cutError
+	if errors.As(err, &cut) {
+		return cut
+	}
+	return err
+}
+
 // checkEnd reports a stream that ended without the end-of-stream marker
 // when its schema metadata says a gpc tool wrote it.
 func (g *ipcGuard) checkEnd(meta map[string]string) error {
@@ -70,10 +100,12 @@ func (g *ipcGuard) Read(p []byte) (int, error) {
 			if n > 0 || err == nil {
 				return n, nil
 			}
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				err = &cutError{g.msgs - 1, "body"}
+			} else {
+				err = fmt.Errorf("message %d body: %w", g.msgs-1, err)
 			}
-			g.body, g.err = 0, fmt.Errorf("message %d body: %w", g.msgs-1, err)
+			g.body, g.err = 0, err
 			return 0, g.err
 		}
 		if g.err != nil {
@@ -121,7 +153,7 @@ func (g *ipcGuard) next() ([][]byte, int64, error) {
 		return nil, 0, io.EOF // end without a marker: the reader treats it as the end
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("message %d: %w", g.msgs, io.ErrUnexpectedEOF)
+		return nil, 0, g.cut(err, g.msgs, "metadata")
 	}
 	cont := binary.LittleEndian.Uint32(head[:4])
 	if cont == 0 {
@@ -132,7 +164,7 @@ func (g *ipcGuard) next() ([][]byte, int64, error) {
 		return nil, 0, fmt.Errorf("message %d: no continuation marker (bytes %x): not an Arrow IPC stream from version 0.15 or later", g.msgs, head[:4])
 	}
 	if _, err := io.ReadFull(g.r, head[4:]); err != nil {
-		return nil, 0, fmt.Errorf("message %d: %w", g.msgs, io.ErrUnexpectedEOF)
+		return nil, 0, g.cut(err, g.msgs, "metadata")
 	}
 	metaLen := int32(binary.LittleEndian.Uint32(head[4:]))
 	if metaLen == 0 {
@@ -144,7 +176,7 @@ func (g *ipcGuard) next() ([][]byte, int64, error) {
 	}
 	meta, err := g.readN(int64(metaLen))
 	if err != nil {
-		return nil, 0, fmt.Errorf("message %d metadata: %w", g.msgs, err)
+		return nil, 0, g.cut(err, g.msgs, "metadata")
 	}
 	m, err := checkMessage(meta, g.shape)
 	if err != nil {
@@ -164,18 +196,28 @@ func (g *ipcGuard) next() ([][]byte, int64, error) {
 		// than 64 MiB only).
 		body, err := g.readN(m.bodyLen)
 		if err != nil {
-			return nil, 0, fmt.Errorf("message %d body: %w", g.msgs-1, err)
+			return nil, 0, g.cut(err, g.msgs-1, "body")
 		}
 		return [][]byte{head[:], meta, body}, 0, nil
 	}
 	body, err := g.readN(m.bodyLen)
 	if err != nil {
-		return nil, 0, fmt.Errorf("message %d body: %w", g.msgs-1, err)
+		return nil, 0, g.cut(err, g.msgs-1, "body")
 	}
 	if err := m.checkBody(body); err != nil {
 		return nil, 0, fmt.Errorf("message %d: %w", g.msgs-1, err)
 	}
 	return [][]byte{head[:], meta, body}, 0, nil
+}
+
+// cut is the error of a read of message msg's part that failed: a
+// cutError where the input ended (io.EOF, io.ErrUnexpectedEOF), else the
+// read's error (an I/O error, which the reader's ioWatch reports).
+func (g *ipcGuard) cut(err error, msg int, part string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &cutError{msg, part}
+	}
+	return fmt.Errorf("message %d %s: %w", msg, part, err)
 }
 
 // fb reads a flatbuffer with bounds checks: every accessor returns an error
@@ -560,7 +602,7 @@ const footerSchema, footerDicts, footerBatches, footerMeta = 6, 8, 10, 12
 func checkFile(data []byte) error {
 	const tail = 10 // footer length (4) + magic (6)
 	if len(data) < 8+tail+8 || !bytes.Equal(data[len(data)-6:], arrowFileMagic) {
-		return errors.New("not an Arrow IPC file: missing the closing magic (truncated?)")
+		return errors.New("the Arrow IPC file ends without its footer and closing magic: it was cut short (the tool that wrote it failed or was interrupted, or a copy stopped early), or it is not an Arrow IPC file")
 	}
 	flen := int64(binary.LittleEndian.Uint32(data[len(data)-tail:]))
 	fstart := int64(len(data)-tail) - flen

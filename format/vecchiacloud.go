@@ -2,6 +2,7 @@ package format
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -90,11 +91,19 @@ type VecchiaCloudWriter struct {
 
 // NewVecchiaCloudWriter starts a Vecchia cloud with the metadata meta
 // (complete: gpc:schema included) and writes the test rows (rows, their
-// ids or nil, their labels), batchRows per record batch.
+// ids or nil, their labels), batchRows per record batch. The schema and
+// the test rows reach w before it returns, and each group's row as
+// WriteGroup writes it: a reader learns from the schema (gpc:tests) what
+// the cloud holds while the estimate runs (gpc-predict refuses a cloud
+// without test rows at once, and gpc-train stops at its next group).
 func NewVecchiaCloudWriter(w io.Writer, meta map[string]string, rows []int, ids []string, y []float64, batchRows int, mem memory.Allocator) (*VecchiaCloudWriter, error) {
 	schema := VecchiaCloudSchema(maps.Clone(meta))
 	cw := &VecchiaCloudWriter{bw: bufio.NewWriter(w), schema: schema, tests: len(rows)}
-	cw.iw = ipc.NewWriter(cw.bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	out, err := writeSchemaNow(cw.bw, schema, mem)
+	if err != nil {
+		return nil, &IOError{Op: "write the Vecchia cloud", Err: err}
+	}
+	cw.iw = ipc.NewWriter(out, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	cw.rb = array.NewRecordBuilder(mem, schema)
 	batch := max(1, batchRows)
 	for i := range rows {
@@ -118,6 +127,9 @@ func NewVecchiaCloudWriter(w io.Writer, meta map[string]string, rows []int, ids 
 				return nil, err
 			}
 		}
+	}
+	if err := cw.bw.Flush(); err != nil {
+		return nil, &IOError{Op: "write the Vecchia cloud", Err: err}
 	}
 	return cw, nil
 }
@@ -152,7 +164,13 @@ func (cw *VecchiaCloudWriter) WriteGroup(g int, out core.GroupResult, pg []float
 	lb := rb.Field(10).(*array.ListBuilder)
 	lb.Append(true)
 	lb.ValueBuilder().(*array.Float64Builder).AppendValues(pg, nil)
-	return cw.flush()
+	if err := cw.flush(); err != nil {
+		return err
+	}
+	if err := cw.bw.Flush(); err != nil {
+		return &IOError{Op: "write the Vecchia cloud", Err: err}
+	}
+	return nil
 }
 
 // Close writes the end-of-stream marker.
@@ -172,6 +190,15 @@ func (cw *VecchiaCloudWriter) Close() error {
 // rows' fields and their posteriors' length (gpc:tests), gpc:rows and the
 // end of the stream. Errors are *DataError or *IOError.
 func ReadVecchiaCloud(r io.Reader, name string, shard bool, mem memory.Allocator) (c *VecchiaCloud, err error) {
+	return ReadVecchiaCloudHead(r, name, shard, mem, nil)
+}
+
+// ReadVecchiaCloudHead is ReadVecchiaCloud that first calls head, if not
+// nil, with the schema's metadata and the test rows it announces
+// (gpc:tests), before any record batch is read: a reader that cannot use
+// the cloud refuses it there (gpc-predict, a cloud without test rows),
+// while gpc-train still estimates, and head's error is returned as it is.
+func ReadVecchiaCloudHead(r io.Reader, name string, shard bool, mem memory.Allocator, head func(meta map[string]string, tests int) error) (c *VecchiaCloud, err error) {
 	in, src, schema, err := openArrow(r, name, "a Vecchia cloud is gpc-train's output", mem)
 	if err != nil {
 		return nil, err
@@ -193,6 +220,11 @@ func ReadVecchiaCloud(r io.Reader, name string, shard bool, mem memory.Allocator
 	tests, err := strconv.Atoi(meta[KeyTests])
 	if err != nil || tests < 0 {
 		return nil, dataErrorf(name, "metadata %s = %q is not a count", KeyTests, meta[KeyTests])
+	}
+	if head != nil {
+		if err := head(meta, tests); err != nil {
+			return nil, err
+		}
 	}
 	c = &VecchiaCloud{Meta: meta}
 	if err := in.readBatches(src, meta, func(rec arrow.Record, batch, rows int) error {
@@ -276,4 +308,50 @@ func (c *VecchiaCloud) addBatch(rec arrow.Record, name string, batch, base, test
 		}
 	}
 	return nil
+}
+
+// writeSchemaNow writes the IPC message of schema to bw and flushes it, so
+// that a reader has the schema at once, and returns the writer for an
+// ipc.Writer of the same schema to write through. Arrow's writer writes
+// the schema with its first record batch (or at Close), and has no call
+// that writes it alone: the message it writes first is checked against
+// the one already written, byte for byte, and dropped, so that the stream
+// is exactly what the ipc.Writer alone would write.
+func writeSchemaNow(bw *bufio.Writer, schema *arrow.Schema, mem memory.Allocator) (io.Writer, error) {
+	var b bytes.Buffer
+	if err := ipc.NewWriter(&b, ipc.WithSchema(schema), ipc.WithAllocator(mem)).Close(); err != nil {
+		return nil, err
+	}
+	eos := []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0} // Arrow's end-of-stream marker, which Close wrote after it
+	msg, ok := bytes.CutSuffix(b.Bytes(), eos)
+	if !ok {
+		panic("format: writeSchemaNow: Arrow's writer did not end the stream with its end-of-stream marker")
+	}
+	if _, err := bw.Write(msg); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	return &skipPrefix{w: bw, prefix: msg}, nil
+}
+
+// skipPrefix passes writes on to w once it has dropped prefix from their
+// start, which they must begin with.
+type skipPrefix struct {
+	w      io.Writer
+	prefix []byte
+}
+
+func (s *skipPrefix) Write(p []byte) (int, error) {
+	n := min(len(p), len(s.prefix))
+	if !bytes.Equal(p[:n], s.prefix[:n]) {
+		panic("format: the schema message Arrow's writer wrote is not the one written ahead of it")
+	}
+	s.prefix = s.prefix[n:]
+	if n == len(p) {
+		return n, nil
+	}
+	m, err := s.w.Write(p[n:])
+	return n + m, err
 }

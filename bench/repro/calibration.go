@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/gpc-mc/gpc/bench"
+	"github.com/gpc-mc/gpc/bench/figure"
 	"github.com/gpc-mc/gpc/core"
 	"github.com/gpc-mc/gpc/internal/oracle"
 )
@@ -613,66 +614,113 @@ type coverPoints struct {
 
 // calibFigure draws the 95 % coverage of every estimator by family, with
 // two standard errors as bars and the 93-97 % acceptance band, for log P
-// (calibration-logp.png) and the test posteriors (calibration-post.png).
+// (calibration-logp.png) and the test posteriors (calibration-post.png),
+// each coverage where it is (calibPlot), the legend beside the axes.
 func calibFigure(rep *CalibReport, dir string) error {
-	fams, names := rep.familyNames(), rep.methodNames()
-	for _, q := range []struct {
-		file, what string
-		get        func(CalibRow) CalibStats
-	}{{"calibration-logp.png", "log P", func(r CalibRow) CalibStats { return r.LogP }},
-		{"calibration-post.png", "test posteriors", func(r CalibRow) CalibStats { return r.Post }}} {
-		p := plot.New()
-		p.Title.Text = fmt.Sprintf("Coverage of nominal 95 %% intervals, %s (%d seeds, ±2 SE)", q.what, rep.Plan.Seeds)
-		p.Y.Label.Text = "coverage (%)"
-		p.NominalX(fams...)
-		p.Y.Min, p.Y.Max = 60, 100
-		for _, lim := range []float64{93, 95, 97} {
-			l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: lim}, {X: float64(len(fams)) - 0.5, Y: lim}})
-			if err != nil {
-				return err
-			}
-			l.Color = color.Gray{Y: 160}
-			if lim != 95 {
-				l.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-			}
-			p.Add(l)
+	for _, q := range calibQuantities {
+		p, err := calibPlot(rep, q.what, q.get)
+		if err != nil {
+			return err
 		}
-		for i, name := range names {
-			var pts coverPoints
-			for _, row := range rep.Rows {
-				s := q.get(row)
-				if row.Method != name || math.IsNaN(s.Cover[1]) {
-					continue
-				}
-				x := float64(slices.Index(fams, row.Family)) + 0.12*(float64(i)-float64(len(names)-1)/2)
-				y := math.Max(100*s.Cover[1], 60) // below 60 % drawn at 60
-				pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: y})
-				e := 200 * s.CoverSE[1]
-				pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{e, e})
-			}
-			if len(pts.XYs) == 0 {
-				continue
-			}
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
-				return err
-			}
-			sc.Color, sc.Shape = plotutil.Color(i), plotutil.Shape(i)
-			eb, err := plotter.NewYErrorBars(pts)
-			if err != nil {
-				return err
-			}
-			eb.Color = plotutil.Color(i)
-			p.Add(sc, eb)
-			p.Legend.Add(name, sc)
-		}
-		p.Legend.Left = true
-		p.Add(plotter.NewGrid())
-		if err := p.Save(20*vg.Centimeter, 11*vg.Centimeter, filepath.Join(dir, q.file)); err != nil {
+		if err := figure.SaveLegendOutside(p, 24*vg.Centimeter, 11*vg.Centimeter, filepath.Join(dir, q.file)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// calibQuantities are the figures' quantities: their files, names and
+// statistics.
+var calibQuantities = []struct {
+	file, what string
+	get        func(CalibRow) CalibStats
+}{{"calibration-logp.png", "log P", func(r CalibRow) CalibStats { return r.LogP }},
+	{"calibration-post.png", "test posteriors", func(r CalibRow) CalibStats { return r.Post }}}
+
+// coverBreak is where the coverage axis changes scale: from 0 to it the
+// axis's lower coverLow of the height, above it the rest, so that the
+// acceptance band (93-97 %) is wide enough to read and every coverage, an
+// estimator's that fails at 7 % too, is drawn where it is, none clipped.
+const coverBreak, coverLow = 80.0, 0.3
+
+// coverScale is the coverage axis's plot.Normalizer: linear on [0, 80] and
+// on [80, 100 and beyond], 9.3 times finer above.
+type coverScale struct{}
+
+func (coverScale) Normalize(min, max, x float64) float64 {
+	f := func(v float64) float64 {
+		if v <= coverBreak {
+			return coverLow * v / coverBreak
+		}
+		return coverLow + (1-coverLow)*(v-coverBreak)/(100-coverBreak)
+	}
+	return (f(x) - f(min)) / (f(max) - f(min))
+}
+
+// calibPlot is the figure of one quantity's 95 % coverages (what, get),
+// with the acceptance band, on coverScale's axis from 0 to 100 %.
+func calibPlot(rep *CalibReport, what string, get func(CalibRow) CalibStats) (*plot.Plot, error) {
+	// The families with a coverage of the quantity (the box and one-factor
+	// families have no test posteriors).
+	fams := slices.DeleteFunc(rep.familyNames(), func(f string) bool {
+		return !slices.ContainsFunc(rep.Rows, func(r CalibRow) bool { return r.Family == f && !math.IsNaN(get(r).Cover[1]) })
+	})
+	names := rep.methodNames()
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Coverage of nominal 95 %% intervals, %s (%d seeds, ±2 SE)", what, rep.Plan.Seeds)
+	p.Y.Label.Text = fmt.Sprintf("coverage (%%; the scale is %.2g times finer above %g)", (1-coverLow)/(100-coverBreak)/(coverLow/coverBreak), coverBreak)
+	p.NominalX(fams...)
+	for _, lim := range []float64{93, 95, 97} {
+		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: lim}, {X: float64(len(fams)) - 0.5, Y: lim}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.Gray{Y: 160}
+		if lim != 95 {
+			l.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+		}
+		p.Add(l)
+	}
+	for i, name := range names {
+		var pts coverPoints
+		for _, row := range rep.Rows {
+			s := get(row)
+			if row.Method != name || math.IsNaN(s.Cover[1]) {
+				continue
+			}
+			x := float64(slices.Index(fams, row.Family)) + 0.12*(float64(i)-float64(len(names)-1)/2)
+			c, e := 100*s.Cover[1], 200*s.CoverSE[1]
+			pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: c})
+			// The bar within [0, 100]: a coverage is a fraction.
+			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{min(e, c), max(0, min(e, 100-c))})
+		}
+		if len(pts.XYs) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		sc.Color, sc.Shape = plotutil.Color(i), plotutil.Shape(i)
+		eb, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			return nil, err
+		}
+		eb.Color = plotutil.Color(i)
+		p.Add(sc, eb)
+		p.Legend.Add(name, sc)
+	}
+	p.Add(plotter.NewGrid())
+	// The axis as drawn, set after the plotters (p.Add widens it to their
+	// error bars, below 0 too).
+	p.Y.Min, p.Y.Max = 0, 100
+	p.Y.Scale = coverScale{}
+	var ticks []plot.Tick
+	for _, v := range []float64{0, 20, 40, 60, 80, 85, 90, 95, 100} {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	return p, nil
 }
 
 // MergeCalibration rebuilds a study from the calibration.md files of runs

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/gpc-mc/gpc/bench"
+	"github.com/gpc-mc/gpc/bench/figure"
 )
 
 // figures draws Figures 1 and 2: log10 of the posterior MAE and of the log
@@ -43,7 +44,6 @@ func figures(rep *Report, dir string) error {
 		p.Y.Label.Text = f.ylabel
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-		p.Legend.Top = true
 		for i, meth := range Methods {
 			var xy plotter.XYs
 			for _, r := range rep.Figure {
@@ -75,7 +75,7 @@ func figures(rep *Report, dir string) error {
 			p.Legend.Add(f.paperNames[k], s)
 		}
 		p.Add(plotter.NewGrid())
-		if err := p.Save(16*vg.Centimeter, 12*vg.Centimeter, filepath.Join(dir, f.file)); err != nil {
+		if err := figure.SaveLegendOutside(p, 21*vg.Centimeter, 12*vg.Centimeter, filepath.Join(dir, f.file)); err != nil {
 			return err
 		}
 	}
@@ -171,9 +171,8 @@ func surfaces(ctx context.Context, p Plan, dir string) ([]string, error) {
 			pl.Add(s)
 			pl.Legend.Add(cls.name, s)
 		}
-		pl.Legend.Top = true
 		name := fmt.Sprintf("surface-p%d-set%d.png", p.SurfaceProblem+1, h+1)
-		if err := pl.Save(14*vg.Centimeter, 13*vg.Centimeter, filepath.Join(dir, name)); err != nil {
+		if err := figure.SaveLegendOutside(pl, 18*vg.Centimeter, 13*vg.Centimeter, filepath.Join(dir, name)); err != nil {
 			return nil, err
 		}
 		files = append(files, name)

@@ -475,18 +475,14 @@ func (cfg *FitConfig) clip(theta []float64) []float64 {
 }
 
 // MaximizeEP is Fit's first stage alone: L-BFGS on EP's log evidence
-// (plus cfg.Prior) from theta0, with cfg's MaxIterations and Progress. It
-// returns EP's optimum and EP's log evidence there.
+// (plus cfg.Prior) from theta0, with cfg's MaxIterations and Progress
+// (MaximizeEvidence). It returns EP's optimum and EP's log evidence there.
 func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfig) ([]float64, float64, error) {
-	if cfg.MaxIterations == 0 {
-		cfg.MaxIterations = defaultIterations(len(theta0))
-	}
-	theta0 = cfg.clip(theta0)
 	// A values-only evaluation (the line search's) solves EP alone, and
 	// keeps it for the gradient at the point the search accepts.
 	var lastX []float64
 	var last *core.EP
-	eval := func(x []float64, grad bool) (float64, []float64, error) {
+	ev := func(x []float64, grad bool) (float64, []float64, error) {
 		e := last
 		if e == nil || !floatsEqual(x, lastX) {
 			var err error
@@ -495,46 +491,37 @@ func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfi
 			}
 			lastX, last = append(lastX[:0], x...), e
 		}
-		f := e.LogEvidence()
-		var g []float64
-		if grad {
-			var err error
-			if g, err = s.epGrad(e, x); err != nil {
-				return 0, nil, err
-			}
-			f += cfg.Prior.logDensityGrad(x, g)
-		} else {
-			f += cfg.Prior.LogDensityOrZero(x)
+		if !grad {
+			return e.LogEvidence(), nil, nil
 		}
-		if cfg.Progress != nil {
-			cfg.Progress("ep", 0, x, f)
-		}
-		return f, g, nil
+		g, err := s.epGrad(e, x)
+		return e.LogEvidence(), g, err
 	}
-	x, _, err := maximize(ctx, theta0, eval, search{maxIter: cfg.MaxIterations, ftol: epFTol, gtol: epGTol, lower: cfg.Lower, upper: cfg.Upper})
+	x, lz, err := MaximizeEvidence(ctx, theta0, ev, "ep", cfg)
 	if err != nil {
 		return nil, 0, fmt.Errorf("fit: EP stage: %w", err)
 	}
-	return s.snapOff(x, cfg)
+	return x, lz, nil
 }
 
 // SnapTol is the most EP's evidence (plus the log prior) may fall when
 // snapOff moves hyperparameters to the edge of their box.
 const SnapTol = 1e-5
 
-// snapOff moves the hyperparameters at theta (EP's optimum) whose
-// gradient points out of the box to the edge it points to, if EP's
-// evidence (plus the log prior) there is within SnapTol of theta's: the
+// snapOff moves the hyperparameters at theta (the optimum of the evidence
+// ev: EP's, in Fit) whose gradient points out of the box to the edge it
+// points to, if the evidence (plus the log prior) there is within SnapTol
+// of theta's: the
 // likelihood is then flat or still rising from theta to the edge (beta
 // when the classes separate, the length scale of a feature that no longer
 // counts), and where the search left them would depend only on when it
 // stopped, its gains having fallen below its tolerance. All such are
 // tried at once, and if that costs more than SnapTol, each alone, the one
-// nearest its edge first. It returns the point and EP's evidence there
+// nearest its edge first. It returns the point and the evidence there
 // (without the prior).
-func (s *Surface) snapOff(theta []float64, cfg FitConfig) ([]float64, float64, error) {
+func snapOff(theta []float64, ev Evidence, cfg FitConfig) ([]float64, float64, error) {
 	objective := func(x []float64) (float64, float64, []float64, error) {
-		lz, g, err := s.EPEvidence(x, EPFitTol)
+		lz, g, err := ev(x, true)
 		if err != nil {
 			return 0, 0, nil, err
 		}

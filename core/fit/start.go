@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gpc-mc/gpc/core"
 	"github.com/gpc-mc/gpc/core/gp"
 )
 
@@ -383,19 +382,7 @@ type Start struct {
 func (s *Surface) FitStarts(ctx context.Context, theta0 []float64, restarts int, cfg FitConfig) (int, []Start, error) {
 	starts := make([]Start, 0, restarts+1)
 	draw := func(r int) ([]float64, error) {
-		rng := core.NewStream(cfg.Seed, domainRestarts, uint64(r))
-		var err error
-		for range maxRedraws {
-			th := make([]float64, len(theta0))
-			for j := range th {
-				th[j] = theta0[j] + RestartSD*rng.NormFloat64()
-			}
-			th = cfg.clip(th)
-			if err = s.trapAt(th, false); err == nil {
-				return th, nil
-			}
-		}
-		return nil, err
+		return DrawRestart(theta0, r, cfg, func(th []float64) error { return s.trapAt(th, false) })
 	}
 	best := -1
 	for r := range restarts + 1 {

@@ -55,6 +55,20 @@
 // thread count, and groups run in ranges (shards) combine into the whole
 // run's bits. Estimate is core.Estimate with a sink of the posteriors.
 //
+// # Fitting the kernel
+//
+// The conditionals' derivatives in the kernel's log-hyperparameters
+// (Structure.ConditionalDerivs, and their contraction with a derivative in
+// A's entries, Structure.AdjointGradTo) give the gradient of the Vecchia
+// prior's log density of a latent path or of weighted paths
+// (Model.LogPrior, Model.PriorAdjoint, InnovationMoments: Fisher's
+// identity's average over a particle filter's paths), and of the model's
+// Laplace evidence (LaplaceEvidence: the posterior mode by Newton's method,
+// log det(A'A + W) by the incomplete factor in A's pattern with a dense
+// block of the coarsest rows, differentiated backwards, the mode's
+// dependence by the implicit function theorem). Package vfit maximizes the
+// evidence.
+//
 // References: A. V. Vecchia (1988), "Estimation and model identification
 // for continuous spatial processes", JRSS B 50:297-312; M. Katzfuss and J.
 // Guinness (2021), "A general framework for Vecchia approximations of

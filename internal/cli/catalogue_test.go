@@ -328,8 +328,9 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "a covariance where a cloud is expected", stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: "where a cloud"},
 		{tool: "gpc-predict", what: "posteriors where a cloud is expected", stdin: "posteriors.arrows", input: func() []byte { return fx.post }, code: ExitData, want: `schema "gpc.posteriors/1" where a cloud`},
 		{tool: "gpc-predict", what: "CSV where a cloud is expected", stdin: "cloud.csv", input: text("1,0\n0,1\n"), code: ExitData, want: "a cloud is an Arrow IPC stream"},
-		{tool: "gpc-predict", what: "a cloud truncated inside its schema", stdin: "truncated.arrows", input: func() []byte { return fx.cloud[:300] }, code: ExitData, want: "not a valid Arrow IPC stream"},
-		{tool: "gpc-predict", what: "a cloud truncated inside a record batch", stdin: "truncated.arrows", input: func() []byte { return fx.cloud[:messageEnds(t, fx.cloud)[5]+100] }, code: ExitData, want: "batch 5"},
+		{tool: "gpc-predict", what: "a cloud truncated inside its schema", stdin: "truncated.arrows", input: func() []byte { return fx.cloud[:300] }, code: ExitData, want: "the stream ends inside its schema, the first message: it was cut short"},
+		{tool: "gpc-predict", what: "a cloud truncated inside a record batch's metadata", stdin: "truncated.arrows", input: func() []byte { return fx.cloud[:messageEnds(t, fx.cloud)[5]+100] }, code: ExitData, want: "batch 5: the stream ends inside message 6's metadata: it was cut short"},
+		{tool: "gpc-predict", what: "a cloud truncated inside a record batch's body", stdin: "truncated.arrows", input: func() []byte { return fx.cloud[:messageEnds(t, fx.cloud)[6]-8] }, code: ExitData, want: "the stream ends inside message 6's body (a record batch's data): it was cut short"},
 		{tool: "gpc-predict", what: "a cloud cut at a batch boundary among the particles", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
 		{tool: "gpc-predict", what: "a cloud cut at its last batch boundary", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, len(messageEnds(t, fx.cloud))-1, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
 		{tool: "gpc-predict", what: "a cloud with fewer rows than its gpc:rows (batches dropped, marker kept)", stdin: "short.arrows", input: func() []byte { return cut(t, fx.cloud, len(messageEnds(t, fx.cloud))-1, true) }, code: ExitData, want: "before the row of group 3: it was cut short"},
@@ -353,14 +354,17 @@ func catalogue(t *testing.T) []badInput {
 			input: func() []byte {
 				return runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "2")})
 			}, code: ExitData, want: "is not the one cloud.arrows was trained on"},
-		{tool: "gpc-predict", what: "--cloud and the input both on standard input", args: []string{"--cloud", "-"}, code: ExitUsage, want: "cannot both read standard input"},
+		{tool: "gpc-predict", what: "--cloud and the input both on standard input", args: []string{"--cloud", "-"}, code: ExitUsage, want: "--cloud - reads the cloud from standard input, so the covariance stream cannot come from there too"},
+		{tool: "gpc-predict", what: "--cloud - (the cloud on standard input) with another covariance's file", args: []string{"--cloud", "-", "@other-cov.arrows"}, stdin: "cloud.arrows",
+			files: map[string][]byte{"other-cov.arrows": runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "2")})},
+			input: func() []byte { return fx.cloud }, code: ExitData, want: "is not the one stdin was trained on"},
 		{tool: "gpc-predict", what: "absurd flag: --batch-size 0", args: []string{"--batch-size", "0"}, code: ExitUsage, want: "--batch-size 0"},
 		{tool: "gpc-predict", what: "an unknown --count", args: []string{"--count", "exact"}, code: ExitUsage, want: "--count"},
 		{tool: "gpc-predict", what: "a --cloud file that does not exist", args: []string{"--cloud", "@no-such-cloud.arrows"}, code: ExitIO, want: "no such file"},
 		{tool: "gpc-predict", what: "an input file that does not exist", args: []string{"no-such-file.arrows"}, code: ExitIO, want: "no such file"},
 		{tool: "gpc-predict", what: "a cloud without test rows (gpc-kernel had no --test)", stdin: "cloud.arrows", input: func() []byte {
 			return runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: runCLI(t, Kernel, cliCase{args: tinyTrain()})})
-		}, code: ExitData, want: "the cloud has no test rows, so there is nothing to predict: give gpc-kernel --test FILE"},
+		}, code: ExitData, want: "the cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE, or save the cloud"},
 		{tool: "gpc-predict", what: "a covariance without test rows beside a saved cloud", args: []string{"--cloud", "@cloud.arrows", "-"}, stdin: "train-cov.arrows",
 			files: map[string][]byte{"cloud.arrows": fx.cloud},
 			input: func() []byte { return runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5")}) },
@@ -411,6 +415,7 @@ func catalogue(t *testing.T) []badInput {
 
 		// gpc-fit: a gradient where there is none, an optimizer that does not
 		// converge, a non-finite gradient; gpc-kernel --hyper's table.
+		{tool: "gpc-fit", what: "a run that cannot fit in memory: 400000 training rows (gpc-fit has no Vecchia path yet)", args: []string{"--train", "-"}, stdin: "big.csv", input: huge, code: ExitData, want: "gpc-fit works on the dense covariance only (gpc-fit, gpc-tune and gpc-mcmc have no Vecchia path yet): choose the hyperparameters on a random subsample"},
 		{tool: "gpc-fit", what: "a method without a gradient: --method paper-hard", args: tinyTrain("--method", "paper-hard"), code: ExitUsage, want: "gives no gradient"},
 		{tool: "gpc-fit", what: "a starting --beta of 0 (the fit moves log beta)", args: tinyTrain("--beta", "0"), code: ExitUsage, want: "--beta 0"},
 		{tool: "gpc-fit", what: "absurd flag: --rounds 0", args: tinyTrain("--rounds", "0"), code: ExitUsage, want: "--rounds 0"},
@@ -480,6 +485,7 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "more shards than test rows", args: []string{"--shard", "0/9"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitUsage, want: "at most one shard per row"},
 		// The Vecchia path (docs/vecchia.md).
 		{tool: "gpc-kernel", what: "--vecchia with as many neighbours as training points (m >= N)", args: tinyTrain("--vecchia", "8"), code: ExitUsage, want: "--vecchia 8: the training data have 8 points"},
+		{tool: "gpc-kernel", what: "--vecchia auto on fewer training points than the m it chooses (50)", args: tinyTrain("--vecchia", "auto"), code: ExitUsage, want: "--vecchia auto: it conditions each point on m = 50 neighbours, and the training data have 8 points"},
 		{tool: "gpc-kernel", what: "--vecchia with three classes", args: []string{"--train", "-", "--vecchia", "1"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "the Vecchia path takes two"},
 		{tool: "gpc-kernel", what: "--vecchia on a dense covariance stream (no features to find neighbours by)", args: []string{"--train", "-", "--vecchia", "3"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: "a gpc.covariance/1 stream, not features"},
 		{tool: "gpc-kernel", what: "absurd flag: --vecchia -1", args: tinyTrain("--vecchia=-1"), code: ExitUsage, want: "--vecchia -1"},
@@ -501,7 +507,10 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-orthant", what: "--prepare-only on a Vecchia model", args: []string{"--prepare-only"}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "no plan is written or read"},
 		{tool: "gpc-predict", what: "--cloud with a Vecchia cloud (which keeps posteriors, not particles)", args: []string{"--cloud", "@vecchia-cloud.arrows"}, files: map[string][]byte{"vecchia-cloud.arrows": fx.vecchiaCloud}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "a Vecchia cloud holds the posteriors"},
 		{tool: "gpc-predict", what: "--count hard on a Vecchia cloud", args: []string{"--count", "hard"}, stdin: "vecchia-cloud.arrows", input: func() []byte { return fx.vecchiaCloud }, code: ExitUsage, want: "soft count"},
-		{tool: "gpc-predict", what: "a Vecchia cloud cut inside a message", stdin: "cut-cloud.arrows", input: func() []byte { return fx.vecchiaCloud[:len(fx.vecchiaCloud)-30] }, code: ExitData, want: "stdin"},
+		{tool: "gpc-predict", what: "a Vecchia cloud cut inside a message", stdin: "cut-cloud.arrows", input: func() []byte { return fx.vecchiaCloud[:len(fx.vecchiaCloud)-30] }, code: ExitData, want: "it was cut short"},
+		{tool: "gpc-predict", what: "a Vecchia cloud without test rows (gpc-kernel had no --test), refused at its schema, while gpc-train still estimates (the cloud cut after it)", stdin: "head-of-cloud.arrows", input: func() []byte {
+			return cut(t, runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5", "--vecchia", "3")})}), 1, false)
+		}, code: ExitData, want: "the Vecchia cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE and train again"},
 		{tool: "gpc-train", what: "a Vecchia model whose proposal's incomplete factorisation breaks down even with its later sites nearly removed (conditionals far weaker than the labels)", stdin: "weak.arrows", input: func() []byte { return brokenStream(t) }, code: ExitData, want: "breaks down even with the later sites nearly removed"},
 	}
 }

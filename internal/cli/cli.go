@@ -13,8 +13,11 @@
 // plan, the groups run, the summary, the shard's range and metadata, for
 // the dense and the Vecchia estimator alike), plan.go (--prepare-only,
 // --plan), shard.go (--shard's range, fingerprint and metadata),
-// memory.go (--max-memory and the memory checks) and report.go (the
-// progress and warning reporter). Each tool's entry point takes its
+// memory.go (--max-memory and the memory checks), report.go (the
+// progress and warning reporter), version.go (--version, from the build
+// info), bug.go (internal errors: where they happened, a report,
+// GPC_TRACEBACK) and largen.go (where the dense path ends, which tools
+// have a Vecchia path, what to try). Each tool's entry point takes its
 // arguments and standard streams and returns the exit status, so the
 // tools can be driven from tests in process.
 package cli
@@ -41,9 +44,6 @@ import (
 	"github.com/gpc-mc/gpc/format"
 	"github.com/gpc-mc/gpc/internal/gemm"
 )
-
-// Version is the version of the gpc tools.
-const Version = "0.1.0"
 
 // Exit statuses (STYLE.md section 3).
 const (
@@ -185,7 +185,7 @@ func newParser(name, description string, cmd runner, stdout, stderr io.Writer) (
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitRequest{c}) }),
-		kong.Vars{"version": name + " (gpc) " + Version + ", GEMM kernel " + gemm.Path() + ", vector kernels " + core.VecPath()},
+		kong.Vars{"version": versionText(name)},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 	)
 }
@@ -199,13 +199,13 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 				code = r.code
 				return
 			}
-			rep.internalf("internal error: %v", p)
+			rep.bug(panicError(p))
 			code = ExitInternal
 		}
 	}()
 	parser, err := newParser(name, description, cmd, stdout, stderr)
 	if err != nil {
-		rep.internalf("internal error: %v", err)
+		rep.bug(&internalError{msg: err.Error(), site: "internal/cli/cli.go (newParser)"})
 		return ExitInternal
 	}
 	if _, err := parser.Parse(joinNegative(args)); err != nil {
@@ -242,6 +242,9 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 		return ExitOK
 	}
 	code = classify(err, ctx)
+	if big := (*denseTooLarge)(nil); errors.As(err, &big) {
+		big.tool = name // its message says what this tool can do instead
+	}
 	if de := (*format.DataError)(nil); errors.As(err, &de) && de.Where == "stdin" && errors.Is(err, format.ErrEmptyInput) && isPipe(stdin) {
 		// Nothing came down the pipe: the tool before this one failed,
 		// and its own error, above, is the one that matters.
@@ -252,7 +255,7 @@ func run(name, description string, cmd runner, args []string, stdin io.Reader, s
 	case ExitInterrupt:
 		rep.errorf("interrupted")
 	case ExitInternal:
-		rep.internalf("%v", err)
+		rep.bug(err)
 	default:
 		rep.errorf("%v", err)
 	}
@@ -363,7 +366,7 @@ func runInterruptible(ctx context.Context, interrupted func(), work func() error
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				done <- &internalError{fmt.Sprintf("internal error: %v", p)}
+				done <- panicError(p)
 			}
 		}()
 		done <- work()
@@ -381,12 +384,6 @@ func runInterruptible(ctx context.Context, interrupted func(), work func() error
 		return ctx.Err()
 	}
 }
-
-// internalError is a bug: a broken invariant or a recovered panic.
-type internalError struct{ msg string }
-
-func (e *internalError) Error() string { return e.msg }
-func (e *internalError) ExitCode() int { return ExitInternal }
 
 // classify maps an error to its exit status, by type, once, at the boundary.
 func classify(err error, ctx context.Context) int {

@@ -192,7 +192,7 @@ func (c *estimatorFlags) vecchiaChecks(name string) error {
 	case c.Jitter != 0:
 		return usagef("--jitter %v: %s is a Vecchia model, whose conditionals gpc-kernel computed (with --vecchia-nugget): drop --jitter", c.Jitter, name)
 	case c.plan != nil && (c.plan.PrepareOnly || c.plan.Plan != ""):
-		return usagef("--prepare-only and --plan: %s is a Vecchia model, whose preparation (O(N M^2), seconds per 10^5 points) every run or shard repeats: no plan is written or read", name)
+		return usagef("--prepare-only and --plan: %s is a Vecchia model, whose preparation (O(N m^2) for m neighbours, seconds per 10^5 points) every run or shard repeats: no plan is written or read", name)
 	}
 	return nil
 }

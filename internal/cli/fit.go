@@ -33,6 +33,8 @@ The ard kernel is fitted under a weakly informative prior by default (--prior-sd
 
 More than two classes: the exact log marginal likelihood of the multinomial probit model is an orthant in N (C - 1) dimensions (docs/multiclass.md), and Fisher's identity gives its gradient as for two classes. One kernel is shared by the classes; --per-class (or --class-alpha/--class-beta, each class's start) fits a kernel per class, whose rows name their class in the class column. gpc-kernel --hyper reads either.
 
+` + largeNHelp + `
+
 ` + examplesHelp + `
   gpc-fit --standardize --train examples/crabs/train.csv | gpc-kernel --hyper - --standardize --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
   gpc-fit --standardize --alpha 30 --beta 1e4 --train examples/crabs/train.csv --format csv > hyper.csv
@@ -148,7 +150,7 @@ func (c *fitCmd) run(e *env) error {
 	}
 	big := cfg
 	big.Samples = final
-	if err := checkMemoryFlag("--final-samples", c.Train, m.vars, &big, []core.Candidate{cand}, true); err != nil {
+	if err := checkMemoryFlag("--final-samples", train.source, m.vars, &big, []core.Candidate{cand}, true); err != nil {
 		return err
 	}
 	names := make([]string, len(m.params))

@@ -71,8 +71,12 @@ func TestGoldenEveryPath(t *testing.T) {
 func TestVersionNamesGEMMPath(t *testing.T) {
 	t.Parallel()
 	out := runCLI(t, Orthant, cliCase{args: []string{"--version"}})
-	if want := "gpc-orthant (gpc) " + Version + ", GEMM kernel " + gemm.Path() + ", vector kernels " + core.VecPath() + "\n"; string(out) != want {
-		t.Errorf("--version printed %q, want %q", out, want)
+	first, second, _ := strings.Cut(string(out), "\n")
+	if want := "gpc-orthant (gpc) " + Version + ", GEMM kernel " + gemm.Path() + ", vector kernels " + core.VecPath(); first != want {
+		t.Errorf("--version printed %q, want %q first", out, want)
+	}
+	if !strings.Contains(second, "built with go") {
+		t.Errorf("--version's second line %q does not describe the build", second)
 	}
 }
 

@@ -20,7 +20,7 @@ const kernelDescription = `Build the covariance stream of a probit GP classifier
 
 For training features X (N rows) with labels y in {-1, +1} and a kernel k, the train rows hold R = C (I + K) C, C = diag(y), K = k(X, X): the marginal likelihood is P(v >= 0), v ~ N(0, R). Each test pattern x* then adds a row with its covariance y_j k(x_j, x*) with the train variables and its variance 1 + k(x*, x*).
 
-With --vecchia M the output is a Vecchia model (gpc.vecchia/1, docs/vecchia.md) instead of the N x N covariance: the training points in a maxmin order (each next point the farthest from those before it: coarse to fine; --vecchia-order given keeps the file's), each with its M nearest earlier points and the coefficients and variance of its latent value given theirs (the latent process's conditionals, from the kernel: the dense model's exact joint with M = N - 1), each test point with its M nearest training points. The stream takes O(N M) memory and gpc-train's estimate O(M) per particle and point, for N in the millions; gpc-train, gpc-orthant, gpc-predict and gpc-merge read it. Training points with the same features share one latent value (each with its own label; a warning counts them). Two classes only, so far.
+With --vecchia m the output is a Vecchia model (gpc.vecchia/1, docs/vecchia.md) instead of the N x N covariance: the training points in a maxmin order (each next point the farthest from those before it: coarse to fine; --vecchia-order given keeps the file's), each with its m nearest earlier points (its neighbours) and the coefficients and variance of its latent value given theirs (the latent process's conditionals, from the kernel: the dense model's exact joint with m = N - 1), each test point with its m nearest training points. The stream takes O(N m) memory and gpc-train's estimate O(m) per particle and point, for N in the millions; gpc-train, gpc-orthant, gpc-predict and gpc-merge read it. Training points with the same features share one latent value (each with its own label; a warning counts them). Two classes only, so far.
 
 With three or more label values (text or numbers) the classifier is the multinomial probit model (docs/multiclass.md): one latent function per class with the kernel k, utilities f_c(x) + noise, y = the class of the largest. The train rows are then the N (C - 1) differences u_{i,y_i} - u_{i,k} between each point's class and the others, whose orthant probability is the marginal likelihood, and each test pattern adds C rows, its utilities; the metadata names the classes (gpc:classes).
 
@@ -33,6 +33,8 @@ Kernels, with alpha the length scale and beta the latent scale (the prior varian
   matern52  beta (1 + sqrt(5) r/alpha + 5 r^2/(3 alpha^2)) exp(-sqrt(5) r/alpha)
   linear    beta x'x'
 --bias adds a constant to any of them.
+
+` + largeNHelp + `
 
 ` + examplesHelp + `
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict

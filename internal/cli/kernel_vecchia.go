@@ -1,6 +1,6 @@
 package cli
 
-// gpc-kernel --vecchia M (docs/vecchia.md): the Vecchia model
+// gpc-kernel --vecchia m (docs/vecchia.md): the Vecchia model
 // (gpc.vecchia/1) of the training and test features instead of the
 // covariance, and its flags.
 
@@ -19,23 +19,30 @@ import (
 
 // vecchiaFlags are gpc-kernel's --vecchia and its settings.
 type vecchiaFlags struct {
-	Vecchia       neighbours `placeholder:"M" default:"0" help:"Write a Vecchia model (gpc.vecchia/1) instead of the N x N covariance: each training point conditioned on its M nearest earlier points in a maxmin order, each test point on its M nearest training points; O(N M) memory, O(M) time per particle and point, for N up to millions (docs/vecchia.md). auto: M = 50, within 1 nat of the dense model's log marginal likelihood and 0.003 of its posteriors on the 2-D tables at N = 1000 to 10^4, at 1.4-1.6 times the time of M = 30 (30: within 1.5 nats and 0.005). Many features with length scales long beside the points' spacing need far more, or the dense path: on 36-feature satellite data no M up to 100 comes within a nat, and gpc-train warns. At most 254; 0: the dense covariance."`
+	Vecchia       neighbours `placeholder:"m" default:"0" help:"Write a Vecchia model (gpc.vecchia/1) instead of the N x N covariance: each training point conditioned on its m nearest earlier points (m neighbours) in a maxmin order, each test point on its m nearest training points; O(N m) memory, O(m) time per particle and point, for N up to millions (docs/vecchia.md); worth it from about 10^4 training points, where the dense path takes minutes and GBs. auto: m = 50, within 1 nat of the dense model's log marginal likelihood and 0.003 of its posteriors on the 2-D tables at N = 1000 to 10^4, at 1.4-1.6 times the time of m = 30 (30: within 1.5 nats and 0.005). Many features with length scales long beside the points' spacing need far more, or the dense path: on 36-feature satellite data no m up to 100 comes within a nat, and gpc-train warns. At most 254; 0: the dense covariance."`
 	VecchiaOrder  string     `enum:"maxmin,given" default:"maxmin" help:"With --vecchia: the order of the training points: maxmin (each next point the farthest from those before it: coarse to fine) or given (the file's)."`
 	VecchiaNugget float64    `default:"1e-4" help:"With --vecchia: the part of the probit's noise variance (1) moved into the latent process, so that the neighbours' covariances stay well conditioned; the dense model is the same for any value in (0, 1)."`
+
+	// vecchiaAuto records that --vecchia auto chose Vecchia's m.
+	vecchiaAuto bool
 }
 
 // neighbours is --vecchia's value: the neighbours per point, 0 for the
-// dense path, or auto for vecchia.DefaultM.
+// dense path, or autoNeighbours for auto, until validateVecchia resolves
+// it.
 type neighbours int
+
+// autoNeighbours is --vecchia auto before validateVecchia chooses its m.
+const autoNeighbours neighbours = math.MinInt32
 
 // Decode parses the flag's value (kong.MapperValue).
 func (v *neighbours) Decode(ctx *kong.DecodeContext) error {
 	var s string
-	if err := ctx.Scan.PopValueInto("M", &s); err != nil {
+	if err := ctx.Scan.PopValueInto("m", &s); err != nil {
 		return err
 	}
 	if s == "auto" {
-		*v = vecchia.DefaultM
+		*v = autoNeighbours
 		return nil
 	}
 	m, err := strconv.Atoi(s)
@@ -46,8 +53,12 @@ func (v *neighbours) Decode(ctx *kong.DecodeContext) error {
 	return nil
 }
 
-// validateVecchia checks the flags.
+// validateVecchia resolves --vecchia auto to the m it chooses and checks
+// the flags.
 func (v *vecchiaFlags) validateVecchia() error {
+	if v.Vecchia == autoNeighbours {
+		v.Vecchia, v.vecchiaAuto = vecchia.DefaultM, true
+	}
 	switch {
 	case v.Vecchia < 0:
 		return usagef("--vecchia %d: the neighbours per point must be 1 or more (0: the dense covariance)", v.Vecchia)
@@ -59,6 +70,16 @@ func (v *vecchiaFlags) validateVecchia() error {
 	return nil
 }
 
+// tooFewPoints is the usage error of --vecchia with m neighbours per point
+// on n <= m training points, in the words the user typed: --vecchia m, or
+// --vecchia auto and the m it chose.
+func (v *vecchiaFlags) tooFewPoints(n int) error {
+	if v.vecchiaAuto {
+		return usagef("--vecchia auto: it conditions each point on m = %d neighbours, and the training data have %d points, each with at most the %d before it: drop --vecchia (the dense path is exact, and fast at this size), or give --vecchia below %d", v.Vecchia, n, n-1, n)
+	}
+	return usagef("--vecchia %d: the training data have %d points, and each conditions on at most the %d before it: give --vecchia below %d, or drop it (the dense path is exact, and fast at this size)", v.Vecchia, n, n-1, n)
+}
+
 // runVecchia writes the Vecchia model of the training and test features
 // (standardized already as asked) with kernel k.
 func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, k *gp.Kernel, meta map[string]string, mem format.Allocator) error {
@@ -67,7 +88,7 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 		return usagef("--vecchia: %s has %d classes; the Vecchia path takes two so far (docs/vecchia.md says what more would take): drop --vecchia", train.source, len(labels.classes))
 	}
 	if int(c.Vecchia) >= n {
-		return usagef("--vecchia %d: the training data have %d points, and each conditions on at most the %d before it: give --vecchia below %d, or drop it (the dense path is exact, and fast at this size)", c.Vecchia, n, n-1, n)
+		return c.tooFewPoints(n)
 	}
 	s, m, err := c.vecchiaModel(e, train, test, k)
 	if err != nil {

@@ -19,6 +19,8 @@ The marginal likelihood in the Metropolis acceptance ratio is replaced by gpc's 
 
 The output is one row per kept iteration: the hyperparameters, the log marginal likelihood estimate the chain holds and its standard error, whether the iteration's proposal was accepted. The metadata give the acceptance rate (gpc:acceptance) and the variance of the log marginal likelihood estimator along the chain (gpc:var_log_ml). With --test and --posteriors, the test patterns' posteriors averaged over the kept iterations (each from the particles of the estimate the chain holds there) are written to that file: id, p, se (batch means over the chain), label, y, and sd_hyper, their spread over the hyperparameter samples.
 
+` + largeNHelp + `
+
 ` + examplesHelp + `
   gpc-mcmc --standardize --alpha 16 --beta 1e5 --samples 200 --iterations 300 --burn 100 --train examples/crabs/train.csv --format csv > samples.csv
   gpc-mcmc --standardize --alpha 16 --beta 1e5 --samples 200 --iterations 300 --burn 100 --train examples/crabs/train.csv --test examples/crabs/test.csv --posteriors posteriors.csv > samples.arrows

@@ -157,7 +157,7 @@ func memoryPlan(avail int64, flag, name string, n int, cfg core.Config, cands []
 	factor := factorBytes(n, cands)
 	a := float64(avail)
 	if factor > a {
-		return 0, &dataError{fmt.Sprintf("%s: %d variables: factorising the %d x %d covariance needs about %s, and only %s of memory is available", name, n, n, n, format.Bytes(factor), format.Bytes(a))}
+		return 0, &denseTooLarge{msg: fmt.Sprintf("%s: %d variables: factorising the %d x %d covariance needs about %s, and only %s of memory is available", name, n, n, n, format.Bytes(factor), format.Bytes(a))}
 	}
 	if cloud := float64(core.CloudBytes(cfg.Samples, n)); keep && factor+cloud > a {
 		return 0, usagef("%s %d: a cloud of %d particles of %d variables needs about %s, and only %s of memory is available: use fewer samples", flag, cfg.Samples, cfg.Samples, n, format.Bytes(factor+cloud), format.Bytes(a))

@@ -124,8 +124,8 @@ func TestMemoryPlan(t *testing.T) {
 	factor := int64(factorBytes(n, cands)) // 32 MB
 	cfg := core.Config{Samples: 1 << 20, MaxMemory: 4 * gb}
 	cloud := core.CloudBytes(cfg.Samples, n) // 8.4 GB
-	var de *dataError
-	if _, err := memoryPlan(factor-1, "--samples", "x", n, cfg, cands, false); !errors.As(err, &de) {
+	var big *denseTooLarge
+	if _, err := memoryPlan(factor-1, "--samples", "x", n, cfg, cands, false); !errors.As(err, &big) || classify(err, context.Background()) != ExitData {
 		t.Errorf("a factorisation over the memory: %v, want a data error", err)
 	}
 	if _, err := memoryPlan(factor+cloud-1, "--samples", "x", n, cfg, cands, true); err == nil || classify(err, context.Background()) != ExitUsage {

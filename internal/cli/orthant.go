@@ -14,11 +14,13 @@ const orthantDescription = `Estimate a Gaussian box probability P(lower <= v <= 
 
 The input is a covariance stream (an Arrow IPC stream or file with a "cov" list column and optional lower, upper and mean columns; by default the orthant v >= 0), a square matrix as N numeric Arrow columns, or a CSV matrix with or without a header (columns named lower, upper, mean are then per-variable bounds and mean). The form is detected from the content. Rows after the N x N train block (test rows from gpc-kernel) are ignored: for a GP-classification covariance the result is the log marginal likelihood.
 
-A Vecchia model (gpc-kernel --vecchia M, docs/vecchia.md) is read too: the result is its training rows' probability, the Vecchia classifier's log marginal likelihood, by the Vecchia estimator (O(M) per particle and variable; method vecchia).
+A Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md) is read too: the result is its training rows' probability, the Vecchia classifier's log marginal likelihood, by the Vecchia estimator (O(m) per particle and variable for m neighbours; method vecchia).
 
 With --shard I/K it computes only shard I of K: a fixed range of the particle groups (the preparation, deterministic, is done by every shard, or once: --prepare-only writes it as a plan that --plan reads), written as a gpc.orthant-shard/1 stream that gpc-merge combines with the other shards into exactly this output (docs/scale-out.md).
 
 The output is one row: log_p, se_log_p, p, n, samples, groups, method, order, seed, and the diagnostics min_ess (the smallest effective sample size met, as a fraction of a group), resamples (resampling steps), ancestors (distinct ancestors of the final particles at the first variable) and solve_iterations (EP sweeps for ep, Newton iterations for met).
+
+` + largeNHelp + `
 
 ` + examplesHelp + `
   gpc-orthant examples/onefactor-100.csv                 # a 100 x 100 CSV matrix; exact log P = -71.85754

@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -42,7 +42,7 @@ From a multi-class cloud (gpc-kernel with three or more classes), one row per te
 // predictCmd is gpc-predict's command line.
 type predictCmd struct {
 	Input       string `arg:"" optional:"" default:"-" help:"The cloud with test rows (gpc-train's output), or with --cloud a covariance stream; - or nothing reads standard input."`
-	Cloud       string `help:"A saved cloud (gpc-train's output); the input is then the covariance stream whose test rows are predicted."`
+	Cloud       string `help:"A saved cloud (gpc-train's output; - reads it from standard input, and the covariance then from its file); the input is then the covariance stream whose test rows are predicted."`
 	batchFlags  `embed:""`
 	Count       string `enum:"soft,hard" default:"soft" help:"soft: the mean of Phi(mu*/sigma*) over the particles; hard: the paper's hard count, the fraction of particles whose draw of v* is positive (noisier; to reproduce the paper, with --seed for its draws)."`
 	seedFlags   `embed:""`
@@ -72,7 +72,7 @@ func (c *predictCmd) Validate() error {
 		return err
 	}
 	if c.Cloud == "-" && (c.Input == "-" || c.Input == "") {
-		return usagef("--cloud and the input cannot both read standard input")
+		return usagef("--cloud - reads the cloud from standard input, so the covariance stream cannot come from there too: name its file (gpc-predict --cloud - cov.arrows), or the cloud's (--cloud cloud.arrows)")
 	}
 	return nil
 }
@@ -103,8 +103,11 @@ func (c *predictCmd) run(e *env) error {
 		if err != nil {
 			return err
 		}
-	} else if err := c.readCloudFile(in, r, name, mem); err != nil {
+	} else if err := c.readCloudFile(in, r, name, e.stdin, mem); err != nil {
 		return err
+	}
+	if in.testRows == 0 || (in.stream && in.ahead.Len() == 0) {
+		return c.noTests(name, false)
 	}
 	cloud := in.cloud
 	f, err := c.factor(e, cloud)
@@ -125,9 +128,6 @@ func (c *predictCmd) run(e *env) error {
 			return usagef("--shard: a multi-class cloud's posteriors are not sharded yet (predict them in one run)")
 		}
 		return c.runClasses(e, f, cloud, in.tests, in.ahead, names, in.testRows, out.meta, out.estimate, out.opt, name, mem)
-	}
-	if in.testRows == 0 || (in.stream && in.ahead.Len() == 0) {
-		return c.noTests(name)
 	}
 	if in.stream {
 		in.testRows = in.ahead.Len()
@@ -175,6 +175,9 @@ func (c *predictCmd) readCloud(in *predictInput, r io.Reader, name string) error
 	}
 	in.cloud, in.tests, in.testRows = cloud, cloud, cloud.TestRowCount()
 	in.closers = append(in.closers, cloud.Close)
+	if in.testRows == 0 {
+		return c.noTests(name, false) // known from the head, while gpc-train estimates
+	}
 	if cloud.TestsFirst() {
 		// gpc-train put them first because they were small beside
 		// the cloud; they must all be read to reach it.
@@ -186,24 +189,25 @@ func (c *predictCmd) readCloud(in *predictInput, r io.Reader, name string) error
 	return nil
 }
 
-// readCloudFile opens --cloud's cloud and the input's covariance stream,
-// checks that they share their train block, and reads the test rows that
-// fit beside a small share of the cloud: those are predicted in one pass
-// over it; more, and the cloud is held instead.
-func (c *predictCmd) readCloudFile(in *predictInput, r io.Reader, name string, mem format.Allocator) error {
-	cf, err := os.Open(c.Cloud)
+// readCloudFile opens --cloud's cloud (a file, or standard input for -)
+// and the input's covariance stream, checks that they share their train
+// block, and reads the test rows that fit beside a small share of the
+// cloud: those are predicted in one pass over it; more, and the cloud is
+// held instead.
+func (c *predictCmd) readCloudFile(in *predictInput, r io.Reader, name string, stdin io.Reader, mem format.Allocator) error {
+	cf, cname, closeCloud, err := openInput(c.Cloud, stdin)
 	if err != nil {
-		return &format.IOError{Op: "open --cloud", Err: err}
+		return &format.IOError{Op: "open --cloud", Err: errors.Unwrap(err)}
 	}
-	in.closers = append(in.closers, func() { cf.Close() })
-	schema, all, err := format.Sniff(cf, c.Cloud)
+	in.closers = append(in.closers, closeCloud)
+	schema, all, err := format.Sniff(cf, cname)
 	if err != nil {
 		return err
 	}
 	if schema == format.SchemaVecchiaCloud {
 		return usagef("--cloud %s: a Vecchia cloud holds the posteriors of the test rows it was trained with, not its particles (a path of N values each: docs/vecchia.md): predict new rows by running gpc-kernel --vecchia with --test and gpc-train again (the same --seed gives the same training estimate)", c.Cloud)
 	}
-	cloud, err := format.OpenCloudLean(all, c.Cloud, format.NewRecyclingAllocator())
+	cloud, err := format.OpenCloudLean(all, cname, format.NewRecyclingAllocator())
 	if err != nil {
 		return err
 	}
@@ -219,7 +223,7 @@ func (c *predictCmd) readCloudFile(in *predictInput, r io.Reader, name string, m
 		want = format.Fingerprint(cloud.Train.Cov)
 	}
 	if fp := format.Fingerprint(cr.Train().Cov); fp != want {
-		return &dataError{fmt.Sprintf("%s: its train block (fingerprint %s) is not the one %s was trained on (%s): predict with the covariance the cloud came from, or train a new cloud", name, fp, c.Cloud, want)}
+		return &dataError{fmt.Sprintf("%s: its train block (fingerprint %s) is not the one %s was trained on (%s): predict with the covariance the cloud came from, or train a new cloud", name, fp, cname, want)}
 	}
 	in.tests = cr
 	if v, err := strconv.Atoi(cr.Train().Meta[format.KeyRows]); err == nil {
@@ -405,7 +409,7 @@ func (c *predictCmd) predictHeld(e *env, f *core.Factor, in *predictInput, out *
 		}
 	}
 	if row == 0 {
-		return c.noTests(name)
+		return c.noTests(name, false)
 	}
 	if out.sk > 0 {
 		c.shardDone(out)
@@ -526,14 +530,25 @@ func (s *predictSummary) line(meta map[string]string) string {
 
 // noTests is the error of an input without test rows: a pipeline that
 // forgot gpc-kernel's --test would otherwise print an empty table and
-// look successful.
-func (c *predictCmd) noTests(name string) error {
-	what := "the cloud"
-	if c.Cloud != "" {
-		what = "the covariance"
+// look successful. gpc-predict says so as soon as the cloud's head
+// arrives: gpc-train writes it once it has prepared the estimate and
+// before it runs it, and stops (a broken pipe) when gpc-predict has gone.
+// What else to try depends on the cloud: a dense cloud, saved, predicts
+// new test rows (--cloud); a Vecchia cloud the test rows it was trained
+// with (vecchiaNoTests).
+func (c *predictCmd) noTests(name string, vecchiaCloud bool) error {
+	msg := name + ": the cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE, or save the cloud (gpc-train > cloud.arrows) and predict from it the test rows of a covariance stream that has them (gpc-kernel ... --test FILE | gpc-predict --cloud cloud.arrows)"
+	switch {
+	case c.Cloud != "":
+		msg = name + ": the covariance has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE"
+	case vecchiaCloud:
+		msg = name + ": the Vecchia cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict: " + vecchiaNoTests
 	}
-	return &dataError{fmt.Sprintf("%s: %s has no test rows, so there is nothing to predict: give gpc-kernel --test FILE", name, what)}
+	return &dataError{msg}
 }
+
+// vecchiaNoTests is what to do about a Vecchia cloud without test rows.
+const vecchiaNoTests = "give gpc-kernel --test FILE and train again (a Vecchia cloud holds the posteriors of the test rows it was trained with, not its particles; the same --seed gives the same training estimate)"
 
 // testSource yields test rows a batch at a time.
 type testSource interface {

@@ -36,7 +36,7 @@ func (c *predictCmd) runClasses(e *env, f *core.Factor, cloud *format.CloudReade
 		return usagef("--count hard: a multi-class cloud's class probabilities are computed per particle; leave --count out")
 	}
 	if testRows == 0 {
-		return c.noTests(name)
+		return c.noTests(name, false)
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(cloudGCPercent))
 	cl, err := cloud.LoadParticles(c.MaxMemory.limit(), sysmem.Floats)
@@ -68,7 +68,7 @@ func (c *predictCmd) runClasses(e *env, f *core.Factor, cloud *format.CloudReade
 		all.Y = nil
 	}
 	if all.Len() == 0 {
-		return c.noTests(name)
+		return c.noTests(name, false)
 	}
 	points := -1
 	if testRows >= 0 {

@@ -14,13 +14,15 @@ const trainDescription = `Estimate a GP classifier's marginal likelihood and kee
 
 The input is a covariance stream (gpc-kernel's output): its train block is the orthant problem P(v >= 0) whose log probability is the log marginal likelihood. gpc-train runs the estimator on it (as gpc-orthant does) and writes the cloud stream as the estimate runs, never holding it: the train block, the test rows of the input (ahead of the particles when they take at most a quarter of the cloud's memory, else after them), and each group of particles with their log weights as soon as it and the groups before it are done, followed by the group's estimate of log P.
 
-The input may also be a Vecchia model (gpc-kernel --vecchia M, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(M) per particle and training point (EP-twisted SMC on the sparse model: no --method, --order, --jitter or plan), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not the particles (a particle is a value per training point: 80 GB for 10^4 particles at N = 10^6), so gpc-predict combines the posteriors the groups computed as they ended.
+The input may also be a Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(m) per particle and training point for m neighbours (EP-twisted SMC on the sparse model: no --method, --order, --jitter or plan), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not the particles (a particle is a value per training point: 80 GB for 10^4 particles at N = 10^6), so gpc-predict combines the posteriors the groups computed as they ended.
 
 With --shard I/K it estimates only shard I of K, a fixed range of the particle groups, and writes a sub-cloud (gpc.cloud-shard/1: the train and test rows and its groups' particles) that gpc-merge joins with the other shards into exactly the unsharded cloud (docs/scale-out.md).
 
 With --prepare-only it writes the preparation (order, factorisation, tilting or EP, pilot runs) as a plan (gpc.plan/1) and stops; --plan FILE reads that plan instead of preparing, so that the shards of a run share one preparation, with the same output byte for byte.
 
 In the metadata: the method, order, seed, samples and groups, the fingerprint of the train block, and the input's kernel and label mapping. The log marginal likelihood and its standard error come from the groups' estimates: gpc-predict's output carries them (gpc:log_ml, gpc:se_log_ml), and with --format table (the default on a terminal) or csv gpc-train writes a summary row with them instead of the cloud.
+
+` + largeNHelp + `
 
 ` + examplesHelp + `
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train --samples 20000 | gpc-predict

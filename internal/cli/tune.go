@@ -28,6 +28,8 @@ With --shard I/K (and --exploit 0 --no-optimize) it evaluates only shard I of K 
 
 Every estimate uses common random numbers: the same method and variable order (chosen once, by pilot runs at the grid's middle point) and the same random streams, so that the difference between two nearby points is far more precise than either value. se_diff_<axis> is the standard error of the difference of log_ml to the next grid point along that axis.
 
+` + largeNHelp + `
+
 ` + examplesHelp + `
   gpc-tune --standardize --alpha 8:64:4 --beta 1e4:1e7:4 --samples 500 --exploit-samples 2000 --train examples/crabs/train.csv
   gpc-tune --standardize --kernel linear --beta 0.01:10:7 --no-optimize --train examples/crabs/train.csv --format csv > surface.csv   # a grid, no optimum

@@ -1,0 +1,233 @@
+package vfit
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/gpc-mc/gpc/core/fit"
+	"github.com/gpc-mc/gpc/core/gp"
+)
+
+// twoClass returns n points of the large-N issue's two-class problem
+// (bench/vecchia/twoclass's construction: half N((0.75, 0.75), I)
+// labelled +1, half N((-0.75, -0.75), I) labelled -1), with extra features
+// of noise of scale noise each (none for extra 0).
+func twoClass(n, extra int, noise float64, seed uint64) (x, y []float64, d int) {
+	r := rand.New(rand.NewPCG(seed, 0x7477))
+	d = 2 + extra
+	y = make([]float64, n)
+	for i := range y {
+		y[i] = float64(1 - 2*(i%2))
+	}
+	r.Shuffle(n, func(i, j int) { y[i], y[j] = y[j], y[i] })
+	x = make([]float64, n*d)
+	for i, s := range y {
+		x[i*d], x[i*d+1] = 0.75*s+r.NormFloat64(), 0.75*s+r.NormFloat64()
+		for j := 2; j < d; j++ {
+			x[i*d+j] = noise * r.NormFloat64()
+		}
+	}
+	return x, y, d
+}
+
+// start returns the data's start of kernel kind on p, its
+// hyperparameters, theta0 and the box (fit.DataScale).
+func start(t *testing.T, p *Problem, kind gp.KernelKind) (gp.Kernel, []gp.Hyper, []float64, []float64, []float64) {
+	sc, err := fit.NewDataScale(p.X, p.D)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := sc.Start(kind, p.D)
+	hs := k.Hypers()
+	th := make([]float64, len(hs))
+	for j, h := range hs {
+		th[j] = math.Log(h.Get(&k))
+	}
+	lo, hi := sc.Bounds(&k, hs)
+	return k, hs, th, lo, hi
+}
+
+// TestEvidenceGrad checks Evidence.At's gradient, after a values-only
+// evaluation at the same point (the line search's order) and alone,
+// against central differences, for rbf and ard at two points each.
+func TestEvidenceGrad(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []gp.KernelKind{gp.KernelRBF, gp.KernelARD, gp.KernelMatern52} {
+		t.Run(kind.String(), func(t *testing.T) {
+			x, y, d := twoClass(200, 1, 1, 3)
+			p := &Problem{X: x, D: d, Y: y, M: 12, Threads: 2}
+			k, hs, th0, _, _ := start(t, p, kind)
+			ev, err := NewEvidence(ctx, p, k, hs, th0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, shift := range []float64{0, 0.8} {
+				th := slices.Clone(th0)
+				for j := range th {
+					th[j] += shift * float64(1-2*(j%2))
+				}
+				f, _, err := ev.At(ctx, th, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f2, g, err := ev.At(ctx, th, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f2 != f {
+					t.Errorf("the gradient's evaluation %v differs from the value's %v", f2, f)
+				}
+				const h = 1e-4
+				for j := range th {
+					tp, tm := slices.Clone(th), slices.Clone(th)
+					tp[j] += h
+					tm[j] -= h
+					fp, _, err := ev.At(ctx, tp, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					fm, _, err := ev.At(ctx, tm, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					fd := (fp - fm) / (2 * h)
+					// Truncation h^2 = 1e-8 of the third derivative, the
+					// modes' tolerance and rounding 1e-9 of |f| / h.
+					if math.Abs(fd-g[j]) > 1e-6*math.Abs(fd)+1e-9*math.Abs(f)/h {
+						t.Errorf("shift %v, hyperparameter %d: gradient %.10g, central differences %.10g", shift, j, g[j], fd)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestMaximize fits rbf's hyperparameters on 400 points from the data's
+// start: the end is a maximum of the evidence (its gradient within the
+// search's tolerance, no better point a step of 0.05 away in any
+// direction), the same bits on 1 and 3 threads.
+func TestMaximize(t *testing.T) {
+	ctx := context.Background()
+	x, y, d := twoClass(400, 0, 0, 5)
+	var first []float64
+	for _, threads := range []int{1, 3} {
+		p := &Problem{X: x, D: d, Y: y, M: 20, Threads: threads}
+		k, hs, th0, lo, hi := start(t, p, gp.KernelRBF)
+		res, err := Maximize(ctx, p, k, hs, th0, fit.FitConfig{Lower: lo, Upper: hi})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = res.Theta
+			ev := res.Evidence
+			f, g, err := ev.At(ctx, res.Theta, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f != res.LogZ {
+				t.Errorf("the evidence at the optimum %v, the result's %v", f, res.LogZ)
+			}
+			t.Logf("optimum alpha %.4g beta %.4g, log Z %.4f, gradient %.3g, %d evaluations, %d gradients, block %d", math.Exp(res.Theta[0]), math.Exp(res.Theta[1]), res.LogZ, g, res.Evals, res.Grads, ev.Block)
+			for j := range g {
+				if res.Bound[j] == 0 && math.Abs(g[j]) > 1e-3 {
+					t.Errorf("the gradient at the optimum %v is not small", g)
+				}
+				for _, s := range []float64{-0.05, 0.05} {
+					th := slices.Clone(res.Theta)
+					th[j] += s
+					if v, _, err := ev.At(ctx, th, false); err == nil && v > f {
+						t.Errorf("theta %v has %v, above the optimum's %v", th, v, f)
+					}
+				}
+			}
+			continue
+		}
+		if !slices.Equal(res.Theta, first) {
+			t.Errorf("%d threads: %v, 1 thread: %v", threads, res.Theta, first)
+		}
+	}
+}
+
+// TestMaximizeARD fits ard's length scales on data with an irrelevant
+// third feature of a larger scale: its length scale grows beyond the
+// others, the ordering and the neighbours are recomputed, and the
+// structure at the end is within RestructureFactor of the optimum's
+// metric.
+func TestMaximizeARD(t *testing.T) {
+	ctx := context.Background()
+	x, y, d := twoClass(300, 1, 3, 7)
+	p := &Problem{X: x, D: d, Y: y, M: 15}
+	k, hs, th0, lo, hi := start(t, p, gp.KernelARD)
+	cfg := fit.FitConfig{Lower: lo, Upper: hi, Prior: fit.NewLogNormalPrior(th0, fit.ARDPriorSD)}
+	res, err := Maximize(ctx, p, k, hs, th0, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Evidence.KernelAt(res.Theta).Alpha
+	t.Logf("alpha %.4g, beta %.4g, log Z %.4f, %d restructures, %d reblocks, %d evaluations", a, math.Exp(res.Theta[3]), res.LogZ, res.Restructures, res.Reblocks, res.Evals)
+	if !(a[2] > 3*max(a[0], a[1])) {
+		t.Errorf("the noise feature's length scale %.4g is not far above the others' %.4g", a[2], a[:2])
+	}
+	if res.Restructures == 0 {
+		t.Error("the structure was not recomputed")
+	}
+	if dr := res.Evidence.MetricDrift(res.Theta); dr > math.Log(RestructureFactor) && res.Restructures < MaxRestructures {
+		t.Errorf("the structure's metric is a factor %.3g from the optimum's", math.Exp(dr))
+	}
+}
+
+// TestMaximizeTrap checks that a start where the kernel is diagonal is
+// refused with a *fit.TrapError.
+func TestMaximizeTrap(t *testing.T) {
+	x, y, d := twoClass(200, 0, 0, 9)
+	p := &Problem{X: x, D: d, Y: y, M: 10}
+	k, hs, th0, lo, hi := start(t, p, gp.KernelRBF)
+	th0[0] = lo[0] // a tenth of the smallest distance
+	_, err := Maximize(context.Background(), p, k, hs, th0, fit.FitConfig{Lower: lo, Upper: hi})
+	var te *fit.TrapError
+	if !errors.As(err, &te) || te.End || te.Trap != fit.TrapDiagonal {
+		t.Errorf("%v, want a diagonal trap at the start", err)
+	}
+}
+
+// TestMaximizeStarts checks that restarts are drawn deterministically,
+// the best is the highest objective, and the first start's search is
+// Maximize's.
+func TestMaximizeStarts(t *testing.T) {
+	ctx := context.Background()
+	x, y, d := twoClass(250, 0, 0, 11)
+	p := &Problem{X: x, D: d, Y: y, M: 12}
+	k, hs, th0, lo, hi := start(t, p, gp.KernelMatern32)
+	cfg := fit.FitConfig{Lower: lo, Upper: hi, Seed: 3}
+	best, starts, err := MaximizeStarts(ctx, p, k, hs, th0, 2, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(starts) != 3 {
+		t.Fatalf("%d starts, want 3", len(starts))
+	}
+	for r, st := range starts {
+		t.Logf("start %d at %.4g: %v, objective %.4f, end %.4g, bound %v", r, st.Theta, st.Err, st.Objective, st.Result.Theta, st.Result.Bound)
+		if st.Objective > starts[best].Objective {
+			t.Errorf("start %d's objective %v is above the best's (%d) %v", r, st.Objective, best, starts[best].Objective)
+		}
+	}
+	one, err := Maximize(ctx, p, k, hs, th0, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(one.Theta, starts[0].Result.Theta) {
+		t.Errorf("the first start ended at %v, Maximize at %v", starts[0].Result.Theta, one.Theta)
+	}
+	th, err := fit.DrawRestart(th0, 1, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(th, starts[1].Theta) {
+		t.Errorf("restart 1 started at %v, fit.DrawRestart draws %v", starts[1].Theta, th)
+	}
+}
