@@ -84,17 +84,23 @@ func (v *vecchiaFlags) tooFewPoints(n int) error {
 // (standardized already as asked) with kernel k.
 func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, k *gp.Kernel, meta map[string]string, mem format.Allocator) error {
 	n := train.rows
-	if labels.classes != nil {
-		return usagef("--vecchia: %s has %d classes; the Vecchia path takes two so far (docs/vecchia.md says what more would take): drop --vecchia", train.source, len(labels.classes))
-	}
 	if int(c.Vecchia) >= n {
 		return c.tooFewPoints(n)
 	}
-	s, m, err := c.vecchiaModel(e, train, test, k)
+	s, tnb, err := c.vecchiaStructure(e, train, test, k)
 	if err != nil {
 		return err
 	}
-	st := vecchiaStream(s, m, train, test, meta)
+	var st *format.VecchiaStream
+	if labels.classes != nil {
+		st, err = c.vecchiaClasses(s, tnb, train, test, labels, k, meta)
+	} else {
+		st, err = c.vecchiaTwo(s, tnb, train, test, k, meta)
+	}
+	if err != nil {
+		return err
+	}
+	m := st.Model
 	order, _ := vecchia.ParseOrder(c.VecchiaOrder)
 	meta[format.KeyVecchiaM] = strconv.Itoa(int(c.Vecchia))
 	meta[format.KeyVecchiaOrder] = order.String()
@@ -116,14 +122,14 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 		{Name: "vecchia", Int: []int64{int64(c.Vecchia)}},
 		{Name: "order", Str: []string{order.String()}},
 		{Name: "repeats", Int: []int64{int64(s.Duplicates())}},
-		{Name: "fingerprint", Str: []string{format.VecchiaFingerprint(m)}},
+		{Name: "fingerprint", Str: []string{vecchiaFingerprint(st)}},
 	}}
 	return format.WriteTable(e.stdout, t, format.Text, 0, mem)
 }
 
-// vecchiaModel orders the training points, finds their neighbours and
-// the test points', and computes the model's conditionals.
-func (c *kernelCmd) vecchiaModel(e *env, train, test *features, k *gp.Kernel) (*vecchia.Structure, *vecchia.Model, error) {
+// vecchiaStructure orders the training points and finds their neighbours
+// and the test points'.
+func (c *kernelCmd) vecchiaStructure(e *env, train, test *features, k *gp.Kernel) (*vecchia.Structure, [][]int32, error) {
 	n, d := train.rows, len(train.names)
 	order, _ := vecchia.ParseOrder(c.VecchiaOrder)
 	// The neighbours are Euclidean in the kernel's metric: the ard
@@ -153,21 +159,28 @@ func (c *kernelCmd) vecchiaModel(e *env, train, test *features, k *gp.Kernel) (*
 	if rep := s.Duplicates(); rep > 0 {
 		e.rep.warnf("%d of %d training points repeat an earlier point's features: each shares that point's latent value, with a label of its own (docs/vecchia.md)", rep, n)
 	}
-	tests := 0
 	var tnb [][]int32
-	var tx []float64
 	if test != nil {
-		tests, tx = test.rows, test.x
-		tnb = s.TestNeighbours(metric(test.x, tests), tests, int(c.Vecchia), c.Threads)
+		tnb = s.TestNeighbours(metric(test.x, test.rows), test.rows, int(c.Vecchia), c.Threads)
 	}
 	if c.Progress {
-		e.rep.note("the conditionals of %d training and %d test points", n, tests)
+		e.rep.note("the conditionals of %d training and %d test points", n, len(tnb))
+	}
+	return s, tnb, nil
+}
+
+// vecchiaTwo is the two-class Vecchia stream of structure s with test
+// neighbours tnb.
+func (c *kernelCmd) vecchiaTwo(s *vecchia.Structure, tnb [][]int32, train, test *features, k *gp.Kernel, meta map[string]string) (*format.VecchiaStream, error) {
+	var tx []float64
+	if test != nil {
+		tx = test.x
 	}
 	m, err := vecchia.NewClassifier(s, k, train.x, train.y, c.VecchiaNugget, tx, tnb, c.Threads)
 	if err != nil {
-		return nil, nil, &dataError{fmt.Sprintf("%s: %v", train.source, err)}
+		return nil, &dataError{fmt.Sprintf("%s: %v", train.source, err)}
 	}
-	return s, m, nil
+	return vecchiaStream(s, m, train, test, meta), nil
 }
 
 // vecchiaStream is the stream of model m: its training rows in the

@@ -378,16 +378,15 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 	if err != nil {
 		return err
 	}
-	m := p.Model()
 	meta := trainMeta(p, cfg)
-	meta[format.KeyN] = strconv.Itoa(m.N)
-	meta[format.KeyTests] = strconv.Itoa(m.T)
+	meta[format.KeyN] = strconv.Itoa(p.n)
+	meta[format.KeyTests] = strconv.Itoa(p.t)
 	meta[format.KeyGroups] = strconv.Itoa(plan.Groups)
 	meta[format.KeyGroupSizes] = format.JoinInts(core.GroupSizes(plan.Samples, plan.Groups))
 	meta[format.KeyOrderKind] = p.order()
 	meta[keyESSThreshold] = strconv.FormatFloat(plan.ESSThreshold, 'g', -1, 64)
 	if summary {
-		return c.writeSummary(e, p, cfg, meta, func() (int, error) { return m.T, nil }, mem)
+		return c.writeSummary(e, p, cfg, meta, func() (int, error) { return p.t, nil }, mem)
 	}
 	meta[format.KeySchema] = format.SchemaVecchiaCloud
 	sh, err := c.shardOf(p, plan)
@@ -399,16 +398,13 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 	}
 	if sh.k > 0 {
 		addShardMeta(meta, format.SchemaVecchiaCloudShard, sh.i, sh.k, sh.lo, sh.hi, sh.fp)
-		meta[format.KeyShardRowsOf] = strconv.Itoa(m.T + plan.Groups)
+		meta[format.KeyShardRowsOf] = strconv.Itoa(p.t + plan.Groups)
 		meta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
 	}
-	meta[format.KeyRows] = strconv.Itoa(m.T + sh.hi - sh.lo)
-	var ids []string
-	if p.s.ID != nil {
-		ids = p.s.ID[m.N:]
-	}
+	meta[format.KeyRows] = strconv.Itoa(p.t + sh.hi - sh.lo)
+	rows, ids, y := p.tests()
 	enlargePipe(e.stdout)
-	cw, err := format.NewVecchiaCloudWriter(e.stdout, meta, p.s.Row[m.N:], ids, p.s.Y[m.N:], c.BatchSize, mem)
+	cw, err := format.NewVecchiaCloudWriter(e.stdout, meta, rows, ids, y, c.BatchSize, mem)
 	if err != nil {
 		return err
 	}
