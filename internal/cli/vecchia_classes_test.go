@@ -3,7 +3,10 @@ package cli
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -17,7 +20,8 @@ import (
 // gpc-train's log marginal likelihood and gpc-predict's class
 // probabilities must match the dense multi-class pipeline's within kSE of
 // their combined standard errors (fixed seeds), in the dense path's table;
-// the cloud and the posteriors do not depend on --threads.
+// the cloud and the posteriors do not depend on --threads, and gpc-train's
+// shards merge into the unsharded cloud byte for byte.
 func TestVecchiaClassesPipeline(t *testing.T) {
 	t.Parallel()
 	kernel := []string{"--standardize", "--alpha", "2", "--beta", "4", "--label", "species", "--id", "id",
@@ -31,6 +35,18 @@ func TestVecchiaClassesPipeline(t *testing.T) {
 	cloud := runCLI(t, Train, cliCase{args: append(train, "--threads", "1"), stdin: model})
 	if again := runCLI(t, Train, cliCase{args: append(train, "--threads", "3"), stdin: model}); !bytes.Equal(cloud, again) {
 		t.Fatal("the multi-class Vecchia cloud differs between 1 and 3 threads")
+	}
+	dir := t.TempDir()
+	var shards []string
+	for i := range 2 {
+		name := filepath.Join(dir, fmt.Sprintf("shard-%d.arrows", i))
+		if err := os.WriteFile(name, runCLI(t, Train, cliCase{args: append(train, "--shard", fmt.Sprintf("%d/2", i)), stdin: model}), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, name)
+	}
+	if merged := runCLI(t, Merge, cliCase{args: append([]string{"--format", "arrow"}, shards...)}); !bytes.Equal(merged, cloud) {
+		t.Error("gpc-train's two shards, merged, differ from the unsharded cloud")
 	}
 	post := runCLI(t, Predict, cliCase{args: []string{"--format", "csv", "--threads", "1", "--batch-size", "20"}, stdin: cloud})
 	if again := runCLI(t, Predict, cliCase{args: []string{"--format", "csv", "--threads", "3"}, stdin: cloud}); !bytes.Equal(post, again) {
