@@ -124,6 +124,9 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 		{Name: "repeats", Int: []int64{int64(s.Duplicates())}},
 		{Name: "fingerprint", Str: []string{vecchiaFingerprint(st)}},
 	}}
+	if labels.classes != nil {
+		t.Cols = append(t.Cols, format.Column{Name: "classes", Str: []string{strings.Join(labels.classes, ",")}})
+	}
 	return format.WriteTable(e.stdout, t, format.Text, 0, mem)
 }
 

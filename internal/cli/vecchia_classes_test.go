@@ -30,6 +30,9 @@ func TestVecchiaClassesPipeline(t *testing.T) {
 	if schema, _, _ := format.Sniff(bytes.NewReader(model), "model"); schema != format.SchemaVecchia {
 		t.Fatalf("gpc-kernel --vecchia wrote %q", schema)
 	}
+	if tab := runCLI(t, Kernel, cliCase{args: append(kernel, "--vecchia", "74", "--format", "table")}); !bytes.Contains(tab, []byte("setosa,versicolor,virginica")) {
+		t.Errorf("gpc-kernel --vecchia --format table does not name the classes:\n%s", tab)
+	}
 	cov := runCLI(t, Kernel, cliCase{args: kernel})
 	train := []string{"--samples", "4000"}
 	cloud := runCLI(t, Train, cliCase{args: append(train, "--threads", "1"), stdin: model})
