@@ -77,6 +77,11 @@ type PreparedMulticlass struct {
 	// Block is the number of leading training rows (points and their
 	// repeats) with dense rows of T.
 	Block int
+	// BlockRule is the number of leading training rows the block's rule
+	// asks for before its cap of MaxBlock variables (blockSize): where it
+	// exceeds Block, rows with large sites fall after the block, and the
+	// estimate can be far too low (docs/vecchia.md).
+	BlockRule int
 	// Laplace is the preparation's Laplace approximation, EP the rounds
 	// of expectation propagation that refined its sites (runEP).
 	Laplace *ClassSites
@@ -147,7 +152,7 @@ func PrepareMulticlass(ctx context.Context, m *Multiclass, tr core.Trace) (*Prep
 		return nil, err
 	}
 	p.Laplace = st
-	p.Block = p.blockSize()
+	p.Block, p.BlockRule = p.blockSize()
 	say("the proposal's factor: %d Newton steps done; a dense block of %d rows", st.Iterations, p.Block)
 	k0 := p.Block * l
 	t := hybridPattern(em, a, k0)
@@ -357,8 +362,9 @@ func (p *PreparedMulticlass) mean(mu []float64, a, t *tri, tol float64) int {
 // blockSize returns the dense block's training rows: up to the last point
 // whose largest conditional variance times the largest site precision is
 // at least blockTol, at most MaxBlock variables (MaxBlock / L points), and
-// the repeats of its points.
-func (p *PreparedMulticlass) blockSize() int {
+// the repeats of its points; and the rows the rule asks for without the
+// cap (the same where the cap does not bind).
+func (p *PreparedMulticlass) blockSize() (block, rule int) {
 	m, l := p.m, p.L
 	wmax := 0.0
 	for k := range m.N {
@@ -377,6 +383,7 @@ func (p *PreparedMulticlass) blockSize() int {
 			}
 		}
 	}
+	rule = k0
 	regular := 0
 	for k := range k0 {
 		if m.Dup(k) < 0 {
@@ -390,7 +397,7 @@ func (p *PreparedMulticlass) blockSize() int {
 	for k0 < m.N && m.Dup(k0) >= 0 {
 		k0++
 	}
-	return k0
+	return k0, max(rule, k0)
 }
 
 // siteShare returns the largest share of point k's proposal precision Q

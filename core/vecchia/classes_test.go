@@ -253,6 +253,9 @@ func TestClassesAgainstImplied(t *testing.T) {
 			if late := p.Block < md.N; tc.late != 0 && late != (tc.late > 0) {
 				t.Fatalf("the dense block holds %d of %d rows", p.Block, md.N)
 			}
+			if p.BlockRule != p.Block { // far below the cap of MaxBlock variables
+				t.Errorf("the block's rule asks for %d rows, the block holds %d", p.BlockRule, p.Block)
+			}
 			cov, cross, vars := md.Implied()
 			dres, dpost := denseClasses(t, cov, cross, vars, tc.c, core.Config{Samples: tc.denseSample, Seed: 6})
 			checkClasses(t, res, post, dres, dpost)

@@ -82,7 +82,10 @@ func (c *estimatorFlags) prepareVecchiaClasses(e *env, s *format.VecchiaStream, 
 	if p.SiteScale < 1 {
 		e.rep.warnf("the proposal keeps only %.3g of its sites (their fill-in is more than the Vecchia pattern holds: length scales long beside the points' spacing, or many features): the estimate is exact, its variance larger; more neighbours, or the dense path, do better", p.SiteScale)
 	}
+	if p.BlockRule > p.Block {
+		e.rep.warnf("the proposal's dense block holds %d of the %d coarsest rows its rule asks for (at most %d variables): rows with large sites fall after it, and the estimate can then be far too low (docs/vecchia.md, More than two classes); compare runs with more --samples", p.Block, p.BlockRule, vecchia.MaxBlock)
+	}
 	cfg.Alloc = nil
-	prep := fmt.Sprintf("laplace_steps=%d block=%d ep_rounds=%d shift=%g clipped=%d widened=%d site_scale=%g", p.Laplace.Iterations, p.Block, p.EP.Sweeps, p.Shift, p.Clipped, p.Widened, p.SiteScale)
+	prep := fmt.Sprintf("laplace_steps=%d block=%d block_rule=%d ep_rounds=%d shift=%g clipped=%d widened=%d site_scale=%g", p.Laplace.Iterations, p.Block, p.BlockRule, p.EP.Sweeps, p.Shift, p.Clipped, p.Widened, p.SiteScale)
 	return &vecchiaProblem{Estimator: p, s: s, classes: classes, ep: p.EP, prep: prep, n: m.N, t: m.T * m.C, ess: c.ESS, seed: c.Seed}, nil
 }
