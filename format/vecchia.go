@@ -108,7 +108,9 @@ func VecchiaFingerprint(m *vecchia.Model) string {
 }
 
 // WriteVecchia writes s as a Vecchia stream, batchRows rows per record
-// batch, with gpc:n, gpc:tests, gpc:noise and gpc:rows set from the model.
+// batch, with gpc:n, gpc:tests, gpc:noise, gpc:rows and the fingerprint set
+// from the model (VecchiaClassesFingerprint where the metadata names
+// classes).
 func WriteVecchia(w io.Writer, s *VecchiaStream, batchRows int, mem memory.Allocator) error {
 	m := s.Model
 	meta := maps.Clone(s.Meta)
@@ -120,6 +122,9 @@ func WriteVecchia(w io.Writer, s *VecchiaStream, batchRows int, mem memory.Alloc
 	meta[KeyRows] = strconv.Itoa(m.N + m.T)
 	meta[KeyNoise] = strconv.FormatFloat(m.Noise, 'g', -1, 64)
 	meta[KeyFingerprint] = VecchiaFingerprint(m)
+	if cl, ok := meta[KeyClasses]; ok {
+		meta[KeyFingerprint] = VecchiaClassesFingerprint(m, cl, s.Y)
+	}
 	schema := VecchiaSchema(s.ID != nil, meta)
 	bw := bufio.NewWriter(w)
 	iw := ipc.NewWriter(bw, ipc.WithSchema(schema), ipc.WithAllocator(mem))

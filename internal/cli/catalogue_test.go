@@ -492,7 +492,7 @@ func catalogue(t *testing.T) []badInput {
 		// The Vecchia path (docs/vecchia.md).
 		{tool: "gpc-kernel", what: "--vecchia with as many neighbours as training points (m >= N)", args: tinyTrain("--vecchia", "8"), code: ExitUsage, want: "--vecchia 8: the training data have 8 points"},
 		{tool: "gpc-kernel", what: "--vecchia auto on fewer training points than the least m it tries (30)", args: tinyTrain("--vecchia", "auto"), code: ExitUsage, want: "--vecchia auto: it conditions each point on at least m = 30 neighbours, and the training data have 8 points"},
-		{tool: "gpc-kernel", what: "--vecchia with three classes", args: []string{"--train", "-", "--vecchia", "1"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "the Vecchia path takes two"},
+		{tool: "gpc-kernel", what: "--vecchia with a kernel per class (three classes)", args: []string{"--train", "-", "--vecchia", "1", "--class-beta", "1,2,3"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "the multi-class Vecchia model has one kernel shared by its 3 classes"},
 		{tool: "gpc-kernel", what: "--vecchia on a dense covariance stream (no features to find neighbours by)", args: []string{"--train", "-", "--vecchia", "3"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: "a gpc.covariance/1 stream, not features"},
 		{tool: "gpc-kernel", what: "absurd flag: --vecchia -1", args: tinyTrain("--vecchia=-1"), code: ExitUsage, want: "--vecchia -1"},
 		{tool: "gpc-kernel", what: "absurd flag: --vecchia past the most neighbours a point takes (vecchia.MaxM)", args: tinyTrain("--vecchia", "255"), code: ExitUsage, want: "--vecchia 255: at most 254 neighbours"},
@@ -518,7 +518,32 @@ func catalogue(t *testing.T) []badInput {
 			return cut(t, runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5", "--vecchia", "3")})}), 1, false)
 		}, code: ExitData, want: "the Vecchia cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE and train again"},
 		{tool: "gpc-train", what: "a Vecchia model whose proposal's incomplete factorisation breaks down even with its later sites nearly removed (conditionals far weaker than the labels)", stdin: "weak.arrows", input: func() []byte { return brokenStream(t) }, code: ExitData, want: "breaks down even with the later sites nearly removed"},
+		// More than two classes on the Vecchia path.
+		{tool: "gpc-train", what: "a multi-class Vecchia model whose training label is not a class index", stdin: "model3.arrows", input: func() []byte {
+			return editVecchia(t, vecchia3(t, train3CSV, ""), func(s *format.VecchiaStream) { s.Y[1] = 3 })
+		}, code: ExitData, want: "training row 1: y = 3 is not a class index (0 to 2)"},
+		{tool: "gpc-train", what: "a multi-class Vecchia model with a training row's orthant bounds", stdin: "model3.arrows", input: func() []byte {
+			return editVecchia(t, vecchia3(t, train3CSV, ""), func(s *format.VecchiaStream) { s.Model.Lower[2], s.Model.Upper[2] = math.Inf(-1), 0 })
+		}, code: ExitData, want: "training row 2: bounds [-Inf, 0] where a multi-class Vecchia model's are [0, +Inf)"},
+		{tool: "gpc-predict", what: "--shard on a multi-class Vecchia cloud", args: []string{"--shard", "0/2"}, stdin: "vecchia-cloud3.arrows", input: func() []byte {
+			return runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: vecchia3(t, train3CSV, "a,y\n1.5,a\n2.5,c\n")})
+		}, code: ExitUsage, want: "a multi-class cloud's posteriors are not sharded yet"},
 	}
+}
+
+// vecchia3 is gpc-kernel --vecchia 1's multi-class Vecchia model of the
+// training CSV train and, unless "", the test CSV test.
+func vecchia3(t *testing.T, train, test string) []byte {
+	t.Helper()
+	args := []string{"--train", "-", "--vecchia", "1"}
+	if test != "" {
+		f := filepath.Join(t.TempDir(), "test.csv")
+		if err := os.WriteFile(f, []byte(test), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--test", f)
+	}
+	return runCLI(t, Kernel, cliCase{args: args, stdin: []byte(train)})
 }
 
 // editVecchia returns the Vecchia stream data with its model edited (what

@@ -207,6 +207,16 @@ func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, progre
 	if err != nil {
 		return nil, err
 	}
+	classes, err := s.Classes(name)
+	if err != nil {
+		return nil, err
+	}
+	if classes != nil {
+		if c.plan != nil && c.plan.Plan != "" {
+			return nil, usagef("--plan %s: %s is a multi-class Vecchia model, whose preparation has no plan stream yet: drop --plan", c.plan.Plan, name)
+		}
+		return c.prepareVecchiaClasses(e, s, name, classes, progress)
+	}
 	var p *vecchia.Prepared
 	if c.plan != nil && c.plan.Plan != "" {
 		p, err = c.readVecchiaPlan(e, c.plan.Plan, s.Model, mem)
@@ -224,7 +234,8 @@ func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, progre
 	if p.SiteScale < 1 {
 		e.rep.warnf("the proposal keeps only %.3g of EP's sites after its dense block (their fill-in is more than the Vecchia pattern holds: length scales long beside the points' spacing, or many features): the estimate is exact, its variance larger; more neighbours, or the dense path, do better", p.SiteScale)
 	}
-	return &vecchiaProblem{Prepared: p, s: s, ess: c.ESS, seed: c.Seed}, nil
+	prep := fmt.Sprintf("laplace_steps=%d block=%d ep_rounds=%d shift=%g clipped=%d site_scale=%g", p.Laplace.Iterations, p.Block, p.EP.Sweeps, p.Shift, p.Clipped, p.SiteScale)
+	return &vecchiaProblem{Estimator: p, s: s, ep: p.EP, prep: prep, n: s.Model.N, t: s.Model.T, ess: c.ESS, seed: c.Seed}, nil
 }
 
 // estimatorMeta is the metadata that says how an estimate was made.

@@ -92,17 +92,26 @@ func (v *vecchiaFlags) tooFewPoints(n int) error {
 // (standardized already as asked) with kernel k.
 func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, k *gp.Kernel, meta map[string]string, mem format.Allocator) error {
 	n := train.rows
-	if labels.classes != nil {
-		return usagef("--vecchia: %s has %d classes; the Vecchia path takes two so far (docs/vecchia.md says what more would take): drop --vecchia", train.source, len(labels.classes))
-	}
 	if int(c.Vecchia) >= n {
 		return c.tooFewPoints(n)
 	}
-	s, m, sel, err := c.vecchiaModel(e, train, test, k, meta)
+	s, tnb, sel, err := c.vecchiaStructure(e, train, test, k, meta)
 	if err != nil {
 		return err
 	}
-	st := vecchiaStream(s, m, train, test, meta)
+	if c.Progress {
+		e.rep.note("the conditionals of %d training and %d test points", n, len(tnb))
+	}
+	var st *format.VecchiaStream
+	if labels.classes != nil {
+		st, err = c.vecchiaClasses(s, tnb, train, test, labels, k, meta)
+	} else {
+		st, err = c.vecchiaTwo(s, tnb, train, test, k, meta)
+	}
+	if err != nil {
+		return err
+	}
+	m := st.Model
 	order, _ := vecchia.ParseOrder(c.VecchiaOrder)
 	meta[format.KeyVecchiaM] = strconv.Itoa(sel.M)
 	meta[format.KeyVecchiaOrder] = order.String()
@@ -124,15 +133,18 @@ func (c *kernelCmd) runVecchia(e *env, train, test *features, labels *labelMap, 
 		{Name: "vecchia", Int: []int64{int64(sel.M)}},
 		{Name: "order", Str: []string{order.String()}},
 		{Name: "repeats", Int: []int64{int64(s.Duplicates())}},
-		{Name: "fingerprint", Str: []string{format.VecchiaFingerprint(m)}},
+		{Name: "fingerprint", Str: []string{vecchiaFingerprint(st)}},
 	}}
+	if labels.classes != nil {
+		t.Cols = append(t.Cols, format.Column{Name: "classes", Str: []string{strings.Join(labels.classes, ",")}})
+	}
 	return format.WriteTable(e.stdout, t, format.Text, 0, mem)
 }
 
-// vecchiaModel orders the training points, chooses and checks their
+// vecchiaStructure orders the training points, chooses and checks their
 // conditioning sets (vecchiaSets, which records the check in meta) and
-// the test points', and computes the model's conditionals.
-func (c *kernelCmd) vecchiaModel(e *env, train, test *features, k *gp.Kernel, meta map[string]string) (*vecchia.Structure, *vecchia.Model, vecchia.Selection, error) {
+// finds the test points'.
+func (c *kernelCmd) vecchiaStructure(e *env, train, test *features, k *gp.Kernel, meta map[string]string) (*vecchia.Structure, [][]int32, vecchia.Selection, error) {
 	var sel vecchia.Selection
 	n, d := train.rows, len(train.names)
 	order, _ := vecchia.ParseOrder(c.VecchiaOrder)
@@ -175,21 +187,25 @@ func (c *kernelCmd) vecchiaModel(e *env, train, test *features, k *gp.Kernel, me
 	if err := e.ctx.Err(); err != nil {
 		return nil, nil, sel, err
 	}
-	tests := 0
 	var tnb [][]int32
+	if test != nil {
+		tnb = s.TestSets(k, train.x, test.x, metric(test.x, test.rows), test.rows, c.VecchiaNugget, sel, c.Threads)
+	}
+	return s, tnb, sel, nil
+}
+
+// vecchiaTwo is the two-class Vecchia stream of structure s with test
+// sets tnb.
+func (c *kernelCmd) vecchiaTwo(s *vecchia.Structure, tnb [][]int32, train, test *features, k *gp.Kernel, meta map[string]string) (*format.VecchiaStream, error) {
 	var tx []float64
 	if test != nil {
-		tests, tx = test.rows, test.x
-		tnb = s.TestSets(k, train.x, test.x, metric(test.x, tests), tests, c.VecchiaNugget, sel, c.Threads)
-	}
-	if c.Progress {
-		e.rep.note("the conditionals of %d training and %d test points", n, tests)
+		tx = test.x
 	}
 	m, err := vecchia.NewClassifier(s, k, train.x, train.y, c.VecchiaNugget, tx, tnb, c.Threads)
 	if err != nil {
-		return nil, nil, sel, &dataError{fmt.Sprintf("%s: %v", train.source, err)}
+		return nil, &dataError{fmt.Sprintf("%s: %v", train.source, err)}
 	}
-	return s, m, sel, nil
+	return vecchiaStream(s, m, train, test, meta), nil
 }
 
 // vecchiaStream is the stream of model m: its training rows in the

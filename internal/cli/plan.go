@@ -123,9 +123,13 @@ func (c *estimatorFlags) writeVecchiaPlan(e *env, v *vecchiaProblem, cfg core.Co
 	if _, err := planned(v, cfg); err != nil {
 		return err
 	}
-	pp := v.Parts()
+	p, ok := v.Estimator.(*vecchia.Prepared)
+	if !ok {
+		return usagef("--prepare-only: the input is a multi-class Vecchia model, whose preparation has no plan stream yet: drop --prepare-only")
+	}
+	pp := p.Parts()
 	meta := map[string]string{format.KeyVersion: Version, format.KeyMethod: vecchiaMethod}
-	return format.WriteVecchiaPlan(e.stdout, v.Model(), &pp, meta, mem)
+	return format.WriteVecchiaPlan(e.stdout, p.Model(), &pp, meta, mem)
 }
 
 // readVecchiaPlan reads the Vecchia plan at path for model m: the

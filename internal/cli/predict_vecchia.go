@@ -67,6 +67,13 @@ func (c *predictCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }
 	outMeta[format.KeyLogML] = fmtFloat(logML)
 	outMeta[format.KeySELogML] = fmtFloat(se)
 	outMeta[format.KeyGroupLogP] = format.JoinFloats(logZ)
+	names, err := cloudClasses(meta, name)
+	if err != nil {
+		return err
+	}
+	if names != nil {
+		return c.vecchiaClasses(e, cl, post, names, outMeta, name, mem)
+	}
 	tests := &format.TestRows{Y: cl.Y, ID: cl.ID}
 	lo, hi := 0, t
 	si, sk, err := c.shard()

@@ -15,7 +15,6 @@ import (
 	"strconv"
 
 	"github.com/gpc-mc/gpc/core"
-	"github.com/gpc-mc/gpc/core/vecchia"
 	"github.com/gpc-mc/gpc/format"
 )
 
@@ -205,23 +204,27 @@ func (d *denseProblem) fingerprint(tool string, plan core.Config, k int) string 
 }
 
 // vecchiaProblem is a Vecchia model (gpc.vecchia/1) prepared for its
-// estimator.
+// estimator: vecchia.Prepared, or vecchia.PreparedMulticlass where the
+// stream names more than two classes.
 type vecchiaProblem struct {
-	*vecchia.Prepared
-	s    *format.VecchiaStream
-	ess  float64 // --ess as given
-	seed int64   // --seed as given
+	core.Estimator
+	s       *format.VecchiaStream
+	classes []string     // nil: two classes
+	ep      core.EPStats // the preparation's EP rounds
+	prep    string       // gpc:vecchia_prepare
+	n, t    int          // training rows, test posteriors (a test point's C with classes)
+	ess     float64      // --ess as given
+	seed    int64        // --seed as given
 }
 
 func (v *vecchiaProblem) meta(cfg core.Config) map[string]string {
-	p := v.Prepared
 	meta := map[string]string{
 		format.KeyVersion:     Version,
 		format.KeySeed:        strconv.FormatUint(cfg.Seed, 10),
 		format.KeyMethod:      vecchiaMethod,
 		format.KeyFingerprint: v.s.Meta[format.KeyFingerprint],
-		format.KeyEP:          p.EP.String(),
-		"gpc:vecchia_prepare": fmt.Sprintf("laplace_steps=%d block=%d ep_rounds=%d shift=%g clipped=%d site_scale=%g", p.Laplace.Iterations, p.Block, p.EP.Sweeps, p.Shift, p.Clipped, p.SiteScale),
+		format.KeyEP:          v.ep.String(),
+		"gpc:vecchia_prepare": v.prep,
 	}
 	passMeta(meta, v.s.Meta)
 	return meta
@@ -229,7 +232,35 @@ func (v *vecchiaProblem) meta(cfg core.Config) map[string]string {
 
 func (v *vecchiaProblem) method(core.Config) string { return vecchiaMethod }
 func (v *vecchiaProblem) order() string             { return v.s.Meta[format.KeyVecchiaOrder] }
-func (v *vecchiaProblem) solve(core.Config) int     { return v.EP.Sweeps }
+func (v *vecchiaProblem) solve(core.Config) int     { return v.ep.Sweeps }
+
+// tests returns the test posteriors' input rows, ids (nil: none) and
+// labels: the stream's test rows, each C times with classes (point p's
+// class c at p C + c, as the dense multi-class stream lays them out).
+func (v *vecchiaProblem) tests() (rows []int, ids []string, y []float64) {
+	rows, y = v.s.Row[v.n:], v.s.Y[v.n:]
+	if v.s.ID != nil {
+		ids = v.s.ID[v.n:]
+	}
+	nc := len(v.classes)
+	if nc == 0 {
+		return rows, ids, y
+	}
+	er, ey := make([]int, 0, len(rows)*nc), make([]float64, 0, len(rows)*nc)
+	var eid []string
+	if ids != nil {
+		eid = make([]string, 0, len(rows)*nc)
+	}
+	for j := range rows {
+		for range nc {
+			er, ey = append(er, rows[j]), append(ey, y[j])
+			if ids != nil {
+				eid = append(eid, ids[j])
+			}
+		}
+	}
+	return er, eid, ey
+}
 
 func (v *vecchiaProblem) fingerprint(tool string, plan core.Config, k int) string {
 	return format.ShardFingerprint(tool, v.s.Meta[format.KeyFingerprint],

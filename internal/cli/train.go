@@ -14,7 +14,7 @@ const trainDescription = `Estimate a GP classifier's marginal likelihood and kee
 
 The input is a covariance stream (gpc-kernel's output): its train block is the orthant problem P(v >= 0) whose log probability is the log marginal likelihood. gpc-train runs the estimator on it (as gpc-orthant does) and writes the cloud stream as the estimate runs, never holding it: the train block, the test rows of the input (ahead of the particles when they take at most a quarter of the cloud's memory, else after them), and each group of particles with their log weights as soon as it and the groups before it are done, followed by the group's estimate of log P.
 
-The input may also be a Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(m) per particle and training point for m neighbours (EP-twisted SMC on the sparse model: no --method, --order or --jitter; --prepare-only writes its preparation as a gpc.vecchia-plan/1 stream that --plan reads), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not the particles (a particle is a value per training point: 80 GB for 10^4 particles at N = 10^6), so gpc-predict combines the posteriors the groups computed as they ended.
+The input may also be a Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(m) per particle and training point for m neighbours (EP-twisted SMC on the sparse model: no --method, --order or --jitter; --prepare-only writes its preparation as a gpc.vecchia-plan/1 stream that --plan reads), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not the particles (a particle is a value per training point: 80 GB for 10^4 particles at N = 10^6), so gpc-predict combines the posteriors the groups computed as they ended (with more than two classes, each test point's C class probabilities).
 
 With --shard I/K it estimates only shard I of K, a fixed range of the particle groups, and writes a sub-cloud (gpc.cloud-shard/1: the train and test rows and its groups' particles) that gpc-merge joins with the other shards into exactly the unsharded cloud (docs/scale-out.md).
 
@@ -381,16 +381,15 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 	if err != nil {
 		return err
 	}
-	m := p.Model()
 	meta := trainMeta(p, cfg)
-	meta[format.KeyN] = strconv.Itoa(m.N)
-	meta[format.KeyTests] = strconv.Itoa(m.T)
+	meta[format.KeyN] = strconv.Itoa(p.n)
+	meta[format.KeyTests] = strconv.Itoa(p.t)
 	meta[format.KeyGroups] = strconv.Itoa(plan.Groups)
 	meta[format.KeyGroupSizes] = format.JoinInts(core.GroupSizes(plan.Samples, plan.Groups))
 	meta[format.KeyOrderKind] = p.order()
 	meta[keyESSThreshold] = strconv.FormatFloat(plan.ESSThreshold, 'g', -1, 64)
 	if summary {
-		return c.writeSummary(e, p, cfg, meta, func() (int, error) { return m.T, nil }, mem)
+		return c.writeSummary(e, p, cfg, meta, func() (int, error) { return p.t, nil }, mem)
 	}
 	meta[format.KeySchema] = format.SchemaVecchiaCloud
 	sh, err := c.shardOf(p, plan)
@@ -402,16 +401,13 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 	}
 	if sh.k > 0 {
 		addShardMeta(meta, format.SchemaVecchiaCloudShard, sh.i, sh.k, sh.lo, sh.hi, sh.fp)
-		meta[format.KeyShardRowsOf] = strconv.Itoa(m.T + plan.Groups)
+		meta[format.KeyShardRowsOf] = strconv.Itoa(p.t + plan.Groups)
 		meta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
 	}
-	meta[format.KeyRows] = strconv.Itoa(m.T + sh.hi - sh.lo)
-	var ids []string
-	if p.s.ID != nil {
-		ids = p.s.ID[m.N:]
-	}
+	meta[format.KeyRows] = strconv.Itoa(p.t + sh.hi - sh.lo)
+	rows, ids, y := p.tests()
 	enlargePipe(e.stdout)
-	cw, err := format.NewVecchiaCloudWriter(e.stdout, meta, p.s.Row[m.N:], ids, p.s.Y[m.N:], c.BatchSize, mem)
+	cw, err := format.NewVecchiaCloudWriter(e.stdout, meta, rows, ids, y, c.BatchSize, mem)
 	if err != nil {
 		return err
 	}
