@@ -528,6 +528,8 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-predict", what: "--shard on a multi-class Vecchia cloud", args: []string{"--shard", "0/2"}, stdin: "vecchia-cloud3.arrows", input: func() []byte {
 			return runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: vecchia3(t, train3CSV, "a,y\n1.5,a\n2.5,c\n")})
 		}, code: ExitUsage, want: "a multi-class cloud's posteriors are not sharded yet"},
+		{tool: "gpc-train", what: "--prepare-only on a multi-class Vecchia model", args: []string{"--prepare-only"}, stdin: "model3.arrows", input: func() []byte { return vecchia3(t, train3CSV, "") }, code: ExitUsage, want: "a multi-class Vecchia model, whose preparation has no plan stream yet"},
+		{tool: "gpc-train", what: "--plan on a multi-class Vecchia model", args: []string{"--plan", "plan.arrows"}, stdin: "model3.arrows", input: func() []byte { return vecchia3(t, train3CSV, "") }, code: ExitUsage, want: "a multi-class Vecchia model, whose preparation has no plan stream yet"},
 	}
 }
 
