@@ -295,13 +295,17 @@ finish termresume 0
 cmp "$out" "$d/ref.arrows"
 echo "byte-identical to the unsharded run"
 
-echo "== a running task requeued (scontrol requeue; released at once: StartTime=now): it starts over; byte-identical"
+echo "== a running task requeued (scontrol requeue; released 2 s later: StartTime=now): it starts over; byte-identical"
 rm -f "$out"
 bg requeue "$run" gpc-orthant 4 "$out" "${oargs[@]}"
 running gpc-orthant 1/4 >/dev/null
 a=$(array requeue)
 scontrol requeue "${a}_1"
 pending "${a}_1"
+# slurmd refuses a task launched within a second or so of its requeue
+# (its credential was revoked at a one-second resolution: "Job credential
+# revoked", the task then fails with exit 1): release it after that.
+sleep 2
 scontrol update JobId="${a}_1" StartTime=now
 restarted requeue "${a}_1"
 
