@@ -158,6 +158,9 @@ func TestMaximize(t *testing.T) {
 // structure at the end is within RestructureFactor of the optimum's
 // metric.
 func TestMaximizeARD(t *testing.T) {
+	if raceEnabled && testing.Short() {
+		t.Skip("ard's search takes two minutes under the race detector; -race -short leaves it to the plain run (TestMaximize and TestMaximizeStarts run the same threaded evaluations under -race)")
+	}
 	ctx := context.Background()
 	x, y, d := twoClass(300, 1, 3, 7)
 	p := &Problem{X: x, D: d, Y: y, M: 15}
