@@ -126,32 +126,60 @@ func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *la
 	if err != nil {
 		return fmt.Errorf("the evidence's gradient at the optimum: %w", err)
 	}
-	gnorm := 0.0
-	kf := ev.KernelAt(res.Theta)
-	rows := make([]format.HyperRow, len(params))
-	var ranOff []string
+	rows, ranOff, gnorm := vecchiaHyperRows(k, ev.KernelAt(res.Theta), params, grad, res, cfg, names, train.names)
+	hf := format.HyperFit{Kernel: c.Kernel, Standardize: c.Standardize, LogML: lz, SELogML: math.NaN(), EPLogZ: math.NaN(),
+		LogPrior: cfg.Prior.LogPDF(res.Theta)}
+	meta := c.vecchiaFitMeta(dataMeta, res, order, startDesc, priorSD, gnorm, names, cfg, ranOff, starts, best)
+	if rep := ev.S.Duplicates(); rep > 0 {
+		e.rep.warnf("%d of %d training points repeat an earlier point's features: each shares that point's latent value, with a label of its own (docs/vecchia.md)", rep, n)
+	}
+	if ranOff != nil {
+		e.rep.warnf("%d hyperparameter(s) ran off to the edge of their box, where the likelihood no longer depends on them or still rises (fit.Bounds): %s", len(ranOff), shortList(ranOff, 4))
+	}
+	if c.Progress || e.rep.tty && !c.Quiet {
+		post := ""
+		if priorSD > 0 {
+			post = fmt.Sprintf(", log prior %.6g (sd %g), log posterior %.6g", hf.LogPrior, priorSD, hf.LogML+hf.LogPrior)
+		}
+		e.rep.note("Vecchia-Laplace log evidence %.6g (m = %d)%s at %s; gradient norm %.3g; %d evaluations, %d gradients, %s",
+			hf.LogML, v.Vecchia, post, describeTheta(names, res.Theta), gnorm, res.Evals, res.Grads, fmtDuration(time.Since(start).Seconds()))
+	}
+	return format.WriteTable(e.stdout, format.HyperTable(hf, rows, meta), c.outputFormat(e.stdout), 0, format.NewAllocator())
+}
+
+// vecchiaHyperRows is the fit's table of hyperparameters at res's optimum
+// (kernel kf): each value and the objective's gradient (the evidence's,
+// grad, and the prior's), the ones that ran off to the box's edge, and
+// the gradient's norm over the others.
+func vecchiaHyperRows(k, kf *gp.Kernel, params []gp.Hyper, grad []float64, res *vfit.Result, cfg fit.FitConfig, names, features []string) (rows []format.HyperRow, ranOff []string, gnorm float64) {
+	rows = make([]format.HyperRow, len(params))
 	for j, h := range params {
 		if cfg.Prior.Mu != nil {
 			grad[j] -= (res.Theta[j] - cfg.Prior.Mu[j]) / (cfg.Prior.SD[j] * cfg.Prior.SD[j])
 		}
 		r := format.HyperRow{Name: hyperKindName(h.Kind), Value: h.Get(kf), Grad: grad[j], SEGrad: 0, MCSELog: math.NaN(), EPValue: math.NaN()}
 		if k.Kind == gp.KernelARD && h.Kind == gp.HyperAlpha {
-			r.Feature = train.names[h.Index]
+			r.Feature = features[h.Index]
 		}
 		switch res.Bound[j] {
 		case -1:
 			r.Bound = "lower"
-			ranOff = append(ranOff, names[j]+" to its lower bound "+fmtFloat(math.Exp(lower[j])))
+			ranOff = append(ranOff, names[j]+" to its lower bound "+fmtFloat(math.Exp(cfg.Lower[j])))
 		case 1:
 			r.Bound = "upper"
-			ranOff = append(ranOff, names[j]+" to its upper bound "+fmtFloat(math.Exp(upper[j])))
+			ranOff = append(ranOff, names[j]+" to its upper bound "+fmtFloat(math.Exp(cfg.Upper[j])))
 		default:
 			gnorm += grad[j] * grad[j]
 		}
 		rows[j] = r
 	}
-	hf := format.HyperFit{Kernel: c.Kernel, Standardize: c.Standardize, LogML: lz, SELogML: math.NaN(), EPLogZ: math.NaN(),
-		LogPrior: cfg.Prior.LogPDF(res.Theta)}
+	return rows, ranOff, math.Sqrt(gnorm)
+}
+
+// vecchiaFitMeta is the Vecchia fit's metadata: the data's, the evidence
+// it maximized (gpc:evidence), the Vecchia model's, and the search's.
+func (c *fitCmd) vecchiaFitMeta(dataMeta map[string]string, res *vfit.Result, order vecchia.OrderKind, startDesc string, priorSD, gnorm float64, names []string, cfg fit.FitConfig, ranOff []string, starts []vfit.Start, best int) map[string]string {
+	v, ev := &c.fitVecchiaFlags.v, res.Evidence
 	meta := map[string]string{}
 	for key, val := range dataMeta {
 		meta[key] = val
@@ -174,31 +202,17 @@ func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *la
 	meta["gpc:reblocks"] = strconv.Itoa(res.Reblocks)
 	meta["gpc:start"] = startDesc
 	meta["gpc:prior_sd"] = strconv.FormatFloat(priorSD, 'g', -1, 64)
-	meta["gpc:grad_norm"] = fmtFloat(math.Sqrt(gnorm))
+	meta["gpc:grad_norm"] = fmtFloat(gnorm)
 	meta["gpc:evaluations"] = strconv.Itoa(res.Evals)
 	meta["gpc:gradients"] = strconv.Itoa(res.Grads)
-	meta["gpc:bounds"] = describeBounds(names, lower, upper)
+	meta["gpc:bounds"] = describeBounds(names, cfg.Lower, cfg.Upper)
 	if ranOff != nil {
 		meta["gpc:ran_off"] = strings.Join(ranOff, "; ")
 	}
 	if c.Restarts > 0 {
 		meta["gpc:restarts"] = describeVecchiaStarts(starts, best, names)
 	}
-	if rep := ev.S.Duplicates(); rep > 0 {
-		e.rep.warnf("%d of %d training points repeat an earlier point's features: each shares that point's latent value, with a label of its own (docs/vecchia.md)", rep, n)
-	}
-	if ranOff != nil {
-		e.rep.warnf("%d hyperparameter(s) ran off to the edge of their box, where the likelihood no longer depends on them or still rises (fit.Bounds): %s", len(ranOff), shortList(ranOff, 4))
-	}
-	if c.Progress || e.rep.tty && !c.Quiet {
-		post := ""
-		if priorSD > 0 {
-			post = fmt.Sprintf(", log prior %.6g (sd %g), log posterior %.6g", hf.LogPrior, priorSD, hf.LogML+hf.LogPrior)
-		}
-		e.rep.note("Vecchia-Laplace log evidence %.6g (m = %d)%s at %s; gradient norm %.3g; %d evaluations, %d gradients, %s",
-			hf.LogML, v.Vecchia, post, describeTheta(names, res.Theta), math.Sqrt(gnorm), res.Evals, res.Grads, fmtDuration(time.Since(start).Seconds()))
-	}
-	return format.WriteTable(e.stdout, format.HyperTable(hf, rows, meta), c.outputFormat(e.stdout), 0, format.NewAllocator())
+	return meta
 }
 
 // vecchiaFitBytes is the peak memory of gpc-fit --vecchia m on n training
