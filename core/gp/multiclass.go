@@ -116,17 +116,36 @@ func (m *Multiclass) Cov() []float64 {
 		}
 		s[cl] = kc
 	}
+	return DifferenceCov(s, m.Y, c)
+}
+
+// DifferenceCov returns the covariance of the N (C - 1) class differences
+// w_{i,k} = u_{i,y_i} - u_{i,k}, k != y_i, from the covariances of the
+// classes' utilities over the N points: s[c] (N x N, row-major) is
+// Cov(u_c), the classes independent; s's entries may share one matrix.
+// Row-major, variable i (C - 1) + q for point i's q-th difference, the
+// classes other than y_i in increasing order (Multiclass.Other). Cov is it
+// on the kernel matrices plus the noise; core/vecchia's Multiclass.Implied
+// on a Vecchia model's implied covariances.
+func DifferenceCov(s [][]float64, y []int, c int) []float64 {
+	n := len(y)
+	other := func(i, q int) int {
+		if q < y[i] {
+			return q
+		}
+		return q + 1
+	}
 	q := c - 1
 	nv := n * q
 	r := make([]float64, nv*nv)
 	for i := range n {
-		yi := m.Y[i]
+		yi := y[i]
 		for j := range i + 1 {
-			yj := m.Y[j]
+			yj := y[j]
 			for a := range q {
-				k := m.Other(i, a)
+				k := other(i, a)
 				for b := range q {
-					l := m.Other(j, b)
+					l := other(j, b)
 					v := 0.0
 					if yi == yj {
 						v += s[yi][i*n+j]

@@ -260,34 +260,7 @@ func (m *Multiclass) Implied() (cov, cross, vars []float64) {
 		}
 		s[cl], cx[cl], vv[cl] = m.ClassModel(cl).Implied()
 	}
-	cov = make([]float64, nv*nv)
-	for i := range n {
-		yi := m.Y[i]
-		for j := range i + 1 {
-			yj := m.Y[j]
-			for a := range q {
-				k := m.Other(i, a)
-				for b := range q {
-					l := m.Other(j, b)
-					v := 0.0
-					if yi == yj {
-						v += s[yi][i*n+j]
-					}
-					if yi == l {
-						v -= s[yi][i*n+j]
-					}
-					if k == yj {
-						v -= s[k][i*n+j]
-					}
-					if k == l {
-						v += s[k][i*n+j]
-					}
-					cov[(i*q+a)*nv+j*q+b] = v
-					cov[(j*q+b)*nv+i*q+a] = v
-				}
-			}
-		}
-	}
+	cov = gp.DifferenceCov(s, m.Y, c)
 	if m.T == 0 {
 		return cov, nil, nil
 	}

@@ -2,7 +2,6 @@ package vecchia
 
 import (
 	"context"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -24,19 +23,7 @@ func (p *PreparedMulticlass) Dim() int { return p.m.N }
 // groups, the groups run at once; each particle holds C values per
 // training row.
 func (p *PreparedMulticlass) Plan(cfg core.Config) (core.Config, int, error) {
-	cfg.Method = core.MethodEP
-	if cfg.ESSThreshold == 0 {
-		cfg.ESSThreshold = DefaultESSThreshold
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, 0, err
-	}
-	if cfg.Keep {
-		return cfg, 0, errors.New("vecchia: the estimator keeps no particles (its groups predict the test rows as they end: use Sink)")
-	}
-	planned, workers, err := core.PlanParticles(cfg, p.m.N, classRunnerBytes(1, p.m.N, p.L, p.m.C))
-	planned.SinkAhead = planned.Groups
-	return planned, workers, err
+	return plan(cfg, p.m.N, classRunnerBytes(1, p.m.N, p.L, p.m.C))
 }
 
 // classRunnerBytes is the memory of one running group of m particles on

@@ -27,6 +27,12 @@ func (p *Prepared) Dim() int { return p.m.N }
 // Its groups' outputs are their test posteriors, T values each, so a Sink
 // lets every finished group wait for it.
 func (p *Prepared) Plan(cfg core.Config) (core.Config, int, error) {
+	return plan(cfg, p.m.N, runnerBytes(1, p.m.N))
+}
+
+// plan is the two estimators' Plan on n training rows, a particle taking
+// perParticle bytes.
+func plan(cfg core.Config, n int, perParticle int64) (core.Config, int, error) {
 	cfg.Method = core.MethodEP
 	if cfg.ESSThreshold == 0 {
 		cfg.ESSThreshold = DefaultESSThreshold
@@ -37,7 +43,7 @@ func (p *Prepared) Plan(cfg core.Config) (core.Config, int, error) {
 	if cfg.Keep {
 		return cfg, 0, errors.New("vecchia: the estimator keeps no particles (its groups predict the test rows as they end: use Sink)")
 	}
-	planned, workers, err := core.PlanParticles(cfg, p.m.N, runnerBytes(1, p.m.N))
+	planned, workers, err := core.PlanParticles(cfg, n, perParticle)
 	planned.SinkAhead = planned.Groups
 	return planned, workers, err
 }
