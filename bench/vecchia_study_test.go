@@ -39,6 +39,11 @@ import (
 //	calibration  the coverage of the estimator's intervals over 200 seeds
 //	             (GPC_VECCHIA_SEEDS) at N = 1000 against the Vecchia model's
 //	             own probability
+//	calibration3 the same for three classes (the multi-class estimator,
+//	             bench/vecchia/threeclass's problem), its reference the
+//	             dense path on the model's implied covariance of the
+//	             label differences (GPC_VECCHIA_REF_SAMPLES particles, 10^6
+//	             unless set)
 //	real         the real data sets (bench/vecchia/satellite.sh, dna.sh,
 //	             spam.sh write them to GPC_VECCHIA_DATA) with the kernels
 //	             fitted in bench/vecchia/hyper, against the dense path, for
@@ -53,6 +58,7 @@ import (
 //
 //	GPC_VECCHIA_STUDY=tables go test ./bench -run VecchiaStudy -v -timeout 3h
 //	GPC_VECCHIA_STUDY=calibration go test ./bench -run VecchiaStudy -v -timeout 1h
+//	GPC_VECCHIA_STUDY=calibration3 go test ./bench -run VecchiaStudy -v -timeout 3h
 
 // vecchiaMs are the tables' neighbour counts.
 var vecchiaMs = []int{5, 10, 20, 30, 50, 100}
@@ -299,6 +305,8 @@ func TestVecchiaStudy(t *testing.T) {
 		vecchiaTables(t)
 	case "calibration":
 		vecchiaCalibration(t)
+	case "calibration3":
+		vecchiaCalibration3(t)
 	case "real":
 		vecchiaReal(t)
 	case "check":
@@ -306,7 +314,7 @@ func TestVecchiaStudy(t *testing.T) {
 	case "posteriors":
 		vecchiaPosteriors(t)
 	default:
-		t.Skip("GPC_VECCHIA_STUDY names the study: tables, calibration, real, check or posteriors")
+		t.Skip("GPC_VECCHIA_STUDY names the study: tables, calibration, calibration3, real, check or posteriors")
 	}
 }
 
@@ -420,6 +428,118 @@ func vecchiaCalibration(t *testing.T) {
 	}
 	fmt.Printf("N = %d, m = %d, M = %d, %d seeds: %.1f %% within 1.96 SE, rms z %.3f, %d warned\n",
 		model.N, m, studySamples, seeds, 100*float64(within)/float64(seeds), math.Sqrt(z2/float64(seeds)), warned)
+}
+
+// threeClassProblem is bench/vecchia/threeclass's problem for three
+// classes: n points from the seed, point i of class c = i mod 3 around
+// 1.25 (cos(2 pi c / 3), sin(2 pi c / 3)) with unit spread, as the
+// command writes them.
+func threeClassProblem(n int, seed uint64) (x []float64, y []int) {
+	r := rand.New(rand.NewPCG(seed, 0x3c1a55))
+	x, y = make([]float64, 2*n), make([]int, n)
+	for i := range n {
+		c := i % 3
+		a := 2 * math.Pi * float64(c) / 3
+		x[2*i] = 1.25*math.Cos(a) + r.NormFloat64()
+		x[2*i+1] = 1.25*math.Sin(a) + r.NormFloat64()
+		y[i] = c
+	}
+	return x, y
+}
+
+// envInt is the environment variable's whole number, or def where it is
+// not set.
+func envInt(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 {
+		t.Fatalf("%s=%q: want a positive whole number", name, s)
+	}
+	return v
+}
+
+// vecchiaCalibration3 is vecchiaCalibration for three classes: the
+// multi-class estimator (vecchia.EstimateMulticlass, gpc-train's default
+// of 10^4 particles) on threeclass's problem at N = 1000 (RBF alpha 1,
+// beta 10, m = 30), over GPC_VECCHIA_SEEDS seeds, against the same
+// model's probability computed by the dense path (ep/greedy) on the
+// covariance it implies for the N (C - 1) = 2000 label differences, with
+// GPC_VECCHIA_REF_SAMPLES particles (10^6 unless set). Each seed's z is
+// (estimate - reference) / sqrt(se^2 + se_ref^2).
+func vecchiaCalibration3(t *testing.T) {
+	seeds := envInt(t, "GPC_VECCHIA_SEEDS", 200)
+	refSamples := envInt(t, "GPC_VECCHIA_REF_SAMPLES", 1000000)
+	const n, classes, m = 1000, 3, 30
+	ctx := context.Background()
+	x, y := threeClassProblem(n, 1)
+	k := &gp.Kernel{Kind: gp.KernelRBF, Alpha: []float64{1}, Beta: 10}
+	s, err := vecchia.NewStructure(x, n, 2, vecchia.Options{M: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := vecchia.NewMulticlass(s, []*gp.Kernel{k}, classes, x, y, vecchia.DefaultNugget, nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0, w0 := processCPU(), time.Now()
+	prep, err := vecchia.PrepareMulticlass(ctx, md, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("three classes, N = %d, m = %d, RBF alpha 1, beta 10: the proposal's dense block %d rows (its rule %d), EP %v, site scale %.3g, %d clipped, %d widened; %.1f CPU s, %.1f s wall\n",
+		n, m, prep.Block, prep.BlockRule, prep.EP, prep.SiteScale, prep.Clipped, prep.Widened, (processCPU() - c0).Seconds(), time.Since(w0).Seconds())
+
+	// The reference: core's dense estimator on the implied covariance.
+	c0, w0 = processCPU(), time.Now()
+	cov, _, _ := md.Implied()
+	box := core.Box{N: n * (classes - 1), Cov: cov}
+	cand := core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy}
+	f, err := core.PrepareTrace(box, cand, 12345, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := core.Estimate(ctx, f, core.Config{Method: core.MethodEP, Samples: refSamples, Seed: 12345})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refOK, why := ref.Trust()
+	fmt.Printf("reference: log P %.5f (se %.5f, %v, M = %d in %d groups, %.1f effective; trusted %v %s), %.1f CPU s, %.1f s wall\n",
+		ref.LogP, ref.SE, cand, ref.Samples, ref.Groups, ref.EffectiveGroups, refOK, why, (processCPU() - c0).Seconds(), time.Since(w0).Seconds())
+
+	c0, w0 = processCPU(), time.Now()
+	var within, warned, warnedWithin int
+	var z2, sum, sum2, se2 float64
+	for sd := 1; sd <= seeds; sd++ {
+		res, err := vecchia.EstimateMulticlass(ctx, prep, core.Config{Samples: studySamples, Seed: uint64(sd)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z := (res.LogP - ref.LogP) / math.Hypot(res.SE, ref.SE)
+		z2 += z * z
+		sum, sum2, se2 = sum+res.LogP, sum2+res.LogP*res.LogP, se2+res.SE*res.SE
+		in := math.Abs(z) <= 1.959963984540054
+		ok, _ := res.Trust()
+		if in {
+			within++
+		}
+		if !ok {
+			warned++
+			if in {
+				warnedWithin++
+			}
+		}
+		fmt.Printf("seed %d: log P %.5f (se %.5f, %d groups, %.1f effective, min ESS %.3f) z %+.2f trusted %v\n",
+			sd, res.LogP, res.SE, res.Groups, res.EffectiveGroups, res.MinESS, z, ok)
+	}
+	ns := float64(seeds)
+	mean := sum / ns
+	sdev := math.Sqrt(max(0, (sum2-ns*mean*mean)/(ns-1)))
+	fmt.Printf("N = %d, %d classes, m = %d, M = %d, %d seeds: %.1f %% within 1.96 se, rms z %.3f, %d warned (%d of them within); the estimates' mean - reference %+.5f (its se %.5f), their standard deviation %.5f beside the rms se %.5f; %.1f CPU s, %.1f s wall\n",
+		n, classes, m, studySamples, seeds, 100*float64(within)/ns, math.Sqrt(z2/ns), warned, warnedWithin,
+		mean-ref.LogP, math.Hypot(sdev/math.Sqrt(ns), ref.SE), sdev, math.Sqrt(se2/ns), (processCPU() - c0).Seconds(), time.Since(w0).Seconds())
 }
 
 // TestVecchiaScalingPlot draws docs/vecchia.md's scaling plot from the
