@@ -123,39 +123,11 @@ func newClassRunner(p *PreparedMulticlass, cfg *core.Config, maxM int) *classRun
 
 // RunGroup propagates group g of m particles (core.GroupRunner).
 func (r *classRunner) RunGroup(ctx context.Context, g, m int, s core.PCG, progress func(int64)) (core.GroupResult, error) {
-	md := r.p.m
-	n := md.N
 	r.m, r.src = m, s
-	r.logZ, r.minES, r.res, r.dead = 0, 1, 0, -1
-	logw, corr := r.logw[:m], r.r[:m]
-	for q := range m {
-		logw[q] = -math.Log(float64(m))
-		corr[q] = 0
-		r.orig[q] = q
-	}
-	done := 0
-	for k := range n {
-		if k%progressEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return core.GroupResult{}, err
-			}
-			if progress != nil && k > done {
-				progress(int64(m) * int64(k-done))
-				done = k
-			}
-		}
-		if dp := md.Dup(k); dp >= 0 {
-			r.stepRepeat(k, dp)
-		} else {
-			r.step(k)
-		}
-		if math.IsInf(r.logZ, -1) {
-			r.dead = k
-			break
-		}
-	}
-	if progress != nil && n > done {
-		progress(int64(m) * int64(n-done))
+	r.logZ, r.minES, r.res = 0, 1, 0
+	var err error
+	if r.dead, err = runRows(ctx, r.p.m.N, m, r.p.m.Dup, r, r.logw[:m], r.r[:m], r.orig[:m], &r.logZ, progress); err != nil {
+		return core.GroupResult{}, err
 	}
 	if r.dead < 0 {
 		r.finish()

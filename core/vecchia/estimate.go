@@ -73,6 +73,52 @@ func (r *runner) Reuse(spare core.CloudGroup) {
 	}
 }
 
+// rowStepper is a runner's step through a regular training row and
+// through a row that repeats an earlier point (runner, classRunner).
+type rowStepper interface {
+	step(k int)
+	stepRepeat(k, dp int)
+}
+
+// runRows starts a group of m particles (weights 1/m, corrections 0,
+// each its own origin: logw, corr and orig) and takes it through the n
+// training rows in order, row k by st.stepRepeat where dup(k) names the
+// point it repeats and by st.step otherwise, checking ctx and telling
+// progress (if not nil) of the particle-steps done every progressEvery
+// rows. It returns the row after which *logZ is -Inf (every particle
+// failed) and stops there, or -1.
+func runRows(ctx context.Context, n, m int, dup func(int) int, st rowStepper, logw, corr []float64, orig []int, logZ *float64, progress func(int64)) (int, error) {
+	for q := range m {
+		logw[q] = -math.Log(float64(m))
+		corr[q] = 0
+		orig[q] = q
+	}
+	done := 0
+	for k := range n {
+		if k%progressEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return -1, err
+			}
+			if progress != nil && k > done {
+				progress(int64(m) * int64(k-done))
+				done = k
+			}
+		}
+		if dp := dup(k); dp >= 0 {
+			st.stepRepeat(k, dp)
+		} else {
+			st.step(k)
+		}
+		if math.IsInf(*logZ, -1) {
+			return k, nil
+		}
+	}
+	if progress != nil && n > done {
+		progress(int64(m) * int64(n-done))
+	}
+	return -1, nil
+}
+
 // GroupSink receives a group's outcome and its weighted test posteriors
 // (one per test row: the mean of P(w*_t >= 0 | x) over the group's final
 // weighted particles; NaN for a dead group), in group order, one call at
