@@ -43,7 +43,8 @@ import (
 //	             bench/vecchia/threeclass's problem), its reference the
 //	             dense path on the model's implied covariance of the
 //	             label differences (GPC_VECCHIA_REF_SAMPLES particles, 10^6
-//	             unless set)
+//	             unless set; GPC_VECCHIA_SAMPLES and GPC_VECCHIA_GROUPS set
+//	             the estimator's particles and groups)
 //	real         the real data sets (bench/vecchia/satellite.sh, dna.sh,
 //	             spam.sh write them to GPC_VECCHIA_DATA) with the kernels
 //	             fitted in bench/vecchia/hyper, against the dense path, for
@@ -468,10 +469,17 @@ func envInt(t *testing.T, name string, def int) int {
 // model's probability computed by the dense path (ep/greedy) on the
 // covariance it implies for the N (C - 1) = 2000 label differences, with
 // GPC_VECCHIA_REF_SAMPLES particles (10^6 unless set). Each seed's z is
-// (estimate - reference) / sqrt(se^2 + se_ref^2).
+// (estimate - reference) / sqrt(se^2 + se_ref^2). GPC_VECCHIA_SAMPLES and
+// GPC_VECCHIA_GROUPS, if set, are the estimator's particles and groups
+// (gpc-train's --samples and --groups).
 func vecchiaCalibration3(t *testing.T) {
 	seeds := envInt(t, "GPC_VECCHIA_SEEDS", 200)
 	refSamples := envInt(t, "GPC_VECCHIA_REF_SAMPLES", 1000000)
+	samples := envInt(t, "GPC_VECCHIA_SAMPLES", studySamples)
+	groups := 0
+	if os.Getenv("GPC_VECCHIA_GROUPS") != "" {
+		groups = envInt(t, "GPC_VECCHIA_GROUPS", 0)
+	}
 	const n, classes, m = 1000, 3, 30
 	ctx := context.Background()
 	x, y := threeClassProblem(n, 1)
@@ -513,7 +521,7 @@ func vecchiaCalibration3(t *testing.T) {
 	var within, warned, warnedWithin int
 	var z2, sum, sum2, se2 float64
 	for sd := 1; sd <= seeds; sd++ {
-		res, err := vecchia.EstimateMulticlass(ctx, prep, core.Config{Samples: studySamples, Seed: uint64(sd)}, nil)
+		res, err := vecchia.EstimateMulticlass(ctx, prep, core.Config{Samples: samples, Groups: groups, Seed: uint64(sd)}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -538,7 +546,7 @@ func vecchiaCalibration3(t *testing.T) {
 	mean := sum / ns
 	sdev := math.Sqrt(max(0, (sum2-ns*mean*mean)/(ns-1)))
 	fmt.Printf("N = %d, %d classes, m = %d, M = %d, %d seeds: %.1f %% within 1.96 se, rms z %.3f, %d warned (%d of them within); the estimates' mean - reference %+.5f (its se %.5f), their standard deviation %.5f beside the rms se %.5f; %.1f CPU s, %.1f s wall\n",
-		n, classes, m, studySamples, seeds, 100*float64(within)/ns, math.Sqrt(z2/ns), warned, warnedWithin,
+		n, classes, m, samples, seeds, 100*float64(within)/ns, math.Sqrt(z2/ns), warned, warnedWithin,
 		mean-ref.LogP, math.Hypot(sdev/math.Sqrt(ns), ref.SE), sdev, math.Sqrt(se2/ns), (processCPU() - c0).Seconds(), time.Since(w0).Seconds())
 }
 
