@@ -37,8 +37,18 @@ func (p *Prepared) Plan(cfg core.Config) (core.Config, int, error) {
 	if cfg.Keep {
 		return cfg, 0, errors.New("vecchia: the estimator keeps no particles (its groups predict the test rows as they end: use Sink)")
 	}
-	planned, workers, err := core.PlanParticles(cfg, p.m.N, runnerBytes(1, p.m.N))
+	per := runnerBytes(1, p.m.N)
+	if p.KeepPaths > 0 {
+		// A worker's kept paths and those of a finished group waiting
+		// for the Sink: at most twice the kept share of a particle's
+		// path.
+		per += 2 * int64(p.m.N) * 4 * int64(min(p.KeepPaths, cfg.Samples)) / int64(max(1, cfg.Samples))
+	}
+	planned, workers, err := core.PlanParticles(cfg, p.m.N, per)
 	planned.SinkAhead = planned.Groups
+	if p.KeepPaths > 0 {
+		planned.SinkAhead = 1 // the kept paths are large: groups wait for the Sink
+	}
 	return planned, workers, err
 }
 
@@ -46,25 +56,32 @@ func (p *Prepared) Plan(cfg core.Config) (core.Config, int, error) {
 // particles (core.Estimator).
 func (p *Prepared) NewRunner(cfg *core.Config, maxM int) core.Runner { return newRunner(p, cfg, maxM) }
 
-// Output returns the group's estimate and test posteriors (NaN for a
-// dead group), their array detached (core.Runner).
+// Output returns the group's estimate, test posteriors (NaN for a dead
+// group) and kept paths, their arrays detached (core.Runner).
 func (r *runner) Output() core.CloudGroup {
 	if r.dead >= 0 {
 		for t := range r.pg {
 			r.pg[t] = math.NaN()
 		}
+		r.keepPaths(r.g, nil)
 	}
 	grp := core.CloudGroup{LogZ: r.logZ, Post: r.pg}
+	if r.kept[r.g] > 0 {
+		grp.Paths, grp.PathW = r.paths, r.pw
+		r.paths, r.pw = nil, nil
+	}
 	r.pg = nil
 	return grp
 }
 
-// Reuse takes a spare's posteriors' array, or makes one (core.Runner).
+// Reuse takes a spare's posteriors' and kept paths' arrays, or makes the
+// posteriors' (core.Runner).
 func (r *runner) Reuse(spare core.CloudGroup) {
 	r.pg = spare.Post
 	if r.pg == nil {
 		r.pg = make([]float64, r.p.m.T)
 	}
+	r.paths, r.pw = spare.Paths, spare.PathW
 }
 
 // GroupSink receives a group's outcome and its weighted test posteriors

@@ -63,6 +63,10 @@ type runner struct {
 
 	pg    []float64 // the last group's weighted test posteriors (T)
 	wfin  []float64 // the last group's final normalized weights
+	g     int       // the last group
+	kept  []int     // the paths each group keeps (KeptSizes)
+	paths []float32 // the last group's kept paths (keepPaths)
+	pw    []float64 // their weights
 	logZ  float64
 	minES float64
 	res   int
@@ -78,6 +82,7 @@ func newRunner(p *Prepared, cfg *core.Config, maxM int) *runner {
 	r.t, r.cc, r.lg, r.z, r.u, r.tmp, r.wfin = vec(), vec(), vec(), vec(), vec(), vec(), vec()
 	r.idx, r.tmpI, r.orig, r.seen = make([]int, maxM), make([]int, maxM), make([]int, maxM), make([]bool, maxM)
 	r.pg = make([]float64, p.m.T)
+	r.kept = KeptSizes(p.KeepPaths, core.GroupSizes(cfg.Samples, cfg.Groups))
 	r.rng = rand.New(&r.src)
 	return r
 }
@@ -107,7 +112,7 @@ func (r *runner) RunGroup(ctx context.Context, g, m int, s core.PCG, progress fu
 	p := r.p
 	md := p.m
 	n := md.N
-	r.m, r.src = m, s
+	r.m, r.src, r.g = m, s, g
 	r.logZ, r.minES, r.res, r.dead = 0, 1, 0, -1
 	logw, corr := r.logw[:m], r.r[:m]
 	for q := range m {
@@ -332,7 +337,8 @@ func (r *runner) reorder(idx []int, k int) {
 
 // finish applies each particle's correction to the model's target (the
 // last step's weights times exp(r)), adds its log mean to the estimate,
-// and sets the group's final normalized weights and test posteriors.
+// and sets the group's final normalized weights, test posteriors and
+// kept paths.
 func (r *runner) finish() {
 	m, md := r.m, r.p.m
 	logw, corr, w := r.logw[:m], r.r[:m], r.wfin[:m]
@@ -347,17 +353,8 @@ func (r *runner) finish() {
 	for i := range w {
 		w[i] = math.Exp(w[i]-mx) / s1
 	}
-	mu := r.mu[:m]
-	for t := range md.T {
-		clear(mu)
-		core.CombineF32(mu, r.x, r.offsets(md.TNbr[md.TStart[t]:md.TStart[t+1]]), md.TCoef[md.TStart[t]:md.TStart[t+1]])
-		is := 1 / math.Sqrt(md.TCondVar[t]+md.Noise)
-		acc := 0.0
-		for i, v := range mu {
-			acc = math.FMA(w[i], core.Phi(v*is), acc)
-		}
-		r.pg[t] = min(acc, 1) // the weights sum to 1 up to rounding
-	}
+	r.off = testPosteriors(r.pg, md, 0, md.T, r.x, w, r.mu[:m], r.off)
+	r.keepPaths(r.g, w)
 }
 
 // ancestors counts the distinct first ancestors of the particles.
