@@ -19,8 +19,9 @@ import (
 )
 
 // The Vecchia cloud (gpc.vecchia-cloud/1): what gpc-train writes from a
-// Vecchia model. Its particles are not kept: a particle's path is a value
-// per training point, 8 N bytes (80 GB for 10^4 particles at N = 10^6), so
+// Vecchia model. Its particles are not all kept: a particle's path is a
+// value per training point, 4 N bytes (40 GB for 10^4 particles at N =
+// 10^6), so
 // each group predicts the test rows at its end, and the cloud holds the
 // test rows (row, id, y) and then, group by group as the estimate runs,
 // each group's outcome (core.GroupResult) and weighted test posteriors.

@@ -70,6 +70,11 @@ func TestVecchiaPredictLater(t *testing.T) {
 	if !bytes.Equal(pass, later) {
 		t.Errorf("from every particle kept, the later posteriors differ from the training pass's:\n%s\n%s", pass, later)
 	}
+	// A cloud with test rows that keeps paths still predicts its own.
+	own := runCLI(t, Train, cliCase{args: []string{"--samples", "2000", "--keep", "2000"}, stdin: withTests})
+	if got := runCLI(t, Predict, cliCase{args: csv, stdin: own}); !bytes.Equal(pass, got) {
+		t.Errorf("a cloud that keeps paths predicts its own test rows differently from one that keeps none")
+	}
 
 	// (b) the default: 4000 paths resampled from 8000 particles.
 	pass = runCLI(t, Predict, cliCase{args: csv, stdin: runCLI(t, Train, cliCase{args: []string{"--samples", "8000"}, stdin: withTests})})
