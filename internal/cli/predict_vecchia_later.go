@@ -56,6 +56,14 @@ func (c *predictCmd) predictLater(e *env, cloud io.Reader, cname string, r io.Re
 		if want := meta[format.KeyFingerprint]; want != fp {
 			return &dataError{fmt.Sprintf("%s: its training part (fingerprint %s) is not the one %s was trained on (%s): build the model from the same training data with the same kernel, neighbours and order (gpc-kernel --vecchia ... --test FILE), or train a new cloud", name, fp, cname, want)}
 		}
+		kept, _ := metaInts(meta[format.KeyKeptPaths])
+		k := 0
+		for _, v := range kept {
+			k += v
+		}
+		if need, limit := 4*int64(md.N)*int64(k), c.MaxMemory.limit(); need > limit {
+			return usagef("--cloud %s: its %d kept paths of %d values take %s, and only %s of memory is available for them (--max-memory): raise --max-memory, or train the cloud with a smaller --keep", c.Cloud, k, md.N, format.Bytes(float64(need)), format.Bytes(float64(limit)))
+		}
 		return nil
 	})
 	if err != nil {
