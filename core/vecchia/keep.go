@@ -2,6 +2,7 @@ package vecchia
 
 import (
 	"math"
+	"runtime"
 	"sync"
 
 	"github.com/gpc-mc/gpc/core"
@@ -127,7 +128,8 @@ func testPosteriors(pg []float64, md *Model, lo, hi int, x []float32, w, mu []fl
 // what the group computed at its end for the test rows it had, computed
 // for md's. md's training part must be the one the paths were drawn on
 // (its N rows, in its order: the caller checks its fingerprint). threads
-// workers split the test rows; the result does not depend on them.
+// workers (0: GOMAXPROCS) split the test rows; the result does not depend
+// on them.
 func PredictPaths(pg []float64, md *Model, paths []float32, w []float64, threads int) {
 	k := len(w)
 	if len(pg) != md.T || len(paths) != md.N*k {
@@ -137,6 +139,9 @@ func PredictPaths(pg []float64, md *Model, paths []float32, w []float64, threads
 		return
 	}
 	const chunk = 256
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
 	threads = max(1, min(threads, (md.T+chunk-1)/chunk))
 	var wg sync.WaitGroup
 	var next int64

@@ -113,7 +113,7 @@ func TestKeepPaths(t *testing.T) {
 			}
 		}
 		pg := make([]float64, m.T)
-		PredictPaths(pg, m, grp.Paths, grp.PathW, 1)
+		PredictPaths(pg, m, grp.Paths, grp.PathW, 0)
 		for j := range pg {
 			if d := math.Abs(pg[j] - grp.Post[j]); d > tol {
 				t.Errorf("group %d, test row %d: %v from %d resampled paths, %v at the group's end: %v apart, more than %v", g, j, pg[j], keep/4, grp.Post[j], d, tol)
