@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/gpc-mc/gpc/core"
@@ -40,7 +41,7 @@ type trainCmd struct {
 	batchFlags     `embed:""`
 	shardFlags     `embed:""`
 	planFlags      `embed:""`
-	Keep           string `default:"auto" placeholder:"K" help:"On a Vecchia model: the particle paths the cloud keeps for predicting new rows later (gpc-predict --cloud), K in all, split over the groups and drawn by each from its final weights; 0 keeps none. auto (the default): 4000 when the model has no test rows, else none. The cloud grows by 4 N K bytes (1.6 GB for K = 4000 at N = 10^5)."`
+	Keep           string `default:"auto" placeholder:"K" help:"On a Vecchia model: the particle paths the cloud keeps for predicting new rows later (gpc-predict --cloud), K in all, split over the groups and drawn by each from its final weights; 0 keeps none. auto (the default): 4000 when the model has no test rows (fewer past N = 134217, so that the cloud stays within 2 GiB, with a warning), else none; at least one per particle group. The cloud grows by 4 N K bytes (1.6 GB for K = 4000 at N = 10^5)."`
 	commonFlags    `embed:""`
 }
 
@@ -51,6 +52,10 @@ type trainCmd struct {
 // measured at N = 10^5: docs/vecchia.md), and the cloud holds 4 N K bytes
 // (1.6 GB at N = 10^5, within the 2 GB the predict-later design allows).
 const defaultKeep = 4000
+
+// maxAutoKeepBytes bounds the paths --keep auto keeps: beyond N = 134217
+// (4000 paths of 4 N bytes in 2 GiB) it keeps fewer, and says so.
+const maxAutoKeepBytes = 2 << 30
 
 // Train runs gpc-train.
 func Train(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -430,6 +435,9 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 	if err != nil {
 		return err
 	}
+	if keep, err = c.keepPerGroup(e, keep, plan.Groups, p.n); err != nil {
+		return err
+	}
 	var kept []int
 	if keep > 0 {
 		kept = vecchia.KeptSizes(keep, core.GroupSizes(plan.Samples, plan.Groups))
@@ -479,7 +487,7 @@ func (c *trainCmd) keepPaths(p *vecchiaProblem, name string) (int, error) {
 	if k < 0 {
 		k = 0
 		if p.t == 0 && sk == 0 && p.classes == nil {
-			k = defaultKeep
+			k = min(defaultKeep, maxAutoKeepBytes/(4*max(p.n, 1)))
 		}
 	}
 	if k == 0 {
@@ -493,4 +501,22 @@ func (c *trainCmd) keepPaths(p *vecchiaProblem, name string) (int, error) {
 	}
 	p.Estimator.(*vecchia.Prepared).KeepPaths = k
 	return k, nil
+}
+
+// keepPerGroup checks the kept paths against the groups, every one of
+// which keeps at least one: a --keep below the group count is refused,
+// auto's is raised to it; and says when auto keeps fewer than defaultKeep
+// (a cloud of at most maxAutoKeepBytes).
+func (c *trainCmd) keepPerGroup(e *env, keep, groups, n int) (int, error) {
+	if keep == 0 {
+		return 0, nil
+	}
+	if c.Keep != "auto" && keep < groups {
+		return 0, usagef("--keep %s: the estimate runs %d particle groups and each keeps at least one path: give at least %d (or 0 for none)", c.Keep, groups, groups)
+	}
+	keep = max(keep, groups)
+	if c.Keep == "auto" && keep < defaultKeep {
+		e.rep.warnf("--keep auto keeps %d particle paths (a %.1f GB cloud at N = %d), not %d: a later prediction is then within about %.3f of the training pass's (0.5/sqrt(K)); --keep K asks for more", keep, float64(keep)*4*float64(n)/1e9, n, defaultKeep, 0.5/math.Sqrt(float64(keep)))
+	}
+	return keep, nil
 }
