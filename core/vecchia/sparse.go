@@ -513,31 +513,24 @@ func (t *tri) eliminateLevels(lo int) bool {
 				}
 				s, e := t.start[k], t.start[k+1]
 				cols := t.nbr[s:e]
-				for q, p := range cols {
-					if owner(p, ww) == me {
-						d[p] -= t.off[s+q] * t.off[s+q]
-					}
-				}
-				for _, r := range c.refs[c.start[k]:c.start[k+1]] {
-					if r.ao == pairDiag {
-						continue
-					}
-					p := cols[r.ao]
-					if int(p) < t.full || owner(p, ww) != me {
-						continue
-					}
-					t.off[t.start[p]+int(r.y)] -= t.off[s+int(r.ao)] * t.off[s+int(r.bo)]
-				}
+				// Entry ai's updates go to row p = cols[ai]: its
+				// pivot, then its entries (the pairs of block ai, or
+				// a dense row's by rank), each entry once per row k.
 				for ai, p := range cols {
-					if int(p) >= t.full {
-						break
-					}
 					if owner(p, ww) != me {
 						continue
 					}
+					v := t.off[s+ai]
+					d[p] -= v * v
 					ps := t.start[p]
-					for x, q := range cols[:ai] {
-						t.off[ps+int(t.rank[q])] -= t.off[s+ai] * t.off[s+x]
+					if int(p) < t.full {
+						for x, q := range cols[:ai] {
+							t.off[ps+int(t.rank[q])] -= v * t.off[s+x]
+						}
+						continue
+					}
+					for _, r := range c.blockOf(k, ai) {
+						t.off[ps+int(r.y)] -= v * t.off[s+int(r.bo)]
 					}
 				}
 			}
@@ -577,10 +570,28 @@ type pairRef8 struct{ ao, bo, y uint8 }
 // order rather than search each row's neighbours' rows again: rows after a
 // dense block have A's pattern, so the pairs and their places in row p
 // are the same in any hybrid pattern, but for a p in the block.
+//
+// A row's pairs come by entry, the diagonal's first and then its columns'
+// from the last down (pairsWith), so that the pairs of entry ai (those
+// that update row cols[ai]) are contiguous: blk, parallel to A's nbr,
+// holds where they start in the row's pairs (blockOf), so that a thread
+// of the factorisation reads the pairs of the rows it owns only.
 type pairCache struct {
 	a     *tri
 	start []int
 	refs  []pairRef8
+	blk   []uint16
+}
+
+// blockOf returns row k's pairs of its entry ai: those whose ao is ai.
+func (c *pairCache) blockOf(k, ai int) []pairRef8 {
+	refs := c.refs[c.start[k]:c.start[k+1]]
+	s := c.a.start[k]
+	end := len(refs)
+	if ai > 0 {
+		end = int(c.blk[s+ai-1])
+	}
+	return refs[c.blk[s+ai]:end]
 }
 
 // maxPairCache bounds the cache's bytes; a larger pattern (many
@@ -602,7 +613,7 @@ func newPairCache(a *tri) *pairCache {
 	}
 	chunks := (a.n + pairChunk - 1) / pairChunk
 	refs := make([][]pairRef8, chunks)
-	c := &pairCache{a: a, start: make([]int, a.n+1)}
+	c := &pairCache{a: a, start: make([]int, a.n+1), blk: make([]uint16, len(a.nbr))}
 	var next atomic.Int64
 	var total atomic.Int64
 	var wg sync.WaitGroup
@@ -635,6 +646,19 @@ func newPairCache(a *tri) *pairCache {
 							p = int(a.nbr[r.ao])
 						}
 						out = append(out, pairRef8{ao, uint8(r.bo - s), uint8(int(r.pos) - a.start[p])})
+					}
+					// The entries' blocks, from the last entry down
+					// after the diagonal's.
+					row := out[first:]
+					at := 0
+					for at < len(row) && row[at].ao == pairDiag {
+						at++
+					}
+					for ai := a.start[i+1] - a.start[i] - 1; ai >= 0; ai-- {
+						c.blk[a.start[i]+ai] = uint16(at)
+						for at < len(row) && int(row[at].ao) == ai {
+							at++
+						}
 					}
 					c.start[i+1] = len(out) - first
 				}
