@@ -308,11 +308,63 @@ func (t *tri) assemble(a *tri, w []float64, pd, po []float64) {
 	}
 }
 
-// products sets pd and po to A'A on t's pattern (assemble).
+// products sets pd and po to A'A on t's pattern (assemble). With the
+// cached pairs of a, the rows after the dense block run at once on every
+// core, each thread adding the terms of the rows it owns (owner), row
+// after row: each entry gets its terms in the order of the rows, which
+// the dense block's rows, first, add on the calling goroutine (the same
+// bits for any thread count).
 func (t *tri) products(a *tri, pd, po []float64) {
 	clear(pd)
 	clear(po)
-	for i := range a.n {
+	c := t.pc
+	if c == nil || c.a != a {
+		t.productRows(a, pd, po, 0, a.n)
+		return
+	}
+	k0 := min(t.full, a.n)
+	t.productRows(a, pd, po, 0, k0)
+	w := threads()
+	team(w, func(me int) {
+		for i := k0; i < a.n; i++ {
+			if a.dup[i] {
+				continue
+			}
+			s, e := a.start[i], a.start[i+1]
+			cols := a.nbr[s:e]
+			if owner(int32(i), w) == me {
+				v := a.diag[i]
+				pd[i] += v * v
+				ps := t.start[i]
+				for _, r := range c.diagBlock(i) {
+					po[ps+int(r.y)] += v * a.off[s+int(r.bo)]
+				}
+			}
+			for ai, p := range cols {
+				if owner(p, w) != me {
+					continue
+				}
+				v := a.off[s+ai]
+				pd[p] += v * v
+				ps := t.start[p]
+				if int(p) < t.full {
+					for x, q := range cols[:ai] {
+						po[ps+int(t.rank[q])] += v * a.off[s+x]
+					}
+					continue
+				}
+				for _, r := range c.blockOf(i, ai) {
+					po[ps+int(r.y)] += v * a.off[s+int(r.bo)]
+				}
+			}
+		}
+	})
+}
+
+// productRows adds the terms of A'A of a's rows [lo, hi) to pd and po (t's
+// pattern), row after row.
+func (t *tri) productRows(a *tri, pd, po []float64, lo, hi int) {
+	for i := lo; i < hi; i++ {
 		if a.dup[i] {
 			continue
 		}
@@ -581,6 +633,15 @@ type pairCache struct {
 	start []int
 	refs  []pairRef8
 	blk   []uint16
+}
+
+// diagBlock returns row k's pairs of its diagonal entry (ao pairDiag).
+func (c *pairCache) diagBlock(k int) []pairRef8 {
+	refs := c.refs[c.start[k]:c.start[k+1]]
+	if s, e := c.a.start[k], c.a.start[k+1]; e > s {
+		return refs[:c.blk[e-1]]
+	}
+	return refs
 }
 
 // blockOf returns row k's pairs of its entry ai: those whose ao is ai.
