@@ -50,6 +50,7 @@ type runner struct {
 	lg    []float64 // log incremental weight's bound part
 	z     []float64 // the truncated standardized draws
 	u     []float64 // their uniforms
+	nz    []float64 // the standard normal numbers of x given w
 	tmp   []float64
 	tmp32 []float32
 	idx   []int
@@ -79,7 +80,7 @@ func newRunner(p *Prepared, cfg *core.Config, maxM int) *runner {
 	r.x = float32s(cfg.Alloc, p.m.N*maxM)
 	r.tmp32 = make([]float32, maxM)
 	r.logw, r.r, r.mu, r.mh, r.c, r.lo, r.hi = vec(), vec(), vec(), vec(), vec(), vec(), vec()
-	r.t, r.cc, r.lg, r.z, r.u, r.tmp, r.wfin = vec(), vec(), vec(), vec(), vec(), vec(), vec()
+	r.t, r.cc, r.lg, r.z, r.u, r.tmp, r.wfin, r.nz = vec(), vec(), vec(), vec(), vec(), vec(), vec(), vec()
 	r.idx, r.tmpI, r.orig, r.seen = make([]int, maxM), make([]int, maxM), make([]int, maxM), make([]bool, maxM)
 	r.pg = make([]float64, p.m.T)
 	r.kept = KeptSizes(p.KeepPaths, core.GroupSizes(cfg.Samples, cfg.Groups))
@@ -240,11 +241,19 @@ func (r *runner) step(k int) {
 	dk := md.CondVar[k]
 	xk := r.x[k*m : k*m+m]
 	corr := r.r[:m]
+	// The normal numbers first, in the particles' order, so that the
+	// loop below makes no call and its iterations overlap.
+	nz := r.nz[:m]
+	if rsd > 0 {
+		for i := range nz {
+			nz[i] = r.rng.NormFloat64()
+		}
+	}
 	for i := range m {
 		w := c[i] + sign*sw*z[i]
 		xi := c[i] + gain*(w-c[i])
 		if rsd > 0 {
-			xi += rsd * r.rng.NormFloat64()
+			xi += rsd * nz[i]
 		}
 		xk[i] = float32(xi)
 		xi = float64(xk[i]) // the path's value
