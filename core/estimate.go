@@ -337,6 +337,13 @@ type CloudGroup struct {
 	// (core/vecchia: the mean over its final weighted particles of each
 	// test point's posterior probability; NaN for a dead group).
 	Post []float64
+	// Paths holds the particle paths a core/vecchia group keeps for
+	// later prediction (vecchia.Prepared.KeepPaths), K of them as N x K
+	// float32 values by variable (path q's value of variable k at
+	// k K + q), and PathW their K normalized weights; nil when none are
+	// kept.
+	Paths []float32
+	PathW []float64
 }
 
 // Len returns the group's particle count.

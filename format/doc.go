@@ -111,9 +111,14 @@
 //
 // # Vecchia cloud (gpc.vecchia-cloud/1)
 //
-// gpc-train's output on a Vecchia model. Its particles are not kept (a
+// gpc-train's output on a Vecchia model. Its particles are not all kept (a
 // particle is a value per training point): each group predicts the test
-// rows at its end. Rows: the test rows (kind "test": row, id, y), then one
+// rows at its end. With gpc:kept_paths (gpc-train --keep: each group's
+// count K_g) it also keeps paths for later prediction: a column x
+// (List<float32>), and after each group's row a weights row (kind
+// "weights": p, the K_g weights) and path rows (kind "path": row, the
+// first variable's position; x, the K_g paths' values of consecutive
+// variables, 4 MiB a row). Rows: the test rows (kind "test": row, id, y), then one
 // row per group as the groups finish, in order (kind "group": group,
 // log_p, min_ess, resamples, ancestors, dead_at as core.GroupResult, and p,
 // List<float64>: the group's weighted posterior of every test row).

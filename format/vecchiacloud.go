@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -18,14 +19,25 @@ import (
 )
 
 // The Vecchia cloud (gpc.vecchia-cloud/1): what gpc-train writes from a
-// Vecchia model. Its particles are not kept: a particle's path is a value
-// per training point, 8 N bytes (80 GB for 10^4 particles at N = 10^6), so
+// Vecchia model. Its particles are not all kept: a particle's path is a
+// value per training point, 4 N bytes (40 GB for 10^4 particles at N =
+// 10^6), so
 // each group predicts the test rows at its end, and the cloud holds the
 // test rows (row, id, y) and then, group by group as the estimate runs,
 // each group's outcome (core.GroupResult) and weighted test posteriors.
 // gpc-predict combines them (core.CombinePosteriors). gpc-train --shard
 // writes gpc.vecchia-cloud-shard/1: the test rows and its range of groups,
 // with the shard keys, which gpc-merge joins into the unsharded cloud.
+//
+// A cloud may also keep particle paths for later prediction (gpc-train
+// --keep; gpc:kept_paths lists each group's count K_g): it then has a
+// column x (List<float32>), and after each group's row, a weights row
+// (kind "weights", the group, p: the K_g paths' normalized weights) and
+// path rows (kind "path", the group, row: the position k of their first
+// variable in the model's order, x: the K_g paths' values of variables
+// k, k+1, ..., K_g values each, as many variables as fit in 4 MiB), so
+// that a group's paths are N x K_g values by variable, as core/vecchia's
+// runner holds them, and the cloud is 4 N K bytes and little more.
 const (
 	SchemaVecchiaCloud      = "gpc.vecchia-cloud/1"
 	SchemaVecchiaCloudShard = "gpc.vecchia-cloud-shard/1"
@@ -38,9 +50,13 @@ const (
 	ColAncestors = "ancestors"
 	ColDeadAt    = "dead_at"
 	ColP         = "p"
+	ColX         = "x"
+
+	KeyKeptPaths = "gpc:kept_paths" // the particle paths each group keeps (comma-separated counts)
 )
 
-// VecchiaCloudSchema returns the Vecchia cloud's schema with meta.
+// VecchiaCloudSchema returns the Vecchia cloud's schema with meta: with
+// the column x where meta has gpc:kept_paths.
 func VecchiaCloudSchema(meta map[string]string) *arrow.Schema {
 	f64 := arrow.PrimitiveTypes.Float64
 	i64 := arrow.PrimitiveTypes.Int64
@@ -57,26 +73,39 @@ func VecchiaCloudSchema(meta map[string]string) *arrow.Schema {
 		{Name: ColDeadAt, Type: i64, Nullable: true},
 		{Name: ColP, Type: arrow.ListOf(f64), Nullable: true},
 	}
+	if _, ok := meta[KeyKeptPaths]; ok {
+		fields = append(fields, arrow.Field{Name: ColX, Type: arrow.ListOf(arrow.PrimitiveTypes.Float32), Nullable: true})
+	}
 	md := arrow.MetadataFrom(meta)
 	return arrow.NewSchema(fields, &md)
 }
 
-// VecchiaGroup is one group row of a Vecchia cloud.
+// VecchiaGroup is one group row of a Vecchia cloud, with its kept paths
+// (N x K values by variable) and their weights where the cloud keeps
+// them and they were read.
 type VecchiaGroup struct {
 	Group int
 	Out   core.GroupResult
 	P     []float64
+	Paths []float32
+	PathW []float64
 }
 
 // VecchiaCloud is a read Vecchia cloud: its test rows' input rows, ids
 // (nil: none) and labels (NaN: none), its group rows in order, and its
-// metadata.
+// metadata; Kept is each group's kept paths (nil: the cloud keeps none)
+// and N the paths' length (gpc:n).
 type VecchiaCloud struct {
 	Row    []int
 	ID     []string
 	Y      []float64
 	Groups []VecchiaGroup
 	Meta   map[string]string
+	Kept   []int
+	N      int
+
+	paths bool // read the paths (else only check their rows' shape)
+	next  int  // the next path row's position in the last group
 }
 
 // VecchiaCloudWriter writes a Vecchia cloud: the test rows when it is
@@ -164,6 +193,9 @@ func (cw *VecchiaCloudWriter) WriteGroup(g int, out core.GroupResult, pg []float
 	lb := rb.Field(10).(*array.ListBuilder)
 	lb.Append(true)
 	lb.ValueBuilder().(*array.Float64Builder).AppendValues(pg, nil)
+	if len(cw.schema.Fields()) > 11 {
+		rb.Field(11).AppendNull()
+	}
 	if err := cw.flush(); err != nil {
 		return err
 	}
@@ -171,6 +203,67 @@ func (cw *VecchiaCloudWriter) WriteGroup(g int, out core.GroupResult, pg []float
 		return &IOError{Op: "write the Vecchia cloud", Err: err}
 	}
 	return nil
+}
+
+// WritePaths writes group g's kept paths (n x k values by variable) and
+// their k weights: the weights row, then VecchiaPathRows(n, k) - 1 path
+// rows, one per record batch. The cloud's schema must have the column x
+// (gpc:kept_paths).
+func (cw *VecchiaCloudWriter) WritePaths(g, n int, paths []float32, w []float64) error {
+	k := len(w)
+	if len(cw.schema.Fields()) < 12 || len(paths) != n*k {
+		panic("format: WritePaths: a cloud without kept paths, or the paths' length is not n k")
+	}
+	rb := cw.rb
+	nulls := func(cols ...int) {
+		for _, c := range cols {
+			rb.Field(c).AppendNull()
+		}
+	}
+	rb.Field(0).(*array.StringBuilder).Append("weights")
+	nulls(1, 2, 3)
+	rb.Field(4).(*array.Int32Builder).Append(int32(g))
+	nulls(5, 6, 7, 8, 9)
+	lb := rb.Field(10).(*array.ListBuilder)
+	lb.Append(true)
+	lb.ValueBuilder().(*array.Float64Builder).AppendValues(w, nil)
+	nulls(11)
+	if err := cw.flush(); err != nil {
+		return err
+	}
+	per := pathRowVars(k)
+	xb := rb.Field(11).(*array.ListBuilder)
+	xv := xb.ValueBuilder().(*array.Float32Builder)
+	for v := 0; v < n; v += per {
+		rb.Field(0).(*array.StringBuilder).Append("path")
+		rb.Field(1).(*array.Int64Builder).Append(int64(v))
+		nulls(2, 3)
+		rb.Field(4).(*array.Int32Builder).Append(int32(g))
+		nulls(5, 6, 7, 8, 9, 10)
+		xb.Append(true)
+		xv.AppendValues(paths[v*k:min(n, v+per)*k], nil)
+		if err := cw.flush(); err != nil {
+			return err
+		}
+	}
+	if err := cw.bw.Flush(); err != nil {
+		return &IOError{Op: "write the Vecchia cloud", Err: err}
+	}
+	return nil
+}
+
+// pathRowVars is the variables a path row of k paths holds: 4 MiB of
+// values.
+func pathRowVars(k int) int { return max(1, (1<<20)/max(1, k)) }
+
+// VecchiaPathRows is the rows WritePaths writes for n x k kept paths
+// (none for k = 0): the weights row and the path rows.
+func VecchiaPathRows(n, k int) int {
+	if k == 0 {
+		return 0
+	}
+	per := pathRowVars(k)
+	return 1 + (n+per-1)/per
 }
 
 // Close writes the end-of-stream marker.
@@ -199,6 +292,17 @@ func ReadVecchiaCloud(r io.Reader, name string, shard bool, mem memory.Allocator
 // the cloud refuses it there (gpc-predict, a cloud without test rows),
 // while gpc-train still estimates, and head's error is returned as it is.
 func ReadVecchiaCloudHead(r io.Reader, name string, shard bool, mem memory.Allocator, head func(meta map[string]string, tests int) error) (c *VecchiaCloud, err error) {
+	return readVecchiaCloud(r, name, shard, false, mem, head)
+}
+
+// ReadVecchiaCloudPaths is ReadVecchiaCloudHead of an unsharded cloud
+// that also reads its kept paths (VecchiaGroup.Paths and PathW) where it
+// keeps them: N x K float32 values in memory.
+func ReadVecchiaCloudPaths(r io.Reader, name string, mem memory.Allocator, head func(meta map[string]string, tests int) error) (c *VecchiaCloud, err error) {
+	return readVecchiaCloud(r, name, false, true, mem, head)
+}
+
+func readVecchiaCloud(r io.Reader, name string, shard, paths bool, mem memory.Allocator, head func(meta map[string]string, tests int) error) (c *VecchiaCloud, err error) {
 	in, src, schema, err := openArrow(r, name, "a Vecchia cloud is gpc-train's output", mem)
 	if err != nil {
 		return nil, err
@@ -213,7 +317,11 @@ func ReadVecchiaCloudHead(r io.Reader, name string, shard bool, mem memory.Alloc
 	if v := meta[KeySchema]; v != want {
 		return nil, dataErrorf(name, "schema %q where %s was expected", v, want)
 	}
-	proto := VecchiaCloudSchema(nil)
+	var protoMeta map[string]string
+	if v, ok := meta[KeyKeptPaths]; ok {
+		protoMeta = map[string]string{KeyKeptPaths: v}
+	}
+	proto := VecchiaCloudSchema(protoMeta)
 	if !schema.Equal(proto) {
 		return nil, dataErrorf(name, "its columns are not the Vecchia cloud's (%s)", proto)
 	}
@@ -221,12 +329,17 @@ func ReadVecchiaCloudHead(r io.Reader, name string, shard bool, mem memory.Alloc
 	if err != nil || tests < 0 {
 		return nil, dataErrorf(name, "metadata %s = %q is not a count", KeyTests, meta[KeyTests])
 	}
+	c = &VecchiaCloud{Meta: meta, paths: paths, next: -2}
+	if protoMeta != nil {
+		if c.Kept, c.N, err = keptPaths(meta, name); err != nil {
+			return nil, err
+		}
+	}
 	if head != nil {
 		if err := head(meta, tests); err != nil {
 			return nil, err
 		}
 	}
-	c = &VecchiaCloud{Meta: meta}
 	if err := in.readBatches(src, meta, func(rec arrow.Record, batch, rows int) error {
 		return c.addBatch(rec, name, batch, rows, tests)
 	}); err != nil {
@@ -235,7 +348,33 @@ func ReadVecchiaCloudHead(r io.Reader, name string, shard bool, mem memory.Alloc
 	if len(c.Row) != tests {
 		return nil, dataErrorf(name, "%d test rows where the metadata announces %d", len(c.Row), tests)
 	}
+	if c.Kept != nil {
+		if c.next != -2 {
+			return nil, dataErrorf(name, "group %d's kept paths end before their %d variables", len(c.Groups)-1, c.N)
+		}
+		if len(c.Groups) != len(c.Kept) {
+			return nil, dataErrorf(name, "%d group rows where %s lists %d groups", len(c.Groups), KeyKeptPaths, len(c.Kept))
+		}
+	}
 	return c, nil
+}
+
+// keptPaths reads a cloud's gpc:kept_paths (a count per group) and gpc:n
+// (the paths' length).
+func keptPaths(meta map[string]string, name string) ([]int, int, error) {
+	n, err := strconv.Atoi(meta[KeyN])
+	if err != nil || n < 1 {
+		return nil, 0, dataErrorf(name, "metadata %s = %q is not a count of training rows", KeyN, meta[KeyN])
+	}
+	var kept []int
+	for _, f := range strings.Split(meta[KeyKeptPaths], ",") {
+		k, err := strconv.Atoi(f)
+		if err != nil || k < 0 {
+			return nil, 0, dataErrorf(name, "metadata %s = %q is not a list of counts", KeyKeptPaths, meta[KeyKeptPaths])
+		}
+		kept = append(kept, k)
+	}
+	return kept, n, nil
 }
 
 func (c *VecchiaCloud) addBatch(rec arrow.Record, name string, batch, base, tests int) error {
@@ -276,6 +415,11 @@ func (c *VecchiaCloud) addBatch(rec arrow.Record, name string, batch, base, test
 			if err := notNull(4, 5, 6, 7, 8, 9, 10); err != nil {
 				return err
 			}
+			if c.Kept != nil {
+				if err := c.startPaths(name, where); err != nil {
+					return err
+				}
+			}
 			g := VecchiaGroup{Group: int(rec.Column(4).(*array.Int32).Value(i))}
 			g.Out = core.GroupResult{
 				LogZ:      rec.Column(5).(*array.Float64).Value(i),
@@ -303,9 +447,96 @@ func (c *VecchiaCloud) addBatch(rec arrow.Record, name string, batch, base, test
 				return dataErrorf(name, "%s: group %d: log_p %v", where, g.Group, g.Out.LogZ)
 			}
 			c.Groups = append(c.Groups, g)
+		case "weights", "path":
+			if err := c.addPathRow(rec, i, kind.Value(i) == "path", name, where); err != nil {
+				return err
+			}
 		default:
 			return dataErrorf(name, "%s: kind %q is not test or group", where, kind.Value(i))
 		}
+	}
+	return nil
+}
+
+// startPaths begins a group's row in a cloud that keeps paths: the group
+// before it has all its path rows, and this one's come next if it keeps
+// any.
+func (c *VecchiaCloud) startPaths(name, where string) error {
+	g := len(c.Groups)
+	if c.next != -2 {
+		return dataErrorf(name, "%s: a group row where group %d's kept paths go on", where, g-1)
+	}
+	if g >= len(c.Kept) {
+		return dataErrorf(name, "%s: group row %d where %s lists %d groups", where, g, KeyKeptPaths, len(c.Kept))
+	}
+	if c.Kept[g] > 0 {
+		c.next = -1 // its weights row
+	}
+	return nil
+}
+
+// addPathRow reads a weights row (path false) or a path row of the last
+// group: in order, of the lengths gpc:kept_paths says, the weights
+// probabilities and the paths finite.
+func (c *VecchiaCloud) addPathRow(rec arrow.Record, i int, path bool, name, where string) error {
+	g := len(c.Groups) - 1
+	switch {
+	case c.Kept == nil:
+		return dataErrorf(name, "%s: a kept path's row in a cloud without %s", where, KeyKeptPaths)
+	case g < 0 || c.next == -2 || (c.next == -1) == path:
+		return dataErrorf(name, "%s: a kept path's row out of place (after each group's row: its weights, then its paths' rows)", where)
+	case rec.Column(4).IsNull(i) || int(rec.Column(4).(*array.Int32).Value(i)) != c.Groups[g].Group:
+		return dataErrorf(name, "%s: a kept path's row not of group %d, the last group row's", where, c.Groups[g].Group)
+	}
+	k := c.Kept[g]
+	grp := &c.Groups[g]
+	if !path {
+		if rec.Column(10).IsNull(i) {
+			return dataErrorf(name, "%s: the weights row's %s is null", where, ColP)
+		}
+		l := rec.Column(10).(*array.List)
+		a, b := l.ValueOffsets(i)
+		vals := l.ListValues().(*array.Float64)
+		if int(b-a) != k || vals.NullN() > 0 {
+			return dataErrorf(name, "%s: group %d has %d path weights where %s announces %d", where, grp.Group, b-a, KeyKeptPaths, k)
+		}
+		w := vals.Float64Values()[a:b]
+		for _, v := range w {
+			if !(v >= 0 && v <= 1) {
+				return dataErrorf(name, "%s: group %d: path weight %v is not a probability", where, grp.Group, v)
+			}
+		}
+		if c.paths {
+			grp.PathW = append([]float64(nil), w...)
+			grp.Paths = make([]float32, c.N*k)
+		}
+		c.next = 0
+		return nil
+	}
+	if rec.Column(1).IsNull(i) || int(rec.Column(1).(*array.Int64).Value(i)) != c.next {
+		return dataErrorf(name, "%s: group %d's path row does not start at variable %d, the next", where, grp.Group, c.next)
+	}
+	if rec.Column(11).IsNull(i) {
+		return dataErrorf(name, "%s: the path row's %s is null", where, ColX)
+	}
+	l := rec.Column(11).(*array.List)
+	a, b := l.ValueOffsets(i)
+	vals := l.ListValues().(*array.Float32)
+	if v := int(b - a); v == 0 || v%k != 0 || c.next+v/k > c.N || vals.NullN() > 0 {
+		return dataErrorf(name, "%s: group %d's path row has %d values: not a whole number of variables (%d values each, %s) up to the %d of %s", where, grp.Group, b-a, k, KeyKeptPaths, c.N, KeyN)
+	}
+	x := vals.Float32Values()[a:b]
+	for _, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return dataErrorf(name, "%s: group %d: a path's value %v is not finite", where, grp.Group, v)
+		}
+	}
+	if c.paths {
+		copy(grp.Paths[c.next*k:], x)
+	}
+	c.next += len(x) / k
+	if c.next == c.N {
+		c.next = -2
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package vecchia
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/gpc-mc/gpc/core"
 )
@@ -19,7 +20,8 @@ type denseBlock struct {
 	pd, po []float64
 	// scratch
 	ut   []float64 // nr x nr: the factor's transpose, row i = column i of L
-	col  []float64
+	sq   []float64 // nr x nr: the squares of L^-1, by columns
+	cols [][]float64
 	vars []float64
 	mean []float64
 }
@@ -98,21 +100,45 @@ func (b *denseBlock) marginals(h, nu []float64) (mean, vars []float64) {
 		}
 		b.mean[i] = s / diag[i]
 	}
-	// variances: column c of L^-1, u, from u_c = 1/L_cc down.
+	// variances: column c of L^-1, u, from u_c = 1/L_cc down, the
+	// columns at once on every core; their squares are kept (sq, by
+	// columns) and summed in column order, so the same bits for any
+	// thread count.
 	b.vars = slices.Grow(b.vars[:0], nr)[:nr]
 	clear(b.vars)
-	b.col = slices.Grow(b.col[:0], nr)[:nr]
-	u := b.col
-	for c := range nr {
-		clear(u[c:])
-		u[c] = 1
-		for i := c; i < nr; i++ {
-			u[i] /= diag[i]
-			if i+1 < nr {
-				core.Axpy(u[i+1:], -u[i], b.ut[i*nr+i+1:i*nr+nr])
-			}
-			b.vars[i] += u[i] * u[i]
-		}
+	b.sq = slices.Grow(b.sq[:0], nr*nr)[:nr*nr]
+	w := min(threads(), max(nr, 1))
+	for len(b.cols) < w {
+		b.cols = append(b.cols, nil)
 	}
+	var next atomic.Int64
+	team(w, func(me int) {
+		b.cols[me] = slices.Grow(b.cols[me][:0], nr)[:nr]
+		u := b.cols[me]
+		for {
+			c := int(next.Add(1) - 1)
+			if c >= nr {
+				return
+			}
+			sq := b.sq[c*nr : c*nr+nr]
+			clear(u[c:])
+			u[c] = 1
+			for i := c; i < nr; i++ {
+				u[i] /= diag[i]
+				if i+1 < nr {
+					core.Axpy(u[i+1:], -u[i], b.ut[i*nr+i+1:i*nr+nr])
+				}
+				sq[i] = u[i] * u[i]
+			}
+		}
+	})
+	parallelFor(0, nr, func(lo, hi int) {
+		for c := range hi {
+			sq := b.sq[c*nr : c*nr+nr]
+			for i := max(lo, c); i < hi; i++ {
+				b.vars[i] += sq[i]
+			}
+		}
+	})
 	return b.mean, b.vars
 }

@@ -27,7 +27,18 @@ func (p *Prepared) Dim() int { return p.m.N }
 // Its groups' outputs are their test posteriors, T values each, so a Sink
 // lets every finished group wait for it.
 func (p *Prepared) Plan(cfg core.Config) (core.Config, int, error) {
-	return plan(cfg, p.m.N, runnerBytes(1, p.m.N))
+	per := runnerBytes(1, p.m.N)
+	if p.KeepPaths > 0 {
+		// A worker's kept paths and those of a finished group waiting
+		// for the Sink: at most twice the kept share of a particle's
+		// path.
+		per += 2 * int64(p.m.N) * 4 * int64(min(p.KeepPaths, cfg.Samples)) / int64(max(1, cfg.Samples))
+	}
+	planned, workers, err := plan(cfg, p.m.N, per)
+	if p.KeepPaths > 0 {
+		planned.SinkAhead = 1 // the kept paths are large: groups wait for the Sink
+	}
+	return planned, workers, err
 }
 
 // plan is the two estimators' Plan on n training rows, a particle taking
@@ -52,25 +63,32 @@ func plan(cfg core.Config, n int, perParticle int64) (core.Config, int, error) {
 // particles (core.Estimator).
 func (p *Prepared) NewRunner(cfg *core.Config, maxM int) core.Runner { return newRunner(p, cfg, maxM) }
 
-// Output returns the group's estimate and test posteriors (NaN for a
-// dead group), their array detached (core.Runner).
+// Output returns the group's estimate, test posteriors (NaN for a dead
+// group) and kept paths, their arrays detached (core.Runner).
 func (r *runner) Output() core.CloudGroup {
 	if r.dead >= 0 {
 		for t := range r.pg {
 			r.pg[t] = math.NaN()
 		}
+		r.keepPaths(r.g, nil)
 	}
 	grp := core.CloudGroup{LogZ: r.logZ, Post: r.pg}
+	if r.kept[r.g] > 0 {
+		grp.Paths, grp.PathW = r.paths, r.pw
+		r.paths, r.pw = nil, nil
+	}
 	r.pg = nil
 	return grp
 }
 
-// Reuse takes a spare's posteriors' array, or makes one (core.Runner).
+// Reuse takes a spare's posteriors' and kept paths' arrays, or makes the
+// posteriors' (core.Runner).
 func (r *runner) Reuse(spare core.CloudGroup) {
 	r.pg = spare.Post
 	if r.pg == nil {
 		r.pg = make([]float64, r.p.m.T)
 	}
+	r.paths, r.pw = spare.Paths, spare.PathW
 }
 
 // rowStepper is a runner's step through a regular training row and

@@ -50,6 +50,7 @@ type runner struct {
 	lg    []float64 // log incremental weight's bound part
 	z     []float64 // the truncated standardized draws
 	u     []float64 // their uniforms
+	nz    []float64 // the standard normal numbers of x given w
 	tmp   []float64
 	tmp32 []float32
 	idx   []int
@@ -63,6 +64,10 @@ type runner struct {
 
 	pg    []float64 // the last group's weighted test posteriors (T)
 	wfin  []float64 // the last group's final normalized weights
+	g     int       // the last group
+	kept  []int     // the paths each group keeps (KeptSizes)
+	paths []float32 // the last group's kept paths (keepPaths)
+	pw    []float64 // their weights
 	logZ  float64
 	minES float64
 	res   int
@@ -75,9 +80,10 @@ func newRunner(p *Prepared, cfg *core.Config, maxM int) *runner {
 	r.x = float32s(cfg.Alloc, p.m.N*maxM)
 	r.tmp32 = make([]float32, maxM)
 	r.logw, r.r, r.mu, r.mh, r.c, r.lo, r.hi = vec(), vec(), vec(), vec(), vec(), vec(), vec()
-	r.t, r.cc, r.lg, r.z, r.u, r.tmp, r.wfin = vec(), vec(), vec(), vec(), vec(), vec(), vec()
+	r.t, r.cc, r.lg, r.z, r.u, r.tmp, r.wfin, r.nz = vec(), vec(), vec(), vec(), vec(), vec(), vec(), vec()
 	r.idx, r.tmpI, r.orig, r.seen = make([]int, maxM), make([]int, maxM), make([]int, maxM), make([]bool, maxM)
 	r.pg = make([]float64, p.m.T)
+	r.kept = KeptSizes(p.KeepPaths, core.GroupSizes(cfg.Samples, cfg.Groups))
 	r.rng = rand.New(&r.src)
 	return r
 }
@@ -104,7 +110,7 @@ const progressEvery = 256
 
 // RunGroup propagates group g of m particles (core.GroupRunner).
 func (r *runner) RunGroup(ctx context.Context, g, m int, s core.PCG, progress func(int64)) (core.GroupResult, error) {
-	r.m, r.src = m, s
+	r.m, r.src, r.g = m, s, g
 	r.logZ, r.minES, r.res = 0, 1, 0
 	var err error
 	if r.dead, err = runRows(ctx, r.p.m.N, m, r.p.m.Dup, r, r.logw[:m], r.r[:m], r.orig[:m], &r.logZ, progress); err != nil {
@@ -206,11 +212,19 @@ func (r *runner) step(k int) {
 	dk := md.CondVar[k]
 	xk := r.x[k*m : k*m+m]
 	corr := r.r[:m]
+	// The normal numbers first, in the particles' order, so that the
+	// loop below makes no call and its iterations overlap.
+	nz := r.nz[:m]
+	if rsd > 0 {
+		for i := range nz {
+			nz[i] = r.rng.NormFloat64()
+		}
+	}
 	for i := range m {
 		w := c[i] + sign*sw*z[i]
 		xi := c[i] + gain*(w-c[i])
 		if rsd > 0 {
-			xi += rsd * r.rng.NormFloat64()
+			xi += rsd * nz[i]
 		}
 		xk[i] = float32(xi)
 		xi = float64(xk[i]) // the path's value
@@ -303,7 +317,8 @@ func (r *runner) reorder(idx []int, k int) {
 
 // finish applies each particle's correction to the model's target (the
 // last step's weights times exp(r)), adds its log mean to the estimate,
-// and sets the group's final normalized weights and test posteriors.
+// and sets the group's final normalized weights, test posteriors and
+// kept paths.
 func (r *runner) finish() {
 	m, md := r.m, r.p.m
 	logw, corr, w := r.logw[:m], r.r[:m], r.wfin[:m]
@@ -318,17 +333,8 @@ func (r *runner) finish() {
 	for i := range w {
 		w[i] = math.Exp(w[i]-mx) / s1
 	}
-	mu := r.mu[:m]
-	for t := range md.T {
-		clear(mu)
-		core.CombineF32(mu, r.x, r.offsets(md.TNbr[md.TStart[t]:md.TStart[t+1]]), md.TCoef[md.TStart[t]:md.TStart[t+1]])
-		is := 1 / math.Sqrt(md.TCondVar[t]+md.Noise)
-		acc := 0.0
-		for i, v := range mu {
-			acc = math.FMA(w[i], core.Phi(v*is), acc)
-		}
-		r.pg[t] = min(acc, 1) // the weights sum to 1 up to rounding
-	}
+	r.off = testPosteriors(r.pg, md, 0, md.T, r.x, w, r.mu[:m], r.off)
+	r.keepPaths(r.g, w)
 }
 
 // ancestors counts the distinct first ancestors of the particles.

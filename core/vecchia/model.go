@@ -274,19 +274,26 @@ func NewStructure(x []float64, n, d int, opt Options) (*Structure, error) {
 	for k, r := range uniq {
 		copy(ux[k*d:k*d+d], x[r*d:r*d+d])
 	}
-	var ord []int
+	ord := make([]int, len(uniq))
+	var wait func(int)
 	switch opt.Order {
 	case OrderMaxMin:
-		ord = MaxMin(ux, len(uniq), d)
+		// The order on a goroutine of its own (but on one thread), the
+		// neighbours of each prefix of it searched as it is done (the
+		// same sets: a position's are among the positions before it).
+		if opt.Threads == 1 {
+			maxMinInto(ux, len(uniq), d, ord, nil)
+			break
+		}
+		wait = orderPrefixes(func(ready func(int)) { maxMinInto(ux, len(uniq), d, ord, ready) })
 	case OrderGiven:
-		ord = make([]int, len(uniq))
 		for i := range ord {
 			ord[i] = i
 		}
 	default:
 		return nil, fmt.Errorf("vecchia: unknown order %v", opt.Order)
 	}
-	unbr := EarlierNeighbours(ux, d, ord, opt.M, opt.Threads)
+	unbr := earlierNeighbours(ux, d, ord, opt.M, opt.Threads, wait)
 	s := &Structure{N: n, D: d, Perm: make([]int, 0, n), Nbr: make([][]int32, 0, n), Dup: make([]int32, 0, n), x: make([]float64, n*d)}
 	posOf := make([]int32, len(uniq)) // a distinct point's position in the full order
 	for k, u := range ord {
@@ -310,6 +317,27 @@ func NewStructure(x []float64, n, d int, opt Options) (*Structure, error) {
 		copy(s.x[k*d:k*d+d], x[r*d:r*d+d])
 	}
 	return s, nil
+}
+
+// orderPrefixes runs produce on a goroutine of its own, which tells its
+// ready of each count of positions it has written, and returns the wait
+// that returns once at least k are (k one of the counts told).
+func orderPrefixes(produce func(ready func(int))) func(k int) {
+	counts := make(chan int, 64)
+	go func() {
+		produce(func(k int) { counts <- k })
+		close(counts)
+	}()
+	done := 0
+	return func(k int) {
+		for done < k {
+			c, ok := <-counts
+			if !ok {
+				panic("vecchia: the order ended before its prefix")
+			}
+			done = c
+		}
+	}
 }
 
 // Duplicates returns the number of repeated points.

@@ -199,6 +199,16 @@ func MaxMin(x []float64, n, d int) []int {
 	if n == 0 {
 		return nil
 	}
+	order := make([]int, n)
+	maxMinInto(x, n, d, order, nil)
+	return order
+}
+
+// maxMinInto is MaxMin, its order written into order (n positions), and
+// ready (if not nil) told of each count of positions written that
+// EarlierNeighbours works on (prefixDone), so that its searches of the
+// first positions run while the order goes on.
+func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
 	rows := make([]int, n)
 	idx := make([]int32, n)
 	for i := range rows {
@@ -221,8 +231,14 @@ func MaxMin(x []float64, n, d int) []int {
 		}
 	}
 	h := newMaxHeap(n)
-	order := make([]int, 0, n)
-	order = append(order, first)
+	order[0] = first
+	cnt := 1
+	tell := func() {
+		if ready != nil && prefixDone(cnt, n) {
+			ready(cnt)
+		}
+	}
+	tell()
 	h.chosen[first] = true
 	for i := range n {
 		if i != first {
@@ -230,9 +246,11 @@ func MaxMin(x []float64, n, d int) []int {
 		}
 	}
 	lo, hi := make([]float64, d), make([]float64, d)
-	for len(order) < n {
+	for cnt < n {
 		i, r2 := h.pop()
-		order = append(order, i)
+		order[cnt] = i
+		cnt++
+		tell()
 		xi := x[i*d : i*d+d]
 		r := math.Sqrt(r2)
 		for k, v := range xi {
@@ -250,7 +268,13 @@ func MaxMin(x []float64, n, d int) []int {
 			return false
 		})
 	}
-	return order
+}
+
+// prefixDone reports whether the first k of n ordered positions are a
+// prefix that EarlierNeighbours waits for: the first bruteLimit, each
+// power of two after them, and all n.
+func prefixDone(k, n int) bool {
+	return k == n || k >= bruteLimit && k&(k-1) == 0
 }
 
 // maxHeap is an indexed binary max-heap of the points' distances to the
@@ -351,11 +375,22 @@ const bruteLimit = 256
 // eligible; the queries run on threads goroutines, each position's on its
 // own, so the result does not depend on threads.
 func EarlierNeighbours(x []float64, d int, order []int, m, threads int) [][]int32 {
+	return earlierNeighbours(x, d, order, m, threads, nil)
+}
+
+// earlierNeighbours is EarlierNeighbours on an order still being written:
+// wait (if not nil) returns once its first k positions are (k a prefix of
+// prefixDone).
+func earlierNeighbours(x []float64, d int, order []int, m, threads int, wait func(k int)) [][]int32 {
 	n := len(order)
 	nbr := make([][]int32, n)
 	flat := make([]int32, 0, min(n, m+1)*m)
+	if wait == nil {
+		wait = func(int) {}
+	}
 	// The first positions, one by one.
 	first := min(n, bruteLimit)
+	wait(first)
 	for k := range first {
 		s := len(flat)
 		flat = append(flat, bruteNearest(x, d, order, k, m)...)
@@ -363,6 +398,7 @@ func EarlierNeighbours(x []float64, d int, order []int, m, threads int) [][]int3
 	}
 	for lo := first; lo < n; {
 		hi := min(n, 2*lo)
+		wait(hi)
 		idx := make([]int32, hi)
 		for i := range idx {
 			idx[i] = int32(i)

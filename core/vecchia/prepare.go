@@ -81,6 +81,11 @@ type Prepared struct {
 	// succeeds with a diagonal shift of at most maxProposalShift (where the
 	// conditionals are weak beside the sites, their fill-in is not small).
 	SiteScale float64
+	// KeepPaths is the number of particle paths the estimate keeps for
+	// later prediction (0: none), split over the groups as
+	// KeptSizes says; each group's go with its output
+	// (core.CloudGroup.Paths).
+	KeepPaths int
 }
 
 // maxProposalShift is the largest diagonal shift of the proposal's own

@@ -308,11 +308,63 @@ func (t *tri) assemble(a *tri, w []float64, pd, po []float64) {
 	}
 }
 
-// products sets pd and po to A'A on t's pattern (assemble).
+// products sets pd and po to A'A on t's pattern (assemble). With the
+// cached pairs of a, the rows after the dense block run at once on every
+// core, each thread adding the terms of the rows it owns (owner), row
+// after row: each entry gets its terms in the order of the rows, which
+// the dense block's rows, first, add on the calling goroutine (the same
+// bits for any thread count).
 func (t *tri) products(a *tri, pd, po []float64) {
 	clear(pd)
 	clear(po)
-	for i := range a.n {
+	c := t.pc
+	if c == nil || c.a != a {
+		t.productRows(a, pd, po, 0, a.n)
+		return
+	}
+	k0 := min(t.full, a.n)
+	t.productRows(a, pd, po, 0, k0)
+	w := threads()
+	team(w, func(me int) {
+		for i := k0; i < a.n; i++ {
+			if a.dup[i] {
+				continue
+			}
+			s, e := a.start[i], a.start[i+1]
+			cols := a.nbr[s:e]
+			if owner(int32(i), w) == me {
+				v := a.diag[i]
+				pd[i] += v * v
+				ps := t.start[i]
+				for _, r := range c.diagBlock(i) {
+					po[ps+int(r.y)] += v * a.off[s+int(r.bo)]
+				}
+			}
+			for ai, p := range cols {
+				if owner(p, w) != me {
+					continue
+				}
+				v := a.off[s+ai]
+				pd[p] += v * v
+				ps := t.start[p]
+				if int(p) < t.full {
+					for x, q := range cols[:ai] {
+						po[ps+int(t.rank[q])] += v * a.off[s+x]
+					}
+					continue
+				}
+				for _, r := range c.blockOf(i, ai) {
+					po[ps+int(r.y)] += v * a.off[s+int(r.bo)]
+				}
+			}
+		}
+	})
+}
+
+// productRows adds the terms of A'A of a's rows [lo, hi) to pd and po (t's
+// pattern), row after row.
+func (t *tri) productRows(a *tri, pd, po []float64, lo, hi int) {
+	for i := lo; i < hi; i++ {
 		if a.dup[i] {
 			continue
 		}
@@ -513,31 +565,24 @@ func (t *tri) eliminateLevels(lo int) bool {
 				}
 				s, e := t.start[k], t.start[k+1]
 				cols := t.nbr[s:e]
-				for q, p := range cols {
-					if owner(p, ww) == me {
-						d[p] -= t.off[s+q] * t.off[s+q]
-					}
-				}
-				for _, r := range c.refs[c.start[k]:c.start[k+1]] {
-					if r.ao == pairDiag {
-						continue
-					}
-					p := cols[r.ao]
-					if int(p) < t.full || owner(p, ww) != me {
-						continue
-					}
-					t.off[t.start[p]+int(r.y)] -= t.off[s+int(r.ao)] * t.off[s+int(r.bo)]
-				}
+				// Entry ai's updates go to row p = cols[ai]: its
+				// pivot, then its entries (the pairs of block ai, or
+				// a dense row's by rank), each entry once per row k.
 				for ai, p := range cols {
-					if int(p) >= t.full {
-						break
-					}
 					if owner(p, ww) != me {
 						continue
 					}
+					v := t.off[s+ai]
+					d[p] -= v * v
 					ps := t.start[p]
-					for x, q := range cols[:ai] {
-						t.off[ps+int(t.rank[q])] -= t.off[s+ai] * t.off[s+x]
+					if int(p) < t.full {
+						for x, q := range cols[:ai] {
+							t.off[ps+int(t.rank[q])] -= v * t.off[s+x]
+						}
+						continue
+					}
+					for _, r := range c.blockOf(k, ai) {
+						t.off[ps+int(r.y)] -= v * t.off[s+int(r.bo)]
 					}
 				}
 			}
@@ -577,10 +622,37 @@ type pairRef8 struct{ ao, bo, y uint8 }
 // order rather than search each row's neighbours' rows again: rows after a
 // dense block have A's pattern, so the pairs and their places in row p
 // are the same in any hybrid pattern, but for a p in the block.
+//
+// A row's pairs come by entry, the diagonal's first and then its columns'
+// from the last down (pairsWith), so that the pairs of entry ai (those
+// that update row cols[ai]) are contiguous: blk, parallel to A's nbr,
+// holds where they start in the row's pairs (blockOf), so that a thread
+// of the factorisation reads the pairs of the rows it owns only.
 type pairCache struct {
 	a     *tri
 	start []int
 	refs  []pairRef8
+	blk   []uint16
+}
+
+// diagBlock returns row k's pairs of its diagonal entry (ao pairDiag).
+func (c *pairCache) diagBlock(k int) []pairRef8 {
+	refs := c.refs[c.start[k]:c.start[k+1]]
+	if s, e := c.a.start[k], c.a.start[k+1]; e > s {
+		return refs[:c.blk[e-1]]
+	}
+	return refs
+}
+
+// blockOf returns row k's pairs of its entry ai: those whose ao is ai.
+func (c *pairCache) blockOf(k, ai int) []pairRef8 {
+	refs := c.refs[c.start[k]:c.start[k+1]]
+	s := c.a.start[k]
+	end := len(refs)
+	if ai > 0 {
+		end = int(c.blk[s+ai-1])
+	}
+	return refs[c.blk[s+ai]:end]
 }
 
 // maxPairCache bounds the cache's bytes; a larger pattern (many
@@ -602,7 +674,7 @@ func newPairCache(a *tri) *pairCache {
 	}
 	chunks := (a.n + pairChunk - 1) / pairChunk
 	refs := make([][]pairRef8, chunks)
-	c := &pairCache{a: a, start: make([]int, a.n+1)}
+	c := &pairCache{a: a, start: make([]int, a.n+1), blk: make([]uint16, len(a.nbr))}
 	var next atomic.Int64
 	var total atomic.Int64
 	var wg sync.WaitGroup
@@ -635,6 +707,19 @@ func newPairCache(a *tri) *pairCache {
 							p = int(a.nbr[r.ao])
 						}
 						out = append(out, pairRef8{ao, uint8(r.bo - s), uint8(int(r.pos) - a.start[p])})
+					}
+					// The entries' blocks, from the last entry down
+					// after the diagonal's.
+					row := out[first:]
+					at := 0
+					for at < len(row) && row[at].ao == pairDiag {
+						at++
+					}
+					for ai := a.start[i+1] - a.start[i] - 1; ai >= 0; ai-- {
+						c.blk[a.start[i]+ai] = uint16(at)
+						for at < len(row) && int(row[at].ao) == ai {
+							at++
+						}
 					}
 					c.start[i+1] = len(out) - first
 				}

@@ -64,6 +64,7 @@ type fixtures struct {
 	cov, cloud, post      []byte // gpc-kernel, gpc-train, gpc-predict on the tiny data set, small batches
 	good3, notPD          []byte
 	vecchia, vecchiaCloud []byte // gpc-kernel --vecchia 3, gpc-train on the tiny data set
+	keptCloud             []byte // gpc-train on the tiny training set's Vecchia model: it keeps particle paths
 }
 
 var (
@@ -80,6 +81,7 @@ func getFixtures(t *testing.T) *fixtures {
 		fix.notPD = covStream(t, &format.Covariance{N: 2, Cov: []float64{1, 2, 2, 1}}, nil)
 		fix.vecchia = runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "1.5", "--vecchia", "3", "--batch-size", "2")})
 		fix.vecchiaCloud = runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4", "--batch-size", "2"}, stdin: fix.vecchia})
+		fix.keptCloud = runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5", "--vecchia", "3")})})
 	})
 	return &fix
 }
@@ -511,12 +513,26 @@ func catalogue(t *testing.T) []badInput {
 		}, code: ExitData, want: "row 2: conditional variance -1"},
 		{tool: "gpc-train", what: "--method on a Vecchia model", args: []string{"--method", "ep"}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "has one estimator"},
 		{tool: "gpc-orthant", what: "a dense covariance's plan (--plan) for a Vecchia model", args: []string{"--plan", "@plan.arrows"}, files: sh.files, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitData, want: "not a plan of a Vecchia model"},
-		{tool: "gpc-predict", what: "--cloud with a Vecchia cloud (which keeps posteriors, not particles)", args: []string{"--cloud", "@vecchia-cloud.arrows"}, files: map[string][]byte{"vecchia-cloud.arrows": fx.vecchiaCloud}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "a Vecchia cloud holds the posteriors"},
+		{tool: "gpc-predict", what: "--cloud with a Vecchia cloud that keeps no particle paths (its model had test rows, and gpc-train had no --keep)", args: []string{"--cloud", "@vecchia-cloud.arrows"}, files: map[string][]byte{"vecchia-cloud.arrows": fx.vecchiaCloud}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "this Vecchia cloud keeps no particle paths"},
+		{tool: "gpc-predict", what: "--cloud with a Vecchia cloud and a covariance stream", args: []string{"--cloud", "@kept-cloud.arrows"}, files: map[string][]byte{"kept-cloud.arrows": fx.keptCloud}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: "not a Vecchia model"},
+		{tool: "gpc-predict", what: "--cloud with a Vecchia cloud and a Vecchia model of another kernel (its training part's fingerprint is not the cloud's)", args: []string{"--cloud", "@kept-cloud.arrows"}, files: map[string][]byte{"kept-cloud.arrows": fx.keptCloud}, stdin: "model2.arrows", input: func() []byte {
+			return runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "2", "--vecchia", "3")})
+		}, code: ExitData, want: "is not the one kept-cloud.arrows was trained on"},
+		{tool: "gpc-predict", what: "--cloud with a Vecchia cloud and a multi-class Vecchia model", args: []string{"--cloud", "@kept-cloud.arrows"}, files: map[string][]byte{"kept-cloud.arrows": fx.keptCloud}, stdin: "model3.arrows", input: func() []byte { return vecchia3(t, train3CSV, "a,y\n1.5,a\n2.5,c\n") }, code: ExitUsage, want: "a multi-class Vecchia model, whose clouds keep no particle paths yet"},
+		{tool: "gpc-predict", what: "--cloud with a Vecchia cloud whose kept paths do not fit in --max-memory", args: []string{"--cloud", "@kept-cloud.arrows", "--max-memory", "1KB"}, files: map[string][]byte{"kept-cloud.arrows": fx.keptCloud}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "raise --max-memory, or train the cloud with a smaller --keep"},
+		{tool: "gpc-predict", what: "--cloud with a dense cloud and a Vecchia model", args: []string{"--cloud", "@cloud.arrows"}, files: map[string][]byte{"cloud.arrows": fx.cloud}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitData, want: "is a dense cloud"},
+		{tool: "gpc-predict", what: "--count hard with --cloud on a Vecchia cloud", args: []string{"--cloud", "@kept-cloud.arrows", "--count", "hard"}, files: map[string][]byte{"kept-cloud.arrows": fx.keptCloud}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "whose kept paths predict by the soft count"},
+		{tool: "gpc-predict", what: "a Vecchia cloud that keeps paths, cut short after a group's weights row (with the end-of-stream marker)", args: []string{"--cloud", "@kept-cloud.arrows"}, files: map[string][]byte{"kept-cloud.arrows": cut(t, fx.keptCloud, 3, true)}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitData, want: "the stream was cut short"},
+		{tool: "gpc-train", what: "--keep with --shard on a Vecchia model", args: []string{"--keep", "10", "--shard", "1/2"}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "--keep 10 with --shard"},
+		{tool: "gpc-train", what: "--keep on a covariance stream", args: []string{"--keep", "10"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitUsage, want: "--keep is for a Vecchia model's cloud"},
+		{tool: "gpc-train", what: "--keep on a multi-class Vecchia model", args: []string{"--keep", "10"}, stdin: "model3.arrows", input: func() []byte { return vecchia3(t, train3CSV, "") }, code: ExitUsage, want: "whose cloud keeps no particle paths yet"},
+		{tool: "gpc-train", what: "--keep below the particle groups (each keeps at least one path)", args: []string{"--keep", "3"}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "each keeps at least one path"},
+		{tool: "gpc-train", what: "absurd flag: --keep neither a count nor auto", args: []string{"--keep", "-3"}, stdin: "model.arrows", input: func() []byte { return fx.vecchia }, code: ExitUsage, want: "--keep -3: give a count"},
 		{tool: "gpc-predict", what: "--count hard on a Vecchia cloud", args: []string{"--count", "hard"}, stdin: "vecchia-cloud.arrows", input: func() []byte { return fx.vecchiaCloud }, code: ExitUsage, want: "soft count"},
 		{tool: "gpc-predict", what: "a Vecchia cloud cut inside a message", stdin: "cut-cloud.arrows", input: func() []byte { return fx.vecchiaCloud[:len(fx.vecchiaCloud)-30] }, code: ExitData, want: "it was cut short"},
 		{tool: "gpc-predict", what: "a Vecchia cloud without test rows (gpc-kernel had no --test), refused at its schema, while gpc-train still estimates (the cloud cut after it)", stdin: "head-of-cloud.arrows", input: func() []byte {
 			return cut(t, runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5", "--vecchia", "3")})}), 1, false)
-		}, code: ExitData, want: "the Vecchia cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE and train again"},
+		}, code: ExitData, want: "the Vecchia cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict here: save it (gpc-train > cloud.arrows: without test rows it keeps particle paths)"},
 		{tool: "gpc-train", what: "a Vecchia model whose proposal's incomplete factorisation breaks down even with its later sites nearly removed (conditionals far weaker than the labels)", stdin: "weak.arrows", input: func() []byte { return brokenStream(t) }, code: ExitData, want: "breaks down even with the later sites nearly removed"},
 		// More than two classes on the Vecchia path.
 		{tool: "gpc-train", what: "a multi-class Vecchia model whose training label is not a class index", stdin: "model3.arrows", input: func() []byte {

@@ -133,6 +133,9 @@ func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *la
 	if rep := ev.S.Duplicates(); rep > 0 {
 		e.rep.warnf("%d of %d training points repeat an earlier point's features: each shares that point's latent value, with a label of its own (docs/vecchia.md)", rep, n)
 	}
+	if res.Kept {
+		e.rep.warnf("the neighbours at the fitted length scales break the Vecchia-Laplace factor down even with a dense block of %d rows: the optimum is the search's on the neighbours at the scales in gpc:vecchia_scales, more than a factor %d from the fitted ones (more neighbours, --vecchia, may help)", vecchia.MaxBlock, vfit.RestructureFactor)
+	}
 	if ranOff != nil {
 		e.rep.warnf("%d hyperparameter(s) ran off to the edge of their box, where the likelihood no longer depends on them or still rises (fit.Bounds): %s", len(ranOff), shortList(ranOff, 4))
 	}
@@ -200,6 +203,9 @@ func (c *fitCmd) vecchiaFitMeta(dataMeta map[string]string, res *vfit.Result, or
 	}
 	meta["gpc:restructures"] = strconv.Itoa(res.Restructures)
 	meta["gpc:reblocks"] = strconv.Itoa(res.Reblocks)
+	if res.Kept {
+		meta["gpc:vecchia_kept"] = "the structure at the fitted length scales broke the Laplace factor down: the search's structure (gpc:vecchia_scales) kept"
+	}
 	meta["gpc:start"] = startDesc
 	meta["gpc:prior_sd"] = strconv.FormatFloat(priorSD, 'g', -1, 64)
 	meta["gpc:grad_norm"] = fmtFloat(gnorm)

@@ -28,7 +28,7 @@ The test rows are predicted as the particles stream past, so the cloud is never 
 
 Output, one row per test row: id (the input's, or the row number among the test rows), p, se, label (the predicted class, in the training labels' values), y (the true label when the test file had one). The metadata carries the cloud's gpc:log_ml and gpc:se_log_ml. The table (--format table, or a terminal) ends, when test labels are known, with a line: the rows predicted right, the mean log predictive probability of the true labels and the cloud's log marginal likelihood.
 
-A Vecchia cloud (gpc-train on gpc-kernel --vecchia's model, docs/vecchia.md) holds each particle group's weighted posteriors of its test rows, computed as the group ended: gpc-predict combines them (weights n_g I_g, standard errors from their spread, as for a dense cloud). --cloud does not take one (it has no particles to predict new rows from: run gpc-kernel --vecchia with the new --test and gpc-train again), nor --count hard. A multi-class Vecchia cloud's posteriors are each class's probability, in the dense multi-class table.
+A Vecchia cloud (gpc-train on gpc-kernel --vecchia's model, docs/vecchia.md) holds each particle group's weighted posteriors of its test rows, computed as the group ended: gpc-predict combines them (weights n_g I_g, standard errors from their spread, as for a dense cloud). It takes no --count hard. A Vecchia cloud that keeps particle paths (gpc-train --keep; by default when the model had no test rows) predicts new rows later: with --cloud C, the input is gpc-kernel --vecchia's model of the same training data (same kernel, neighbours and order: its training part's fingerprint is checked) with the new rows as its test rows, each predicted from every group's kept paths as the group predicted its own test rows at its end, and the groups combined as above; the paths are held in memory (4 N K bytes for K paths). A cloud without paths, or a multi-class one, is refused with what to do. A multi-class Vecchia cloud's posteriors are each class's probability, in the dense multi-class table.
 
 From a multi-class cloud (gpc-kernel with three or more classes), one row per test point: id, p_<class> and se_<class> for every class (the probability that the point's utility of that class is the largest, given the training data: exact per particle for three classes, from antithetic draws beyond, whose error is in se; they sum to one), label (the most probable class), y. The cloud is then held in memory (--max-memory).
 
@@ -36,6 +36,8 @@ From a multi-class cloud (gpc-kernel with three or more classes), one row per te
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv | gpc-train > cloud.arrows
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-predict --cloud cloud.arrows --format csv > posteriors.csv
+  gpc-kernel --alpha 1 --beta 10 --vecchia 30 --train big.csv | gpc-train > vcloud.arrows   # keeps 4000 particle paths
+  gpc-kernel --alpha 1 --beta 10 --vecchia 30 --train big.csv --test new.csv | gpc-predict --cloud vcloud.arrows
 
 ` + exitHelp
 
@@ -105,6 +107,8 @@ func (c *predictCmd) run(e *env) error {
 		}
 	} else if err := c.readCloudFile(in, r, name, e.stdin, mem); err != nil {
 		return err
+	} else if in.vecchia != nil {
+		return c.predictLater(e, in.vecchia, in.vecchiaName, r, name, mem)
 	}
 	if in.testRows == 0 || (in.stream && in.ahead.Len() == 0) {
 		return c.noTests(name, false)
@@ -154,7 +158,11 @@ type predictInput struct {
 	stream   bool // predict as the particles stream past: every test row is ahead
 	testRows int  // -1: unknown
 	closers  []func()
-	limit    int64 // --max-memory's, read once
+	// vecchia is --cloud's Vecchia cloud (vecchiaName), which predicts
+	// the input's Vecchia model (predictLater), or nil.
+	vecchia     io.Reader
+	vecchiaName string
+	limit       int64 // --max-memory's, read once
 }
 
 // close closes the input's readers, the last opened first.
@@ -205,7 +213,15 @@ func (c *predictCmd) readCloudFile(in *predictInput, r io.Reader, name string, s
 		return err
 	}
 	if schema == format.SchemaVecchiaCloud {
-		return usagef("--cloud %s: a Vecchia cloud holds the posteriors of the test rows it was trained with, not its particles (a path of N values each: docs/vecchia.md): predict new rows by running gpc-kernel --vecchia with --test and gpc-train again (the same --seed gives the same training estimate)", c.Cloud)
+		in.vecchia, in.vecchiaName = all, cname // predictLater
+		return nil
+	}
+	if schema, all, err := format.Sniff(r, name); err != nil {
+		return err
+	} else if schema == format.SchemaVecchia {
+		return &dataError{fmt.Sprintf("%s: a Vecchia model (gpc-kernel --vecchia), and --cloud %s is a dense cloud: predict with a covariance stream of its training data (gpc-kernel without --vecchia), or train a Vecchia cloud that keeps particle paths (gpc-train --keep) and give it to --cloud", name, c.Cloud)}
+	} else {
+		r = all
 	}
 	cloud, err := format.OpenCloudLean(all, cname, format.NewRecyclingAllocator())
 	if err != nil {
@@ -542,13 +558,13 @@ func (c *predictCmd) noTests(name string, vecchiaCloud bool) error {
 	case c.Cloud != "":
 		msg = name + ": the covariance has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE"
 	case vecchiaCloud:
-		msg = name + ": the Vecchia cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict: " + vecchiaNoTests
+		msg = name + ": the Vecchia cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict here: " + vecchiaNoTests
 	}
 	return &dataError{msg}
 }
 
 // vecchiaNoTests is what to do about a Vecchia cloud without test rows.
-const vecchiaNoTests = "give gpc-kernel --test FILE and train again (a Vecchia cloud holds the posteriors of the test rows it was trained with, not its particles; the same --seed gives the same training estimate)"
+const vecchiaNoTests = "save it (gpc-train > cloud.arrows: without test rows it keeps particle paths) and predict new rows from it (gpc-kernel --vecchia ... --test FILE | gpc-predict --cloud cloud.arrows), or give gpc-kernel --test FILE and train again"
 
 // testSource yields test rows a batch at a time.
 type testSource interface {

@@ -65,7 +65,7 @@ func TestCloudHeadFirst(t *testing.T) {
 func TestNoTestRowsAtHead(t *testing.T) {
 	model := runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5", "--vecchia", "3")})
 	vcloud := runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: model})
-	runCLI(t, Predict, cliCase{stdin: cut(t, vcloud, 1, false), code: ExitData, stderr: "stdin: the Vecchia cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE and train again"})
+	runCLI(t, Predict, cliCase{stdin: cut(t, vcloud, 1, false), code: ExitData, stderr: "stdin: the Vecchia cloud has no test rows (gpc-kernel had no --test), so there is nothing to predict here: save it (gpc-train > cloud.arrows: without test rows it keeps particle paths) and predict new rows from it"})
 	cov := runCLI(t, Kernel, cliCase{args: tinyTrain("--alpha", "1.5")})
 	dcloud := runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4"}, stdin: cov})
 	var head int

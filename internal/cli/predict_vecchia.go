@@ -17,7 +17,7 @@ import (
 // (core.CombinePosteriors), with standard errors from their spread.
 func (c *predictCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }, name string, mem format.Allocator) error {
 	if c.Count != "soft" {
-		return usagef("--count %s: %s is a Vecchia cloud, whose groups predicted their test rows by the soft count as they ended (their particles are not kept): drop --count", c.Count, name)
+		return usagef("--count %s: %s is a Vecchia cloud, whose groups predicted their test rows by the soft count as they ended: drop --count", c.Count, name)
 	}
 	// A cloud without test rows is refused at its schema (gpc:tests),
 	// while gpc-train, which wrote it, still estimates.
@@ -31,22 +31,14 @@ func (c *predictCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }
 		return err
 	}
 	meta := cl.Meta
-	samples, err1 := strconv.Atoi(meta[format.KeySamples])
-	groups, err2 := strconv.Atoi(meta[format.KeyGroups])
-	if err1 != nil || err2 != nil || groups < 1 || samples < groups {
-		return &dataError{fmt.Sprintf("%s: metadata %s = %q and %s = %q are not a particle and a group count", name, format.KeySamples, meta[format.KeySamples], format.KeyGroups, meta[format.KeyGroups])}
-	}
-	if len(cl.Groups) != groups {
-		return &dataError{fmt.Sprintf("%s: %d group rows where the metadata announces %d groups", name, len(cl.Groups), groups)}
+	sizes, err := vecchiaGroups(cl, name)
+	if err != nil {
+		return err
 	}
 	t := len(cl.Row)
-	sizes := core.GroupSizes(samples, groups)
-	logZ := make([]float64, groups)
-	pg := make([]float64, 0, groups*t)
+	logZ := make([]float64, len(sizes))
+	pg := make([]float64, 0, len(sizes)*t)
 	for g, grp := range cl.Groups {
-		if grp.Group != g {
-			return &dataError{fmt.Sprintf("%s: group row %d is group %d", name, g, grp.Group)}
-		}
 		logZ[g] = grp.Out.LogZ
 		pg = append(pg, grp.P...)
 	}
@@ -62,11 +54,7 @@ func (c *predictCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }
 	if err := core.CombinePosteriors(post, sizes, logZ, pg); err != nil {
 		return &dataError{fmt.Sprintf("%s: %v", name, err)}
 	}
-	outMeta, pos, neg := c.posteriorsMeta(meta)
-	logML, se, _ := core.CombineGroups(logZ, sizes)
-	outMeta[format.KeyLogML] = fmtFloat(logML)
-	outMeta[format.KeySELogML] = fmtFloat(se)
-	outMeta[format.KeyGroupLogP] = format.JoinFloats(logZ)
+	outMeta, pos, neg := c.vecchiaMeta(meta, logZ, sizes)
 	names, err := cloudClasses(meta, name)
 	if err != nil {
 		return err
@@ -74,7 +62,47 @@ func (c *predictCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }
 	if names != nil {
 		return c.vecchiaClasses(e, cl, post, names, outMeta, name, mem)
 	}
-	tests := &format.TestRows{Y: cl.Y, ID: cl.ID}
+	return c.writeVecchia(e, &format.TestRows{Y: cl.Y, ID: cl.ID}, post, pg, outMeta, pos, neg, mem)
+}
+
+// vecchiaGroups checks a Vecchia cloud's group rows against its metadata
+// (gpc:samples, gpc:groups: every group, in order) and returns the
+// groups' sizes.
+func vecchiaGroups(cl *format.VecchiaCloud, name string) ([]int, error) {
+	meta := cl.Meta
+	samples, err1 := strconv.Atoi(meta[format.KeySamples])
+	groups, err2 := strconv.Atoi(meta[format.KeyGroups])
+	if err1 != nil || err2 != nil || groups < 1 || samples < groups {
+		return nil, &dataError{fmt.Sprintf("%s: metadata %s = %q and %s = %q are not a particle and a group count", name, format.KeySamples, meta[format.KeySamples], format.KeyGroups, meta[format.KeyGroups])}
+	}
+	if len(cl.Groups) != groups {
+		return nil, &dataError{fmt.Sprintf("%s: %d group rows where the metadata announces %d groups", name, len(cl.Groups), groups)}
+	}
+	for g, grp := range cl.Groups {
+		if grp.Group != g {
+			return nil, &dataError{fmt.Sprintf("%s: group row %d is group %d", name, g, grp.Group)}
+		}
+	}
+	return core.GroupSizes(samples, groups), nil
+}
+
+// vecchiaMeta is the posteriors' metadata from a Vecchia cloud's: its
+// estimate of the log marginal likelihood from its groups', and the
+// labels of the two classes.
+func (c *predictCmd) vecchiaMeta(meta map[string]string, logZ []float64, sizes []int) (outMeta map[string]string, pos, neg string) {
+	outMeta, pos, neg = c.posteriorsMeta(meta)
+	logML, se, _ := core.CombineGroups(logZ, sizes)
+	outMeta[format.KeyLogML] = fmtFloat(logML)
+	outMeta[format.KeySELogML] = fmtFloat(se)
+	outMeta[format.KeyGroupLogP] = format.JoinFloats(logZ)
+	return outMeta, pos, neg
+}
+
+// writeVecchia writes the two-class posteriors post of the test rows
+// tests (ids and labels), all of them or --shard's; pg (the groups'
+// posteriors, group-major) and the rows identify a shard's test rows.
+func (c *predictCmd) writeVecchia(e *env, tests *format.TestRows, post []core.Posterior, pg []float64, outMeta map[string]string, pos, neg string, mem format.Allocator) error {
+	t := len(post)
 	lo, hi := 0, t
 	si, sk, err := c.shard()
 	if err != nil {
@@ -90,8 +118,8 @@ func (c *predictCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }
 		outMeta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
 		// The test rows are the cloud's: their posteriors and labels,
 		// and their ids, identify them.
-		ids := format.ShardFingerprint(cl.ID...)
-		outMeta[format.KeyShardTests] = format.ShardFingerprint(format.Digest(pg, cl.Y), ids)
+		ids := format.ShardFingerprint(tests.ID...)
+		outMeta[format.KeyShardTests] = format.ShardFingerprint(format.Digest(pg, tests.Y), ids)
 		outMeta[format.KeyShardFingerprint] = c.predictFingerprint(outMeta, sk)
 		if c.Fingerprint {
 			return printFingerprint(e, outMeta[format.KeyShardFingerprint])

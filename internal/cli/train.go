@@ -2,9 +2,11 @@ package cli
 
 import (
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/gpc-mc/gpc/core"
+	"github.com/gpc-mc/gpc/core/vecchia"
 	"github.com/gpc-mc/gpc/format"
 )
 
@@ -14,7 +16,7 @@ const trainDescription = `Estimate a GP classifier's marginal likelihood and kee
 
 The input is a covariance stream (gpc-kernel's output): its train block is the orthant problem P(v >= 0) whose log probability is the log marginal likelihood. gpc-train runs the estimator on it (as gpc-orthant does) and writes the cloud stream as the estimate runs, never holding it: the train block, the test rows of the input (ahead of the particles when they take at most a quarter of the cloud's memory, else after them), and each group of particles with their log weights as soon as it and the groups before it are done, followed by the group's estimate of log P.
 
-The input may also be a Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(m) per particle and training point for m neighbours (EP-twisted SMC on the sparse model: no --method, --order or --jitter; --prepare-only writes its preparation as a gpc.vecchia-plan/1 stream that --plan reads), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not the particles (a particle is a value per training point: 80 GB for 10^4 particles at N = 10^6), so gpc-predict combines the posteriors the groups computed as they ended (with more than two classes, each test point's C class probabilities).
+The input may also be a Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(m) per particle and training point for m neighbours (EP-twisted SMC on the sparse model: no --method, --order or --jitter; --prepare-only writes its preparation as a gpc.vecchia-plan/1 stream that --plan reads), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not all the particles (a particle is a value per training point: 40 GB for 10^4 particles at N = 10^6 in float32), so gpc-predict combines the posteriors the groups computed as they ended (with more than two classes, each test point's C class probabilities). To predict new rows later, the cloud keeps --keep K particle paths (float32, drawn by each group from its final weights; by default 4000 when the model has no test rows, none otherwise): 4 N K bytes, 1.6 GB at N = 10^5, and gpc-predict --cloud predicts from them the test rows of a model of the same training data (docs/vecchia.md). A sharded run and a multi-class model keep none yet.
 
 With --shard I/K it estimates only shard I of K, a fixed range of the particle groups, and writes a sub-cloud (gpc.cloud-shard/1: the train and test rows and its groups' particles) that gpc-merge joins with the other shards into exactly the unsharded cloud (docs/scale-out.md).
 
@@ -39,8 +41,21 @@ type trainCmd struct {
 	batchFlags     `embed:""`
 	shardFlags     `embed:""`
 	planFlags      `embed:""`
+	Keep           string `default:"auto" placeholder:"K" help:"On a Vecchia model: the particle paths the cloud keeps for predicting new rows later (gpc-predict --cloud), K in all, split over the groups and drawn by each from its final weights; 0 keeps none. auto (the default): 4000 when the model has no test rows (fewer past N = 134217, so that the cloud stays within 2 GiB, with a warning), else none; at least one per particle group. The cloud grows by 4 N K bytes (1.6 GB for K = 4000 at N = 10^5)."`
 	commonFlags    `embed:""`
 }
+
+// defaultKeep is the particle paths a Vecchia cloud keeps for later
+// prediction when the model has no test rows (--keep auto): a test row's
+// posterior from K equally weighted paths differs from the training
+// pass's by the resampling's error, at most 0.5/sqrt(K) (0.008 at 4000;
+// measured at N = 10^5: docs/vecchia.md), and the cloud holds 4 N K bytes
+// (1.6 GB at N = 10^5, within the 2 GB the predict-later design allows).
+const defaultKeep = 4000
+
+// maxAutoKeepBytes bounds the paths --keep auto keeps: beyond N = 134217
+// (4000 paths of 4 N bytes in 2 GiB) it keeps fewer, and says so.
+const maxAutoKeepBytes = 2 << 30
 
 // Train runs gpc-train.
 func Train(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -61,7 +76,22 @@ func (c *trainCmd) Validate() error {
 	if err := c.validatePlan(c.Shard, c.Input); err != nil {
 		return err
 	}
+	if _, err := c.keep(); err != nil {
+		return err
+	}
 	return c.validateEstimator()
+}
+
+// keep is --keep: a count, or -1 for auto.
+func (c *trainCmd) keep() (int, error) {
+	if c.Keep == "auto" {
+		return -1, nil
+	}
+	k, err := strconv.Atoi(c.Keep)
+	if err != nil || k < 0 {
+		return 0, usagef("--keep %s: give a count of particle paths (0 keeps none) or auto", c.Keep)
+	}
+	return k, nil
 }
 
 func (c *trainCmd) run(e *env) error {
@@ -80,6 +110,9 @@ func (c *trainCmd) run(e *env) error {
 	c.plan = &c.planFlags
 	if schema == format.SchemaVecchia {
 		return c.runVecchia(e, r, name, cfg, mem)
+	}
+	if k, _ := c.keep(); k >= 0 {
+		return usagef("--keep %s: %s is a covariance stream, whose cloud keeps every particle: --keep is for a Vecchia model's cloud (gpc-kernel --vecchia): drop it", c.Keep, name)
 	}
 	cr, err := format.NewCovReader(r, name, mem)
 	if err != nil {
@@ -377,6 +410,12 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 	if c.PrepareOnly {
 		return c.writeVecchiaPlan(e, p, cfg, mem)
 	}
+	keep := 0
+	if !summary {
+		if keep, err = c.keepPaths(p, name); err != nil {
+			return err
+		}
+	}
 	plan, err := planned(p, cfg)
 	if err != nil {
 		return err
@@ -396,6 +435,13 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 	if err != nil {
 		return err
 	}
+	if keep, err = c.keepPerGroup(e, keep, plan.Groups, p.n); err != nil {
+		return err
+	}
+	var kept []int
+	if keep > 0 {
+		kept = vecchia.KeptSizes(keep, core.GroupSizes(plan.Samples, plan.Groups))
+	}
 	if c.Fingerprint {
 		return printFingerprint(e, sh.fp)
 	}
@@ -404,16 +450,73 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 		meta[format.KeyShardRowsOf] = strconv.Itoa(p.t + plan.Groups)
 		meta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
 	}
-	meta[format.KeyRows] = strconv.Itoa(p.t + sh.hi - sh.lo)
+	rowCount := p.t + sh.hi - sh.lo
+	if kept != nil {
+		meta[format.KeyKeptPaths] = format.JoinInts(kept)
+		for _, k := range kept {
+			rowCount += format.VecchiaPathRows(p.n, k)
+		}
+	}
+	meta[format.KeyRows] = strconv.Itoa(rowCount)
 	rows, ids, y := p.tests()
 	enlargePipe(e.stdout)
 	cw, err := format.NewVecchiaCloudWriter(e.stdout, meta, rows, ids, y, c.BatchSize, mem)
 	if err != nil {
 		return err
 	}
-	cfg.Sink = func(g int, out core.GroupResult, grp *core.CloudGroup) error { return cw.WriteGroup(g, out, grp.Post) }
+	cfg.Sink = func(g int, out core.GroupResult, grp *core.CloudGroup) error {
+		if err := cw.WriteGroup(g, out, grp.Post); err != nil || kept == nil || kept[g] == 0 {
+			return err
+		}
+		return cw.WritePaths(g, p.n, grp.Paths, grp.PathW)
+	}
 	if err := c.estimate(e, p, cfg, plan, sh); err != nil {
 		return err
 	}
 	return cw.Close()
+}
+
+// keepPaths sets the particle paths a Vecchia model's estimate keeps in
+// all for later prediction (--keep; auto: defaultKeep where the model has
+// no test rows), before the estimate is planned (the kept paths take
+// memory), and returns it. A sharded run and a multi-class model keep
+// none: asked for them, --keep is refused.
+func (c *trainCmd) keepPaths(p *vecchiaProblem, name string) (int, error) {
+	k, _ := c.keep()
+	_, sk, _ := c.shard()
+	if k < 0 {
+		k = 0
+		if p.t == 0 && sk == 0 && p.classes == nil {
+			k = min(defaultKeep, maxAutoKeepBytes/(4*max(p.n, 1)))
+		}
+	}
+	if k == 0 {
+		return 0, nil
+	}
+	switch {
+	case p.classes != nil:
+		return 0, usagef("--keep %s: %s is a multi-class Vecchia model, whose cloud keeps no particle paths yet: predict new rows by giving them to gpc-kernel --vecchia with --test and running gpc-train again (drop --keep)", c.Keep, name)
+	case sk > 0:
+		return 0, usagef("--keep %s with --shard: a sharded Vecchia cloud keeps no particle paths yet (gpc-merge joins posteriors only): train unsharded to keep them, or drop --keep", c.Keep)
+	}
+	p.Estimator.(*vecchia.Prepared).KeepPaths = k
+	return k, nil
+}
+
+// keepPerGroup checks the kept paths against the groups, every one of
+// which keeps at least one: a --keep below the group count is refused,
+// auto's is raised to it; and says when auto keeps fewer than defaultKeep
+// (a cloud of at most maxAutoKeepBytes).
+func (c *trainCmd) keepPerGroup(e *env, keep, groups, n int) (int, error) {
+	if keep == 0 {
+		return 0, nil
+	}
+	if c.Keep != "auto" && keep < groups {
+		return 0, usagef("--keep %s: the estimate runs %d particle groups and each keeps at least one path: give at least %d (or 0 for none)", c.Keep, groups, groups)
+	}
+	keep = max(keep, groups)
+	if c.Keep == "auto" && keep < defaultKeep {
+		e.rep.warnf("--keep auto keeps %d particle paths (a %.1f GB cloud at N = %d), not %d: a later prediction is then within about %.3f of the training pass's (0.5/sqrt(K)); --keep K asks for more", keep, float64(keep)*4*float64(n)/1e9, n, defaultKeep, 0.5/math.Sqrt(float64(keep)))
+	}
+	return keep, nil
 }

@@ -30,7 +30,10 @@
 // alpha_d of the structure) over the features above log 2: a common
 // factor moves no neighbour), the structure is recomputed at the optimum
 // and the search runs again from there, at most MaxRestructures times.
-// Within one search the objective never jumps; between searches it
+// Where the structure at the optimum breaks the evidence's factor down
+// even with the largest dense block (its neighbours in the new metric
+// far weaker than the labels' information), the search's own structure
+// and its optimum stay, and Result.Kept says so. Within one search the objective never jumps; between searches it
 // changes by the difference between the two structures' Vecchia models at
 // the same theta.
 //

@@ -91,6 +91,20 @@ type Evidence struct {
 	lastLZ float64
 }
 
+// saved returns a copy of e's structure and evaluator, for restore.
+func (e *Evidence) saved() Evidence {
+	s := *e
+	s.mode, s.last = slices.Clone(e.mode), slices.Clone(e.last)
+	return s
+}
+
+// restore puts back the structure and evaluator of s (saved), keeping
+// e's counts.
+func (e *Evidence) restore(s Evidence) {
+	s.Evals, s.Grads, s.Breakdowns = e.Evals, e.Grads, e.Breakdowns
+	*e = s
+}
+
 // NewEvidence returns the evidence of problem p over the hyperparameters
 // params of kernel k, on the structure computed in the kernel's metric at
 // theta; where the log-determinant's factor breaks down at theta, the
@@ -111,12 +125,16 @@ func (e *Evidence) KernelAt(theta []float64) *gp.Kernel {
 	return fit.KernelFrom(e.Kernel, e.Params, theta)
 }
 
+// newStructure is vecchia.NewStructure (a variable so that a test can
+// make a recomputed structure break down).
+var newStructure = vecchia.NewStructure
+
 // restructure computes the structure in the kernel's metric at theta and
 // the evaluator for it (setBlock).
 func (e *Evidence) restructure(ctx context.Context, theta []float64) error {
 	p := e.P
 	k := e.KernelAt(theta)
-	s, err := vecchia.NewStructure(metric(p, k), len(p.Y), p.D, vecchia.Options{M: p.M, Order: p.Order, Threads: p.Threads})
+	s, err := newStructure(metric(p, k), len(p.Y), p.D, vecchia.Options{M: p.M, Order: p.Order, Threads: p.Threads})
 	if err != nil {
 		return err
 	}
@@ -271,8 +289,13 @@ type Result struct {
 	// Evidence is the last one's evidence (its structure, block and
 	// counts), Evals and Grads the evaluations and gradients of all.
 	Restructures, Reblocks int
-	Evidence               *Evidence
-	Evals, Grads           int
+	// Kept is set where the structure recomputed at the optimum broke
+	// the evidence's factor down even with the largest dense block: the
+	// last search's structure was kept, whose metric (Evidence.Scales)
+	// is then more than RestructureFactor from the optimum's.
+	Kept         bool
+	Evidence     *Evidence
+	Evals, Grads int
 }
 
 // Maximize maximizes the Laplace evidence of problem p (plus cfg.Prior)
@@ -281,8 +304,9 @@ type Result struct {
 // Prior and Progress (stage "laplace"), on the structure at theta0's
 // metric, recomputed at the optimum while an ard kernel's metric has
 // moved by more than RestructureFactor (see the package's doc), at most
-// MaxRestructures times, and run again with a larger dense block where a
-// search met breakdowns of the evidence's factor and stopped short of a
+// MaxRestructures times (a structure there that breaks the factor down
+// even with the largest block is not taken: Result.Kept), and run again
+// with a larger dense block where a search met breakdowns of the evidence's factor and stopped short of a
 // stationary point (StationaryTol), at most MaxReblocks times. cfg's
 // Samples, Rounds, FinalSamples, Seed, SkipEP and Hessian are not used.
 // It returns a *fit.TrapError, without a result, if the kernel at the
@@ -322,8 +346,18 @@ func Maximize(ctx context.Context, p *Problem, k gp.Kernel, params []gp.Hyper, t
 		if ev.MetricDrift(theta) <= math.Log(RestructureFactor) || out.Restructures == MaxRestructures {
 			break
 		}
+		prev := ev.saved()
 		if err := ev.restructure(ctx, theta); err != nil {
-			return nil, fmt.Errorf("vfit: the structure at the optimum: %w", err)
+			if !errors.Is(err, vecchia.ErrLaplaceBreakdown) {
+				return nil, fmt.Errorf("vfit: the structure at the optimum: %w", err)
+			}
+			// The neighbours in the optimum's metric break the
+			// evidence's factor down even with the largest block: the
+			// search's own structure, on which theta is the optimum,
+			// stays (Result.Kept).
+			ev.restore(prev)
+			out.Kept = true
+			break
 		}
 		out.Restructures++
 	}

@@ -3,6 +3,7 @@ package vfit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gpc-mc/gpc/core/fit"
 	"github.com/gpc-mc/gpc/core/gp"
+	"github.com/gpc-mc/gpc/core/vecchia"
 )
 
 // twoClass returns n points of the large-N issue's two-class problem
@@ -180,6 +182,47 @@ func TestMaximizeARD(t *testing.T) {
 	}
 	if dr := res.Evidence.MetricDrift(res.Theta); dr > math.Log(RestructureFactor) && res.Restructures < MaxRestructures {
 		t.Errorf("the structure's metric is a factor %.3g from the optimum's", math.Exp(dr))
+	}
+}
+
+// TestMaximizeKept makes the structure recomputed at ard's optimum break
+// the evidence's factor down (as the neighbours in a fitted metric can on
+// many features): the search's own structure and its optimum stay, with
+// Result.Kept, instead of an error that loses the search.
+func TestMaximizeKept(t *testing.T) {
+	if raceEnabled && testing.Short() {
+		t.Skip("ard's search takes minutes under the race detector; the plain run covers it")
+	}
+	calls := 0
+	newStructure = func(x []float64, n, d int, o vecchia.Options) (*vecchia.Structure, error) {
+		if calls++; calls > 1 {
+			return nil, fmt.Errorf("a test's structure: %w", vecchia.ErrLaplaceBreakdown)
+		}
+		return vecchia.NewStructure(x, n, d, o)
+	}
+	defer func() { newStructure = vecchia.NewStructure }()
+	ctx := context.Background()
+	x, y, d := twoClass(300, 1, 3, 7)
+	p := &Problem{X: x, D: d, Y: y, M: 15}
+	k, hs, th0, lo, hi := start(t, p, gp.KernelARD)
+	cfg := fit.FitConfig{Lower: lo, Upper: hi, Prior: fit.NewLogNormalPrior(th0, fit.ARDPriorSD)}
+	res, err := Maximize(ctx, p, k, hs, th0, cfg)
+	if err != nil {
+		t.Fatalf("a structure that breaks down at the optimum lost the search: %v", err)
+	}
+	ev := res.Evidence
+	if calls != 2 || !res.Kept || res.Restructures != 0 {
+		t.Fatalf("%d structures, kept %v, %d restructures: want 2, true, 0", calls, res.Kept, res.Restructures)
+	}
+	if !slices.EqualFunc(ev.Scales, k.Alpha, func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*b }) {
+		t.Errorf("the kept structure's scales %v are not the start's %v", ev.Scales, k.Alpha)
+	}
+	if dr := ev.MetricDrift(res.Theta); dr <= math.Log(RestructureFactor) {
+		t.Errorf("the optimum's metric moved by a factor %.3g only: no restructure was tried", math.Exp(dr))
+	}
+	lz, _, err := ev.At(ctx, res.Theta, false)
+	if err != nil || math.Abs(lz-res.LogZ) > 1e-9*math.Abs(lz) {
+		t.Errorf("the kept evaluator gives %v (%v) at the optimum, the search %v", lz, err, res.LogZ)
 	}
 }
 

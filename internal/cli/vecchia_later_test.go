@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gpc-mc/gpc/format"
+)
+
+// csvColumn returns a CSV table's column (by its header) as numbers.
+func csvColumn(t *testing.T, data []byte, col string) []float64 {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	k := -1
+	for i, h := range strings.Split(lines[0], ",") {
+		if h == col {
+			k = i
+		}
+	}
+	if k < 0 {
+		t.Fatalf("no column %s in %q", col, lines[0])
+	}
+	var v []float64
+	for _, l := range lines[1:] {
+		x, err := strconv.ParseFloat(strings.Split(l, ",")[k], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = append(v, x)
+	}
+	return v
+}
+
+// TestVecchiaPredictLater trains a Vecchia cloud once and predicts new
+// rows from its kept paths (gpc-predict --cloud): (a) keeping every
+// particle, the later posteriors are the training pass's, byte for byte;
+// (b) keeping the default 4000 resampled paths of 8000, they are within
+// the resampling's error (a posterior from K equally weighted paths has
+// a standard deviation of at most 0.5/sqrt(K)); (c) the cloud and the
+// posteriors do not depend on the thread count; and the model without
+// test rows has the training part of the one with them (their
+// fingerprints agree, so either trains the cloud).
+func TestVecchiaPredictLater(t *testing.T) {
+	train, test := vecchiaFiles(t, 300, 40)
+	kernel := []string{"--alpha", "1", "--beta", "10", "--vecchia", "20", "--train", train}
+	withTests := runCLI(t, Kernel, cliCase{args: append(append([]string{}, kernel...), "--test", test)})
+	noTests := runCLI(t, Kernel, cliCase{args: kernel})
+	if a, b := modelMeta(t, withTests, format.KeyFingerprint), modelMeta(t, noTests, format.KeyFingerprint); a != b {
+		t.Fatalf("the model with test rows has fingerprint %s, without %s", a, b)
+	}
+	dir := t.TempDir()
+	save := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	csv := []string{"--format", "csv"}
+
+	// (a) every particle kept, with its weight.
+	pass := runCLI(t, Predict, cliCase{args: csv, stdin: runCLI(t, Train, cliCase{args: []string{"--samples", "2000", "--keep", "0"}, stdin: withTests})})
+	all := save("all.arrows", runCLI(t, Train, cliCase{args: []string{"--samples", "2000", "--keep", "2000"}, stdin: noTests}))
+	later := runCLI(t, Predict, cliCase{args: append([]string{"--cloud", all}, csv...), stdin: withTests})
+	if !bytes.Equal(pass, later) {
+		t.Errorf("from every particle kept, the later posteriors differ from the training pass's:\n%s\n%s", pass, later)
+	}
+	// A cloud with test rows that keeps paths still predicts its own.
+	own := runCLI(t, Train, cliCase{args: []string{"--samples", "2000", "--keep", "2000"}, stdin: withTests})
+	if got := runCLI(t, Predict, cliCase{args: csv, stdin: own}); !bytes.Equal(pass, got) {
+		t.Errorf("a cloud that keeps paths predicts its own test rows differently from one that keeps none")
+	}
+
+	// (b) the default: 4000 paths resampled from 8000 particles.
+	pass = runCLI(t, Predict, cliCase{args: csv, stdin: runCLI(t, Train, cliCase{args: []string{"--samples", "8000"}, stdin: withTests})})
+	cloud := runCLI(t, Train, cliCase{args: []string{"--samples", "8000", "--threads", "1"}, stdin: noTests})
+	cl, err := format.ReadVecchiaCloudHead(bytes.NewReader(cloud), "cloud", false, format.NewAllocator(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, k := range cl.Kept {
+		kept += k
+	}
+	if kept != defaultKeep {
+		t.Fatalf("the cloud of a model without test rows keeps %d paths (%v), not the default %d", kept, cl.Kept, defaultKeep)
+	}
+	// (c) the thread count.
+	if c2 := runCLI(t, Train, cliCase{args: []string{"--samples", "8000", "--threads", "2"}, stdin: noTests}); !bytes.Equal(cloud, c2) {
+		t.Errorf("the cloud with kept paths differs between --threads 1 and 2")
+	}
+	path := save("cloud.arrows", cloud)
+	later = runCLI(t, Predict, cliCase{args: append([]string{"--cloud", path, "--threads", "1"}, csv...), stdin: withTests})
+	if l2 := runCLI(t, Predict, cliCase{args: append([]string{"--cloud", path, "--threads", "2"}, csv...), stdin: withTests}); !bytes.Equal(later, l2) {
+		t.Errorf("the later posteriors differ between --threads 1 and 2")
+	}
+	p0, p1 := csvColumn(t, pass, "p"), csvColumn(t, later, "p")
+	if len(p0) != 40 || len(p1) != 40 {
+		t.Fatalf("%d and %d posteriors for 40 test rows", len(p0), len(p1))
+	}
+	sd := 0.5 / math.Sqrt(defaultKeep)
+	mad := 0.0
+	for j := range p0 {
+		d := math.Abs(p0[j] - p1[j])
+		mad += d / float64(len(p0))
+		if d > 5*sd {
+			t.Errorf("test row %d: %v from the kept paths, %v in the training pass: more than 5 x %.3g apart", j, p1[j], p0[j], sd)
+		}
+	}
+	if mad > sd {
+		t.Errorf("mean absolute difference %.3g from the training pass, more than %.3g", mad, sd)
+	}
+	t.Logf("mean absolute difference %.3g (bound %.3g)", mad, sd)
+}
