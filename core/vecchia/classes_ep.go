@@ -203,7 +203,9 @@ func (p *PreparedMulticlass) runEP(ctx context.Context, a, t *tri, say func(stri
 // core.WidenFactor, and their linear terms moved so that q's mean stays
 // EP's. Dividing out EP's site of such a point leaves the step a
 // Gaussian weight over the particles, where the label's probability is
-// nearly flat: at N = 1000, three classes, ... It returns the number of
+// nearly flat, and the wider proposal reaches the tails that EP's own
+// under-covers (docs/vecchia.md, Calibration: what it does to the
+// coverage at N = 1000 with three classes). It returns the number of
 // sites widened.
 func (e *classEP) widen() int {
 	p := e.p
