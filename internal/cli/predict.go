@@ -36,8 +36,8 @@ From a multi-class cloud (gpc-kernel with three or more classes), one row per te
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv | gpc-train > cloud.arrows
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-predict --cloud cloud.arrows --format csv > posteriors.csv
-  gpc-kernel --alpha 1 --beta 10 --vecchia 30 --train big.csv | gpc-train > vcloud.arrows   # keeps 4000 particle paths
-  gpc-kernel --alpha 1 --beta 10 --vecchia 30 --train big.csv --test new.csv | gpc-predict --cloud vcloud.arrows
+  gpc-kernel --standardize --alpha 4 --beta 10 --vecchia 30 --train examples/crabs/train.csv | gpc-train > vcloud.arrows   # no test rows: keeps 4000 particle paths
+  gpc-kernel --standardize --alpha 4 --beta 10 --vecchia 30 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-predict --cloud vcloud.arrows
 
 ` + exitHelp
 
