@@ -451,23 +451,14 @@ func (t *tri) eliminate(lo, hi int) bool {
 	if t.pc != nil && hi == t.n && lo <= t.full {
 		return t.eliminateLevels(lo)
 	}
-	d := t.diag
 	for k := hi - 1; k >= lo; k-- {
 		if t.dup[k] {
 			continue
 		}
-		if !(d[k] > 0) || math.IsInf(d[k], 1) {
+		if !t.pivot(k) {
 			return false
 		}
-		dk := math.Sqrt(d[k])
-		d[k] = dk
 		s, e := t.start[k], t.start[k+1]
-		for q := s; q < e; q++ {
-			t.off[q] /= dk
-		}
-		for q := s; q < e; q++ {
-			d[t.nbr[q]] -= t.off[q] * t.off[q]
-		}
 		if k < t.full {
 			t.denseOuter(k)
 			continue
@@ -592,19 +583,32 @@ func (t *tri) eliminateLevels(lo int) bool {
 		if t.dup[k] {
 			continue
 		}
-		if !(d[k] > 0) || math.IsInf(d[k], 1) {
+		if !t.pivot(k) {
 			return false
 		}
-		dk := math.Sqrt(d[k])
-		d[k] = dk
-		s, e := t.start[k], t.start[k+1]
-		for q := s; q < e; q++ {
-			t.off[q] /= dk
-		}
-		for q := s; q < e; q++ {
-			d[t.nbr[q]] -= t.off[q] * t.off[q]
-		}
 		t.denseOuter(k)
+	}
+	return true
+}
+
+// pivot takes the square root of row k's diagonal, divides the row's
+// entries by it and subtracts their squares from their columns'
+// diagonals: the step of column k that eliminate and eliminateLevels'
+// sequential tail share. It reports false where the diagonal is not
+// positive and finite (a breakdown).
+func (t *tri) pivot(k int) bool {
+	d := t.diag
+	if !(d[k] > 0) || math.IsInf(d[k], 1) {
+		return false
+	}
+	dk := math.Sqrt(d[k])
+	d[k] = dk
+	s, e := t.start[k], t.start[k+1]
+	for q := s; q < e; q++ {
+		t.off[q] /= dk
+	}
+	for q := s; q < e; q++ {
+		d[t.nbr[q]] -= t.off[q] * t.off[q]
 	}
 	return true
 }
