@@ -60,14 +60,40 @@ type cholPivot struct {
 // SIAM (xPOTRF, xPSTRF); N. J. Higham (2002), Accuracy and Stability of
 // Numerical Algorithms, 2nd ed., SIAM, section 10.3.
 func cholesky(w []float64, n int, pv *cholPivot, workers int) int {
+	return choleskyCols(w, n, n, pv, workers)
+}
+
+// PartialCholesky factorises the first cols columns of the symmetric
+// matrix whose lower triangle w holds (n x n, row-major), in place and
+// without pivoting: with w = [W11 W21'; W21 W22], W11 of order cols,
+//
+//	W11 = L11 L11',   L21 = W21 L11^-T,
+//
+// and the trailing lower triangle is left holding the Schur complement
+// W22 - L21 L21'. The upper triangle is set to zero. cols = n is the
+// whole factorisation. The same blocked kernels as the dense path's
+// factorisation, on up to workers goroutines; the result does not depend
+// on workers. It returns the first position (below cols) whose
+// conditional variance is not positive, w then partly overwritten, and -1
+// on success.
+func PartialCholesky(w []float64, n, cols, workers int) int {
+	if cols < 0 || cols > n {
+		panic("core: PartialCholesky: cols out of range")
+	}
+	return choleskyCols(w, n, cols, nil, workers)
+}
+
+// choleskyCols is cholesky stopped after the first cols columns, the
+// trailing matrix then holding their Schur complement (PartialCholesky).
+func choleskyCols(w []float64, n, cols int, pv *cholPivot, workers int) int {
 	if len(w) < n*n {
 		panic("core: cholesky: w too short")
 	}
 	workers = max(1, workers)
 	var ws gemm.Workspace
 	neg := make([]float64, n*cholBlock)
-	for k0 := 0; k0 < n; k0 += cholBlock {
-		k1 := min(n, k0+cholBlock)
+	for k0 := 0; k0 < cols; k0 += cholBlock {
+		k1 := min(cols, k0+cholBlock)
 		for i := k0; i < k1; i++ {
 			if pv != nil {
 				if j := pv.pick(i); j != i {

@@ -194,3 +194,58 @@ func TestGreedyPickThreads(t *testing.T) {
 	}
 	factorThreadsIdentical(t, Box{N: n, Cov: cov}, OrderGreedy, 1, 3)
 }
+
+// TestPartialCholesky checks PartialCholesky against its definition: the
+// leading columns' factor L11 (gonum's factor of W11), L21 = W21 L11^-T
+// by substitution, and the trailing lower triangle W22 - L21 L21', on cuts
+// inside and at the edges of panels; and that it reports a leading block
+// that is not positive definite at its failing position.
+func TestPartialCholesky(t *testing.T) {
+	const n = 2*cholBlock + 37
+	a := randSPD(n, 11)
+	for _, cols := range []int{0, 1, 40, cholBlock, cholBlock + 1, 2*cholBlock + 3, n - 1, n} {
+		w := slices.Clone(a)
+		if at := PartialCholesky(w, n, cols, 3); at >= 0 {
+			t.Fatalf("cols=%d: refused at %d", cols, at)
+		}
+		// The reference, in plain loops: column by column (right-looking).
+		r := slices.Clone(a)
+		for j := range cols {
+			r[j*n+j] = math.Sqrt(r[j*n+j])
+			for p := j + 1; p < n; p++ {
+				r[p*n+j] /= r[j*n+j]
+			}
+			for p := j + 1; p < n; p++ {
+				for q := j + 1; q <= p; q++ {
+					r[p*n+q] -= r[p*n+j] * r[q*n+j]
+				}
+			}
+		}
+		for i := range n {
+			for j := range n {
+				want := 0.0
+				if j <= i {
+					want = r[i*n+j]
+				}
+				if d := math.Abs(w[i*n+j] - want); d > 1e-11 || j > i && w[i*n+j] != 0 {
+					t.Fatalf("cols=%d: w[%d][%d] = %v, want %v", cols, i, j, w[i*n+j], want)
+				}
+			}
+		}
+		w2 := slices.Clone(a)
+		PartialCholesky(w2, n, cols, 1)
+		if !slices.Equal(w, w2) {
+			t.Fatalf("cols=%d: the bits depend on the workers", cols)
+		}
+	}
+	b := slices.Clone(a)
+	b[50*n+50] = -1
+	if at := PartialCholesky(b, n, 100, 2); at != 50 {
+		t.Fatalf("an indefinite leading block refused at %d, want 50", at)
+	}
+	b = slices.Clone(a)
+	b[150*n+150] = -1
+	if at := PartialCholesky(b, n, 100, 2); at != -1 {
+		t.Fatalf("a trailing entry refused the leading block at %d", at)
+	}
+}

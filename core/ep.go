@@ -47,6 +47,7 @@ type EP struct {
 	moving    float64 // the fraction of the sites that may still change by tol or more when the sweeps stop
 	trace     Trace   // told of each sweep and the recompute
 	lazy      bool    // see epLazy
+	widened   int     // the sites widenSites widened
 }
 
 // epLazy: the proposal's EP from EPLargeN variables on (lazyEP: Prepare,
@@ -501,6 +502,21 @@ func (e *EP) factorTrace(ord Ordering, labels []float64, tr Trace, last bool) (*
 	}
 	tr.printf("ep/%s: ordering and factorising Sigma", ord.Kind)
 	return e.factor(ord, last)
+}
+
+// ProposalSites returns the sites of MethodEP's proposal on box, as
+// Prepare computes them: sequential EP's, stopped as the proposal's EP
+// stops, and widened as the proposal widens them from EPLargeN variables
+// on (widenSites; below it, EP's own), with EP's statistics and the number
+// of sites widened. A sparse estimator whose model is small enough to form
+// its dense covariance takes the dense path's sites from it
+// (core/vecchia's complete proposal).
+func ProposalSites(box Box, jitter float64, tr Trace) (tau, nu []float64, stats EPStats, widened int, err error) {
+	e, err := newEP(box, jitter, EPTol, tr, lazyEP(box.N), widenLarge)
+	if err != nil {
+		return nil, nil, EPStats{}, 0, err
+	}
+	return e.Tau, e.Nu, e.Stats, e.widened, nil
 }
 
 // PrepareEP is NewEP followed by EP.Factor, as Prepare does it (the sites

@@ -242,6 +242,7 @@ func (e *EP) widenSites(tr Trace) error {
 		return nil
 	}
 	tr.printf("EP: widening %d sites of small precision", k)
+	e.widened = k
 	d := make([]float64, k)
 	for c, i := range set {
 		d[c] = (1 - WidenFactor) * e.Tau[i]

@@ -142,7 +142,7 @@ func ReadVecchiaPlan(r io.Reader, name string, m *vecchia.Model, mem memory.Allo
 	if err := parseVecchiaPlanScalars(meta[KeyVecchiaPlan], pp); err != nil {
 		return nil, nil, dataErrorf(name, "metadata %s: %v", KeyVecchiaPlan, err)
 	}
-	if pp.Block < 0 || pp.Block > min(m.N, vecchia.MaxBlock) {
+	if !vecchia.ValidBlock(m, pp.Block) {
 		return nil, nil, dataErrorf(name, "metadata %s: a dense block of %d rows in a model of %d", KeyVecchiaPlan, pp.Block, m.N)
 	}
 	lens := vecchia.ProposalPattern(m, pp.Block)

@@ -22,13 +22,7 @@ import (
 func (m *Model) Implied() (cov, cross, vars []float64) {
 	n := m.N
 	l := m.latentFactor()
-	var ws gemm.Workspace
-	workers := runtime.GOMAXPROCS(0)
-	cov = make([]float64, n*n)
-	ws.NT(n, n, n, l, n, l, n, cov, n, false, workers)
-	for i := range n {
-		cov[i*n+i] += m.Noise
-	}
+	cov = m.impliedCov(l)
 	if m.T == 0 {
 		return cov, nil, nil
 	}
@@ -47,6 +41,8 @@ func (m *Model) Implied() (cov, cross, vars []float64) {
 		vars[t] = v
 	}
 	cross = make([]float64, m.T*n)
+	var ws gemm.Workspace
+	workers := runtime.GOMAXPROCS(0)
 	ws.NT(m.T, n, n, lt, n, l, n, cross, n, false, workers)
 	return cov, cross, vars
 }

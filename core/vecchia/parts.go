@@ -69,8 +69,8 @@ func ProposalPattern(m *Model, block int) []int {
 // NewPreparedFromParts returns the Prepared of model m whose parts are pp
 // (Prepared.Parts of Prepare(m)'s result): the same proposal, bit for bit,
 // with no work but the checks. It returns a *core.InputError if the model
-// is not valid or the parts do not fit it: their lengths, a block beyond
-// MaxBlock or the model, values that are not finite, a factor's diagonal
+// is not valid or the parts do not fit it: their lengths, a block that is
+// not ValidBlock, values that are not finite, a factor's diagonal
 // entry that is not positive on a regular row.
 func NewPreparedFromParts(m *Model, pp PreparedParts) (*Prepared, error) {
 	if err := m.Validate(); err != nil {
@@ -80,8 +80,8 @@ func NewPreparedFromParts(m *Model, pp PreparedParts) (*Prepared, error) {
 	bad := func(format string, args ...any) error {
 		return &core.InputError{Index: -1, Msg: fmt.Sprintf(format, args...)}
 	}
-	if pp.Block < 0 || pp.Block > min(n, MaxBlock) {
-		return nil, bad("a dense block of %d rows in a model of %d (at most %d)", pp.Block, n, MaxBlock)
+	if !ValidBlock(m, pp.Block) {
+		return nil, bad("a dense block of %d rows in a model of %d (at most %d, or every row of a model of at most %d regular rows)", pp.Block, n, MaxBlock, MaxComplete)
 	}
 	for _, v := range []struct {
 		name string

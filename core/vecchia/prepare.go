@@ -62,7 +62,8 @@ type Prepared struct {
 	// twisted by each row's site at that row's own bound.
 	rtau, rnu []float64
 	// Block is the number of leading variables with EP's sites and dense
-	// rows; Laplace and EP describe the two solves.
+	// rows (N for a complete proposal: Complete); Laplace and EP describe
+	// the two solves.
 	Block   int
 	Laplace *Sites
 	EP      core.EPStats
@@ -108,7 +109,14 @@ const (
 	// cost O(MaxBlock^2) per particle, its EP O(MaxBlock^3); a repeat's
 	// row is empty.
 	MaxBlock = 1000
+	// MaxComplete bounds the regular rows of a model whose proposal may be
+	// complete (prepareComplete).
+	MaxComplete = 6000
 )
+
+// blockCap is the block's cap in use: MaxBlock, lowered by tests so that
+// small models have rows after it.
+var blockCap = MaxBlock
 
 // maxSiteShare is the largest share of a step's proposal precision that
 // its site may take.
@@ -137,6 +145,14 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 		return nil, err
 	}
 	p := &Prepared{m: m, Laplace: st, eta: make([]float64, n)}
+	if completeProposal(m, st.Tau) {
+		switch ok, err := p.prepareComplete(ctx, a, tr, say); {
+		case err != nil:
+			return nil, err
+		case ok:
+			return p, nil
+		}
+	}
 	p.Block = blockSize(m, st.Tau)
 	say("EP: %d Newton steps done; parallel EP with a dense block of %d", st.Iterations, p.Block)
 	h := hybridPattern(m, a, p.Block)
@@ -174,6 +190,19 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 			p.nu[k] /= 2
 		}
 	}
+	// the last round's mean: a start close to the end
+	if err := p.finish(a, t, pd, po, e.rtau, e.rnu, e.mean); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// finish completes the proposal from its factor t of A'A + diag(p.tau)
+// (pd and po: scratch of t's pattern), EP's row sites ertau, ernu and a
+// start mu for q's mean: the sites' clipping, the rows' sites, the prior's
+// coefficients in t's pattern and q's mean.
+func (p *Prepared) finish(a, t *tri, pd, po, ertau, ernu, mu []float64) error {
+	m, n := p.m, p.m.N
 	for k := range n {
 		if m.CondVar[k] == 0 {
 			continue
@@ -187,11 +216,12 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 		t.assemble(a, p.tau, pd, po)
 		shift, err := t.factorShifted(pd, po, 0, n, maxShift)
 		if err != nil {
-			return nil, &core.InputError{Index: -1, Msg: "the proposal's incomplete factorisation breaks down: give more neighbours, or use the dense path"}
+			return &core.InputError{Index: -1, Msg: "the proposal's incomplete factorisation breaks down: give more neighbours, or use the dense path"}
 		}
 		p.Shift = max(p.Shift, shift)
 	}
-	p.rtau, p.rnu = rowSites(m, e, p)
+	p.rtau, p.rnu = rowSites(m, ertau, ernu, p)
+	t.dw = nil // a complete factorisation's scratch
 	p.prop = t
 	p.setPriorCoefficients()
 	// q's mean: the exact mean of p(x) prod site(x), mu = P^-1 Nu with
@@ -200,10 +230,9 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	// const: the dropped fill-in enters r only through the particles'
 	// spread about the mean, not through the mean itself (which T'T eta =
 	// Nu would leave |mu| away from P^-1 Nu).
-	mu := e.mean // the last round's, a start close to the end
 	p.MeanSteps = meanOf(mu, a, t, p.tau, p.nu, meanTol)
 	t.mulTo(p.eta, mu)
-	return p, nil
+	return nil
 }
 
 // setPriorCoefficients sets pb, the prior's coefficients in the proposal's
@@ -231,23 +260,23 @@ func (p *Prepared) setPriorCoefficients() {
 
 // rowSites returns the proposal's sites by row: each latent variable's
 // site p.tau, p.nu split among the rows that observe it (its point's and
-// its repeats') in the shares of EP's row sites e.rtau, e.rnu, so that they
+// its repeats') in the shares of EP's row sites ertau, ernu, so that they
 // sum to it. A variable observed once has its own site. The sites of a
 // shared variable went through the proposal's halving (SiteScale, both
 // parts) and clipping (its precision) since EP, never widenSites: the
 // precisions are scaled as the sum was, the linear terms by SiteScale, and
 // the point's own row takes the rest, so that the sum is exact.
-func rowSites(m *Model, e *parallelEP, p *Prepared) (rtau, rnu []float64) {
+func rowSites(m *Model, ertau, ernu []float64, p *Prepared) (rtau, rnu []float64) {
 	n := m.N
 	rtau, rnu = slices.Clone(p.tau), slices.Clone(p.nu)
 	sum := make([]float64, n) // EP's row precisions, summed by variable
 	shared := false
 	for k := range n {
 		if d := m.Dup(k); d >= 0 {
-			sum[d] += e.rtau[k]
+			sum[d] += ertau[k]
 			shared = true
 		} else {
-			sum[k] += e.rtau[k]
+			sum[k] += ertau[k]
 		}
 	}
 	if !shared {
@@ -258,9 +287,9 @@ func rowSites(m *Model, e *parallelEP, p *Prepared) (rtau, rnu []float64) {
 		if d < 0 {
 			continue
 		}
-		rtau[k], rnu[k] = 0, e.rnu[k]
+		rtau[k], rnu[k] = 0, ernu[k]
 		if sum[d] > 0 {
-			rtau[k] = e.rtau[k] * (p.tau[d] / sum[d])
+			rtau[k] = ertau[k] * (p.tau[d] / sum[d])
 		}
 		if d >= p.Block {
 			rnu[k] *= p.SiteScale
@@ -274,6 +303,30 @@ func rowSites(m *Model, e *parallelEP, p *Prepared) (rtau, rnu []float64) {
 // blockSize returns the dense block's size for the model with sites of
 // precisions tau (see blockTol).
 func blockSize(m *Model, tau []float64) int {
+	k0 := blockRule(m, tau)
+	// At most MaxBlock regular rows: a repeat's row is empty, so the
+	// block's cost is in its regular rows (at N = 10^5 of two-class data
+	// rounded to one decimal, 96 % of the rows repeat).
+	regular := 0
+	for k := range k0 {
+		if m.CondVar[k] != 0 {
+			if regular == blockCap {
+				k0 = k
+				break
+			}
+			regular++
+		}
+	}
+	for k0 < m.N && m.CondVar[k0] == 0 {
+		k0++ // a repeat goes with the point it repeats
+	}
+	return k0
+}
+
+// blockRule returns the rows the block's rule asks for, before its cap:
+// up to the last whose prior conditional variance times the largest site
+// precision is at least blockTol.
+func blockRule(m *Model, tau []float64) int {
 	wmax := 0.0
 	for _, v := range tau {
 		wmax = max(wmax, v)
@@ -283,22 +336,6 @@ func blockSize(m *Model, tau []float64) int {
 		if m.CondVar[k]*wmax >= blockTol {
 			k0 = k + 1
 		}
-	}
-	// At most MaxBlock regular rows: a repeat's row is empty, so the
-	// block's cost is in its regular rows (at N = 10^5 of two-class data
-	// rounded to one decimal, 96 % of the rows repeat).
-	regular := 0
-	for k := range k0 {
-		if m.CondVar[k] != 0 {
-			if regular == MaxBlock {
-				k0 = k
-				break
-			}
-			regular++
-		}
-	}
-	for k0 < m.N && m.CondVar[k0] == 0 {
-		k0++ // a repeat goes with the point it repeats
 	}
 	return k0
 }

@@ -33,6 +33,10 @@ type tri struct {
 	aaOf     *tri
 	aaD, aaO []float64
 	sc       *schedule // the level schedule (sched), built at first use
+	// complete: every row is dense (full = n) and the factorisations run
+	// on a dense copy (eliminateDense); dw is its scratch.
+	complete bool
+	dw       []float64
 }
 
 // newTri returns the pattern of model m with zero values.
@@ -448,6 +452,9 @@ var errBreakdown = errors.New("vecchia: the incomplete Cholesky factorisation br
 // before it that the pattern holds. It reports false at a pivot that is not
 // positive.
 func (t *tri) eliminate(lo, hi int) bool {
+	if t.complete {
+		return t.eliminateDense(lo, hi)
+	}
 	if t.pc != nil && hi == t.n && lo <= t.full {
 		return t.eliminateLevels(lo)
 	}
@@ -493,6 +500,62 @@ func (t *tri) eliminate(lo, hi int) bool {
 			}
 		}
 	}
+	return true
+}
+
+// eliminateDense is eliminate on a complete pattern (every row dense): the
+// regular rows below hi, copied into a dense square in reverse order (the
+// reverse factor T'T = P is J L' J for the Cholesky factor J P J = L L', J
+// the reversal), factored over rows hi-1 down to lo by
+// core.PartialCholesky, whose trailing square is then the rows below lo
+// with the eliminated rows' updates applied, and copied back. The copies
+// run on every core, a row each; the factorisation's bits do not depend
+// on the thread count.
+func (t *tri) eliminateDense(lo, hi int) bool {
+	hr, lr := 0, 0
+	for k := range hi {
+		if !t.dup[k] {
+			hr++
+			if k < lo {
+				lr++
+			}
+		}
+	}
+	t.dw = slices.Grow(t.dw[:0], hr*hr)[:hr*hr]
+	w := t.dw
+	// Row k (rank r) is column i = hr-1-r of the reversed square; its
+	// entry for an earlier column of rank q goes to row hr-1-q > i.
+	parallelFor(0, hi, func(a, b int) {
+		for k := a; k < b; k++ {
+			if t.dup[k] {
+				continue
+			}
+			r := int(t.rank[k])
+			i := hr - 1 - r
+			w[i*hr+i] = t.diag[k]
+			row := t.off[t.start[k] : t.start[k]+r]
+			for q, v := range row {
+				w[(hr-1-q)*hr+i] = v
+			}
+		}
+	})
+	if core.PartialCholesky(w, hr, hr-lr, threads()) >= 0 {
+		return false
+	}
+	parallelFor(0, hi, func(a, b int) {
+		for k := a; k < b; k++ {
+			if t.dup[k] {
+				continue
+			}
+			r := int(t.rank[k])
+			i := hr - 1 - r
+			t.diag[k] = w[i*hr+i]
+			row := t.off[t.start[k] : t.start[k]+r]
+			for q := range row {
+				row[q] = w[(hr-1-q)*hr+i]
+			}
+		}
+	})
 	return true
 }
 

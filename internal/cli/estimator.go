@@ -235,6 +235,9 @@ func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, progre
 		e.rep.warnf("the proposal keeps only %.3g of EP's sites after its dense block (their fill-in is more than the Vecchia pattern holds: length scales long beside the points' spacing, or many features): the estimate is exact, its variance larger; more neighbours, or the dense path, do better", p.SiteScale)
 	}
 	prep := fmt.Sprintf("laplace_steps=%d block=%d ep_rounds=%d shift=%g clipped=%d site_scale=%g", p.Laplace.Iterations, p.Block, p.EP.Sweeps, p.Shift, p.Clipped, p.SiteScale)
+	if p.Complete() {
+		prep += " complete=true" // the dense path's sites, the exact factor (docs/vecchia.md)
+	}
 	return &vecchiaProblem{Estimator: p, s: s, ep: p.EP, prep: prep, n: s.Model.N, t: s.Model.T, ess: c.ESS, seed: c.Seed}, nil
 }
 
