@@ -59,6 +59,7 @@ type runner struct {
 	orig  []int   // each particle's ancestor at the first variable
 	seen  []bool
 
+	ts  core.TwistedStep // a one-sided step's constants and loops
 	src core.PCG
 	rng *rand.Rand
 
@@ -165,19 +166,23 @@ func (r *runner) step(k int) {
 	if math.IsInf(a, -1) && oneSided {
 		sign = -1
 	}
-	for i := range m {
-		mhat := (eta - mh[i]) / ad
-		ci := (mhat*a2 - rnu) * ilam
-		c[i] = ci
-		logw[i] += 0.5*lam*ci*ci - 0.5*mhat*mhat*a2
-		mh[i] = mhat
-		if oneSided {
-			if sign > 0 {
-				lo[i] = (a - ci) * isw
-			} else {
-				lo[i] = (ci - b) * isw
-			}
-		} else {
+	if oneSided {
+		bound := a
+		if sign < 0 {
+			bound = b
+		}
+		r.ts = core.TwistedStep{
+			Eta: eta, Ad: ad, A2: a2, Rnu: rnu, ILam: ilam, HalfLam: 0.5 * lam, Bound: bound, ISw: isw,
+			Upper: sign < 0,
+		}
+		r.ts.Weights(mh, c, lo, logw)
+	} else {
+		for i := range m {
+			mhat := (eta - mh[i]) / ad
+			ci := (mhat*a2 - rnu) * ilam
+			c[i] = ci
+			logw[i] += 0.5*lam*ci*ci - 0.5*mhat*mhat*a2
+			mh[i] = mhat
 			lo[i], hi[i] = (a-ci)*isw, (b-ci)*isw
 		}
 	}
@@ -220,8 +225,17 @@ func (r *runner) step(k int) {
 			nz[i] = r.rng.NormFloat64()
 		}
 	}
+	if oneSided {
+		ts := &r.ts
+		ts.SSw, ts.Gain, ts.Rsd, ts.TwoD, ts.HalfTau, ts.Nu = sign*sw, gain, rsd, 2*dk, 0.5*tau, nu
+		if rsd <= 0 {
+			nz = nil
+		}
+		ts.Moves(c, z, nz, mu, mh, xk, corr)
+		return
+	}
 	for i := range m {
-		w := c[i] + sign*sw*z[i]
+		w := c[i] + sw*z[i]
 		xi := c[i] + gain*(w-c[i])
 		if rsd > 0 {
 			xi += rsd * nz[i]
