@@ -141,6 +141,11 @@ func (r *runner) step(k int) {
 		core.CombineF32(mh, r.x, off, pr.off[s:e])
 		core.CombineF32(mu, r.x, r.offsets(md.Nbr[md.Start[k]:md.Start[k+1]]), md.Coef[md.Start[k]:md.Start[k+1]])
 	}
+	// The next row's neighbours' rows, scattered in memory, are fetched
+	// while the rest of this step runs.
+	if k+2 < len(pr.start) {
+		core.PrefetchRowsF32(r.x, r.offsets(pr.nbr[pr.start[k+1]:pr.start[k+2]]), m)
+	}
 	ad := p.prop.diag[k]
 	a2 := ad * ad
 	// The step divides out row k's own site (rtau, rnu), and the
