@@ -56,6 +56,7 @@ type runner struct {
 	idx   []int
 	tmpI  []int
 	off   []int64 // the rows' offsets of a step (offsets)
+	noff  []int64 // the next step's (nextOffsets)
 	orig  []int   // each particle's ancestor at the first variable
 	seen  []bool
 
@@ -142,10 +143,14 @@ func (r *runner) step(k int) {
 		core.CombineF32(mu, r.x, r.offsets(md.Nbr[md.Start[k]:md.Start[k+1]]), md.Coef[md.Start[k]:md.Start[k+1]])
 	}
 	// The next row's neighbours' rows, scattered in memory, are fetched
-	// while the rest of this step runs.
+	// while the rest of this step runs, a third at a time so that the
+	// requests do not wait for each other.
+	var next []int64
 	if k+2 < len(pr.start) {
-		core.PrefetchRowsF32(r.x, r.offsets(pr.nbr[pr.start[k+1]:pr.start[k+2]]), m)
+		next = r.nextOffsets(pr.nbr[pr.start[k+1]:pr.start[k+2]])
 	}
+	third := (len(next) + 2) / 3
+	core.PrefetchRowsF32(r.x, next[:min(third, len(next))], m)
 	ad := p.prop.diag[k]
 	a2 := ad * ad
 	// The step divides out row k's own site (rtau, rnu), and the
@@ -202,12 +207,14 @@ func (r *runner) step(k int) {
 			mx = max(mx, logw[i])
 		}
 	}
+	core.PrefetchRowsF32(r.x, next[min(third, len(next)):min(2*third, len(next))], m)
 	resampled, dead := r.reweight(mx, k)
 	if dead {
 		return
 	}
 	u := r.u[:m]
 	core.DrawUniforms(u, k == 0, resampled, r.idx[:m], &r.src)
+	core.PrefetchRowsF32(r.x, next[min(2*third, len(next)):], m)
 	z := r.z[:m]
 	if oneSided {
 		core.OrthantDraws(z, lo, r.t[:m], r.cc[:m], r.lg[:m], u)
@@ -368,6 +375,16 @@ func (r *runner) ancestors() int {
 		}
 	}
 	return d
+}
+
+// nextOffsets is offsets in a second scratch slice, for the next step's
+// rows.
+func (r *runner) nextOffsets(nbr []int32) []int64 {
+	r.noff = slices.Grow(r.noff[:0], len(nbr))[:len(nbr)]
+	for q, j := range nbr {
+		r.noff[q] = int64(j) * int64(r.m)
+	}
+	return r.noff
 }
 
 // offsets returns the offsets in x of the rows of positions nbr (the
