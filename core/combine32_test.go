@@ -82,3 +82,21 @@ func TestCombineF32Range(t *testing.T) {
 	}()
 	CombineF32(make([]float64, 8), make([]float32, 10), []int64{3}, []float64{1})
 }
+
+// TestPrefetchRowsF32 checks that the prefetch hint accepts rows that end
+// the array or lie outside it (skipped) and changes no value.
+func TestPrefetchRowsF32(t *testing.T) {
+	x := make([]float32, 1000)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	for _, n := range []int{0, 1, 7, 16, 17, 156, 1000} {
+		PrefetchRowsF32(x, []int64{0, int64(len(x) - n), int64(len(x)), -1, int64(len(x) - n + 1), 1 << 40}, n)
+	}
+	PrefetchRowsF32(nil, []int64{0}, 4)
+	for i, v := range x {
+		if v != float32(i) {
+			t.Fatalf("x[%d] = %v after a prefetch", i, v)
+		}
+	}
+}
