@@ -143,14 +143,16 @@ func (r *runner) step(k int) {
 		core.CombineF32(mu, r.x, r.offsets(md.Nbr[md.Start[k]:md.Start[k+1]]), md.Coef[md.Start[k]:md.Start[k+1]])
 	}
 	// The next row's neighbours' rows, scattered in memory, are fetched
-	// while the rest of this step runs, a third at a time so that the
-	// requests do not wait for each other.
+	// while the rest of this step runs, a fifth of them at a time (after
+	// each part of the step) so that the requests do not wait for each
+	// other.
 	var next []int64
 	if k+2 < len(pr.start) {
 		next = r.nextOffsets(pr.nbr[pr.start[k+1]:pr.start[k+2]])
 	}
-	third := (len(next) + 2) / 3
-	core.PrefetchRowsF32(r.x, next[:min(third, len(next))], m)
+	fifth := (len(next) + 4) / 5
+	part := func(q int) []int64 { return next[min(q*fifth, len(next)):min((q+1)*fifth, len(next))] }
+	core.PrefetchRowsF32(r.x, part(0), m)
 	ad := p.prop.diag[k]
 	a2 := ad * ad
 	// The step divides out row k's own site (rtau, rnu), and the
@@ -196,6 +198,7 @@ func (r *runner) step(k int) {
 			lo[i], hi[i] = (a-ci)*isw, (b-ci)*isw
 		}
 	}
+	core.PrefetchRowsF32(r.x, part(1), m)
 	var mx float64
 	if oneSided {
 		mx = core.OrthantWeights(lo, r.t[:m], r.cc[:m], r.lg[:m], logw)
@@ -207,14 +210,14 @@ func (r *runner) step(k int) {
 			mx = max(mx, logw[i])
 		}
 	}
-	core.PrefetchRowsF32(r.x, next[min(third, len(next)):min(2*third, len(next))], m)
+	core.PrefetchRowsF32(r.x, part(2), m)
 	resampled, dead := r.reweight(mx, k)
 	if dead {
 		return
 	}
 	u := r.u[:m]
 	core.DrawUniforms(u, k == 0, resampled, r.idx[:m], &r.src)
-	core.PrefetchRowsF32(r.x, next[min(2*third, len(next)):], m)
+	core.PrefetchRowsF32(r.x, part(3), m)
 	z := r.z[:m]
 	if oneSided {
 		core.OrthantDraws(z, lo, r.t[:m], r.cc[:m], r.lg[:m], u)
@@ -229,6 +232,7 @@ func (r *runner) step(k int) {
 	dk := md.CondVar[k]
 	xk := r.x[k*m : k*m+m]
 	corr := r.r[:m]
+	core.PrefetchRowsF32(r.x, part(4), m)
 	// The normal numbers first, in the particles' order, so that the
 	// loop below makes no call and its iterations overlap.
 	nz := r.nz[:m]
