@@ -55,3 +55,21 @@ func checkRowsF32(x []float32, off []int64, n int) {
 		}
 	}
 }
+
+// PrefetchRowsF32 asks the CPU to bring the rows of n float32 values of x
+// at the offsets off (a later CombineF32's or Combine2F32's) into its
+// caches, and returns at once: a hint that changes no value, so that a
+// sequential estimator can fetch its next step's neighbours' rows, which
+// are scattered in memory, while it finishes the current step. It does
+// nothing where the build has no assembly kernels, and skips a row that is
+// not within x.
+func PrefetchRowsF32(x []float32, off []int64, n int) {
+	if n <= 0 || len(off) == 0 || !havePrefetch {
+		return
+	}
+	for _, o := range off {
+		if o >= 0 && o+int64(n) <= int64(len(x)) {
+			prefetchF32(&x[o], n)
+		}
+	}
+}

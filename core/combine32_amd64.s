@@ -5,18 +5,36 @@
 // AVX-512 versions of CombineF32 and Combine2F32 (combine32.go): eight
 // particles per vector, each row's eight float32 values converted to
 // float64 (VCVTPS2PD, exact) and multiply-added in the order of the rows,
-// the Go code's operations: the same bits.
+// the Go code's operations: the same bits. Each pass through the rows
+// takes a block of four vectors, 32 particles: its four (or eight, in
+// Combine2F32) sums are independent chains of multiply-adds, so that one
+// waits for its previous result while the others run, and each row's
+// block of 128 bytes is two cache lines read at once. The chunks past the
+// last particle are masked off (the masked loads do not fault; the masked
+// stores write nothing).
 
-// F32K1 = the active lanes of a chunk of min(n, 8) elements, n in CX
-// (clobbers AX).
-#define F32K1 \
-	MOVQ $0xff, AX; \
-	CMPQ CX, $8; \
-	JGE 4(PC); \
-	MOVQ $1, AX; \
-	SHLQ CX, AX; \
-	DECQ AX; \
-	KMOVW AX, K1
+// F32MASK(first, k) = the active lanes of the chunk of the block that
+// starts at particle first (0, 8, 16 or 24) of the CX left: min(max(CX -
+// first, 0), 8) lanes, from the table ·f32Lanes (BX and AX clobbered).
+#define F32MASK(first, k) \
+	MOVQ CX, BX; \
+	SUBQ $first, BX; \
+	XORQ AX, AX; \
+	CMPQ BX, AX; \
+	CMOVQLT AX, BX; \
+	MOVQ $8, AX; \
+	CMPQ BX, AX; \
+	CMOVQGT AX, BX; \
+	LEAQ ·f32Lanes(SB), AX; \
+	MOVBQZX (AX)(BX*1), AX; \
+	KMOVW AX, k
+
+// F32MASKS sets K1..K4, the block's chunks' lanes.
+#define F32MASKS \
+	F32MASK(0, K1); \
+	F32MASK(8, K2); \
+	F32MASK(16, K3); \
+	F32MASK(24, K4)
 
 // func combineF32AVX512(y *float64, x *float32, off *int64, a *float64, nj, n int)
 TEXT ·combineF32AVX512(SB), NOSPLIT, $0-48
@@ -26,11 +44,14 @@ TEXT ·combineF32AVX512(SB), NOSPLIT, $0-48
 	MOVQ a+24(FP), R9
 	MOVQ nj+32(FP), R10
 	MOVQ n+40(FP), CX
-	XORQ R12, R12 // the chunk's byte offset in a row of x; y's is twice it
+	XORQ R12, R12 // the block's byte offset in a row of x; y's is twice it
 
-f1_chunk:
-	F32K1
-	VMOVUPD.Z (DI)(R12*2), K1, Z0
+f1_block:
+	F32MASKS
+	VMOVUPD.Z 0(DI)(R12*2), K1, Z0
+	VMOVUPD.Z 64(DI)(R12*2), K2, Z1
+	VMOVUPD.Z 128(DI)(R12*2), K3, Z2
+	VMOVUPD.Z 192(DI)(R12*2), K4, Z3
 	XORQ R11, R11 // j
 
 f1_j:
@@ -39,16 +60,27 @@ f1_j:
 	MOVQ (R8)(R11*8), R13
 	SHLQ $2, R13
 	ADDQ SI, R13
-	VCVTPS2PD.Z (R13)(R12*1), K1, Z2
-	VFMADD231PD.BCST (R9)(R11*8), Z2, Z0
+	ADDQ R12, R13
+	VBROADCASTSD (R9)(R11*8), Z30
+	VCVTPS2PD.Z 0(R13), K1, Z4
+	VCVTPS2PD.Z 32(R13), K2, Z5
+	VCVTPS2PD.Z 64(R13), K3, Z6
+	VCVTPS2PD.Z 96(R13), K4, Z7
+	VFMADD231PD Z30, Z4, Z0
+	VFMADD231PD Z30, Z5, Z1
+	VFMADD231PD Z30, Z6, Z2
+	VFMADD231PD Z30, Z7, Z3
 	INCQ R11
 	JMP f1_j
 
 f1_store:
-	VMOVUPD Z0, K1, (DI)(R12*2)
-	ADDQ $32, R12
-	SUBQ $8, CX
-	JG f1_chunk
+	VMOVUPD Z0, K1, 0(DI)(R12*2)
+	VMOVUPD Z1, K2, 64(DI)(R12*2)
+	VMOVUPD Z2, K3, 128(DI)(R12*2)
+	VMOVUPD Z3, K4, 192(DI)(R12*2)
+	ADDQ $128, R12
+	SUBQ $32, CX
+	JG f1_block
 	VZEROUPPER
 	RET
 
@@ -64,10 +96,16 @@ TEXT ·combine2F32AVX512(SB), NOSPLIT, $0-64
 	MOVQ n+56(FP), CX
 	XORQ R12, R12
 
-f2_chunk:
-	F32K1
-	VMOVUPD.Z (DI)(R12*2), K1, Z0
-	VMOVUPD.Z (DX)(R12*2), K1, Z1
+f2_block:
+	F32MASKS
+	VMOVUPD.Z 0(DI)(R12*2), K1, Z0
+	VMOVUPD.Z 64(DI)(R12*2), K2, Z1
+	VMOVUPD.Z 128(DI)(R12*2), K3, Z2
+	VMOVUPD.Z 192(DI)(R12*2), K4, Z3
+	VMOVUPD.Z 0(DX)(R12*2), K1, Z8
+	VMOVUPD.Z 64(DX)(R12*2), K2, Z9
+	VMOVUPD.Z 128(DX)(R12*2), K3, Z10
+	VMOVUPD.Z 192(DX)(R12*2), K4, Z11
 	XORQ R11, R11
 
 f2_j:
@@ -76,17 +114,51 @@ f2_j:
 	MOVQ (R8)(R11*8), R13
 	SHLQ $2, R13
 	ADDQ SI, R13
-	VCVTPS2PD.Z (R13)(R12*1), K1, Z2
-	VFMADD231PD.BCST (R9)(R11*8), Z2, Z0
-	VFMADD231PD.BCST (R14)(R11*8), Z2, Z1
+	ADDQ R12, R13
+	VBROADCASTSD (R9)(R11*8), Z30
+	VBROADCASTSD (R14)(R11*8), Z31
+	VCVTPS2PD.Z 0(R13), K1, Z4
+	VCVTPS2PD.Z 32(R13), K2, Z5
+	VCVTPS2PD.Z 64(R13), K3, Z6
+	VCVTPS2PD.Z 96(R13), K4, Z7
+	VFMADD231PD Z30, Z4, Z0
+	VFMADD231PD Z30, Z5, Z1
+	VFMADD231PD Z30, Z6, Z2
+	VFMADD231PD Z30, Z7, Z3
+	VFMADD231PD Z31, Z4, Z8
+	VFMADD231PD Z31, Z5, Z9
+	VFMADD231PD Z31, Z6, Z10
+	VFMADD231PD Z31, Z7, Z11
 	INCQ R11
 	JMP f2_j
 
 f2_store:
-	VMOVUPD Z0, K1, (DI)(R12*2)
-	VMOVUPD Z1, K1, (DX)(R12*2)
-	ADDQ $32, R12
-	SUBQ $8, CX
-	JG f2_chunk
+	VMOVUPD Z0, K1, 0(DI)(R12*2)
+	VMOVUPD Z1, K2, 64(DI)(R12*2)
+	VMOVUPD Z2, K3, 128(DI)(R12*2)
+	VMOVUPD Z3, K4, 192(DI)(R12*2)
+	VMOVUPD Z8, K1, 0(DX)(R12*2)
+	VMOVUPD Z9, K2, 64(DX)(R12*2)
+	VMOVUPD Z10, K3, 128(DX)(R12*2)
+	VMOVUPD Z11, K4, 192(DX)(R12*2)
+	ADDQ $128, R12
+	SUBQ $32, CX
+	JG f2_block
 	VZEROUPPER
+	RET
+
+// func prefetchF32(x *float32, n int)
+// Every 64-byte line that holds one of the n values from x (the last
+// value's included), into the caches (PREFETCHT0).
+TEXT ·prefetchF32(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ -4(SI)(CX*4), DX // the last value
+	ANDQ $-64, SI
+
+pf_line:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	CMPQ SI, DX
+	JLE pf_line
 	RET

@@ -9,3 +9,8 @@ func combineF32AVX512(y *float64, x *float32, off *int64, a *float64, nj, n int)
 func combine2F32AVX512(y, z *float64, x *float32, off *int64, a, b *float64, nj, n int) {
 	panic("core: no assembly kernels on this architecture")
 }
+
+// havePrefetch: no prefetch instruction here.
+const havePrefetch = false
+
+func prefetchF32(x *float32, n int) {}

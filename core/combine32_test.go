@@ -18,7 +18,7 @@ func TestCombineF32Paths(t *testing.T) {
 		if err := SetVecPath(path); err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range []int{0, 1, 7, 8, 9, 15, 31, 156} {
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 24, 31, 32, 33, 40, 63, 64, 100, 156} {
 			for _, nj := range []int{0, 1, 5, 33} {
 				off := make([]int64, nj)
 				a, b := make([]float64, nj), make([]float64, nj)
@@ -40,10 +40,26 @@ func TestCombineF32Paths(t *testing.T) {
 						wz[i] = math.FMA(b[j], float64(x[int(o)+i]), wz[i])
 					}
 				}
-				y1 := append([]float64(nil), y0...)
+				// Each output is followed by 40 sentinels that the masked
+				// stores must leave alone.
+				pad := func(v []float64) []float64 {
+					p := make([]float64, len(v)+40)
+					for i := range p {
+						p[i] = -7
+					}
+					return p[:copy(p, v)]
+				}
+				y1 := pad(y0)
 				CombineF32(y1, x, off, a)
-				y2, z2 := append([]float64(nil), y0...), append([]float64(nil), z0...)
+				y2, z2 := pad(y0), pad(z0)
 				Combine2F32(y2, z2, x, off, a, b)
+				for _, v := range [][]float64{y1, y2, z2} {
+					for _, s := range v[n : n+40] {
+						if s != -7 {
+							t.Fatalf("%s, n = %d, %d rows: a value past the end was written", path, n, nj)
+						}
+					}
+				}
 				for i := range wy {
 					if y1[i] != wy[i] || y2[i] != wy[i] || z2[i] != wz[i] {
 						t.Fatalf("%s, n = %d, %d rows, element %d: CombineF32 %v, Combine2F32 %v %v, want %v %v", path, n, nj, i, y1[i], y2[i], z2[i], wy[i], wz[i])
@@ -65,4 +81,22 @@ func TestCombineF32Range(t *testing.T) {
 		}
 	}()
 	CombineF32(make([]float64, 8), make([]float32, 10), []int64{3}, []float64{1})
+}
+
+// TestPrefetchRowsF32 checks that the prefetch hint accepts rows that end
+// the array or lie outside it (skipped) and changes no value.
+func TestPrefetchRowsF32(t *testing.T) {
+	x := make([]float32, 1000)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	for _, n := range []int{0, 1, 7, 16, 17, 156, 1000} {
+		PrefetchRowsF32(x, []int64{0, int64(len(x) - n), int64(len(x)), -1, int64(len(x) - n + 1), 1 << 40}, n)
+	}
+	PrefetchRowsF32(nil, []int64{0}, 4)
+	for i, v := range x {
+		if v != float32(i) {
+			t.Fatalf("x[%d] = %v after a prefetch", i, v)
+		}
+	}
 }

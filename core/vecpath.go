@@ -8,10 +8,11 @@ import (
 )
 
 // The batch normal kernels of fastnorm.go and the filter's per-particle
-// loops (ep.go: epBounds, epStore) run on one of several paths: the Go code
-// (generic), or assembly for a vector instruction set the CPU has (avx512:
-// the normal kernels 8 particles per vector, the loops in AVX2; avx2: AVX2
-// and FMA, 4 particles per vector). Every path performs the same IEEE
+// loops (ep.go: epBounds, epStore; twisted.go: the sparse model's step)
+// run on one of several paths: the Go code (generic), or assembly for a
+// vector instruction set the CPU has (avx512: the normal kernels 8
+// particles per vector, the loops in AVX2; avx2: AVX2 and FMA, 4
+// particles per vector). Every path performs the same IEEE
 // operations on each particle in the same order, so the path changes the
 // speed, never a bit of the results.
 //

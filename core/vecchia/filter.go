@@ -56,9 +56,11 @@ type runner struct {
 	idx   []int
 	tmpI  []int
 	off   []int64 // the rows' offsets of a step (offsets)
+	noff  []int64 // the next step's (nextOffsets)
 	orig  []int   // each particle's ancestor at the first variable
 	seen  []bool
 
+	ts  core.TwistedStep // a one-sided step's constants and loops
 	src core.PCG
 	rng *rand.Rand
 
@@ -140,6 +142,17 @@ func (r *runner) step(k int) {
 		core.CombineF32(mh, r.x, off, pr.off[s:e])
 		core.CombineF32(mu, r.x, r.offsets(md.Nbr[md.Start[k]:md.Start[k+1]]), md.Coef[md.Start[k]:md.Start[k+1]])
 	}
+	// The next row's neighbours' rows, scattered in memory, are fetched
+	// while the rest of this step runs, a fifth of them at a time (after
+	// each part of the step) so that the requests do not wait for each
+	// other.
+	var next []int64
+	if k+2 < len(pr.start) {
+		next = r.nextOffsets(pr.nbr[pr.start[k+1]:pr.start[k+2]])
+	}
+	fifth := (len(next) + 4) / 5
+	part := func(q int) []int64 { return next[min(q*fifth, len(next)):min((q+1)*fifth, len(next))] }
+	core.PrefetchRowsF32(r.x, part(0), m)
 	ad := p.prop.diag[k]
 	a2 := ad * ad
 	// The step divides out row k's own site (rtau, rnu), and the
@@ -165,22 +178,27 @@ func (r *runner) step(k int) {
 	if math.IsInf(a, -1) && oneSided {
 		sign = -1
 	}
-	for i := range m {
-		mhat := (eta - mh[i]) / ad
-		ci := (mhat*a2 - rnu) * ilam
-		c[i] = ci
-		logw[i] += 0.5*lam*ci*ci - 0.5*mhat*mhat*a2
-		mh[i] = mhat
-		if oneSided {
-			if sign > 0 {
-				lo[i] = (a - ci) * isw
-			} else {
-				lo[i] = (ci - b) * isw
-			}
-		} else {
+	if oneSided {
+		bound := a
+		if sign < 0 {
+			bound = b
+		}
+		r.ts = core.TwistedStep{
+			Eta: eta, Ad: ad, A2: a2, Rnu: rnu, ILam: ilam, HalfLam: 0.5 * lam, Bound: bound, ISw: isw,
+			Upper: sign < 0,
+		}
+		r.ts.Weights(mh, c, lo, logw)
+	} else {
+		for i := range m {
+			mhat := (eta - mh[i]) / ad
+			ci := (mhat*a2 - rnu) * ilam
+			c[i] = ci
+			logw[i] += 0.5*lam*ci*ci - 0.5*mhat*mhat*a2
+			mh[i] = mhat
 			lo[i], hi[i] = (a-ci)*isw, (b-ci)*isw
 		}
 	}
+	core.PrefetchRowsF32(r.x, part(1), m)
 	var mx float64
 	if oneSided {
 		mx = core.OrthantWeights(lo, r.t[:m], r.cc[:m], r.lg[:m], logw)
@@ -192,12 +210,14 @@ func (r *runner) step(k int) {
 			mx = max(mx, logw[i])
 		}
 	}
+	core.PrefetchRowsF32(r.x, part(2), m)
 	resampled, dead := r.reweight(mx, k)
 	if dead {
 		return
 	}
 	u := r.u[:m]
 	core.DrawUniforms(u, k == 0, resampled, r.idx[:m], &r.src)
+	core.PrefetchRowsF32(r.x, part(3), m)
 	z := r.z[:m]
 	if oneSided {
 		core.OrthantDraws(z, lo, r.t[:m], r.cc[:m], r.lg[:m], u)
@@ -212,6 +232,7 @@ func (r *runner) step(k int) {
 	dk := md.CondVar[k]
 	xk := r.x[k*m : k*m+m]
 	corr := r.r[:m]
+	core.PrefetchRowsF32(r.x, part(4), m)
 	// The normal numbers first, in the particles' order, so that the
 	// loop below makes no call and its iterations overlap.
 	nz := r.nz[:m]
@@ -220,8 +241,17 @@ func (r *runner) step(k int) {
 			nz[i] = r.rng.NormFloat64()
 		}
 	}
+	if oneSided {
+		ts := &r.ts
+		ts.SSw, ts.Gain, ts.Rsd, ts.TwoD, ts.HalfTau, ts.Nu = sign*sw, gain, rsd, 2*dk, 0.5*tau, nu
+		if rsd <= 0 {
+			nz = nil
+		}
+		ts.Moves(c, z, nz, mu, mh, xk, corr)
+		return
+	}
 	for i := range m {
-		w := c[i] + sign*sw*z[i]
+		w := c[i] + sw*z[i]
 		xi := c[i] + gain*(w-c[i])
 		if rsd > 0 {
 			xi += rsd * nz[i]
@@ -349,6 +379,16 @@ func (r *runner) ancestors() int {
 		}
 	}
 	return d
+}
+
+// nextOffsets is offsets in a second scratch slice, for the next step's
+// rows.
+func (r *runner) nextOffsets(nbr []int32) []int64 {
+	r.noff = slices.Grow(r.noff[:0], len(nbr))[:len(nbr)]
+	for q, j := range nbr {
+		r.noff[q] = int64(j) * int64(r.m)
+	}
+	return r.noff
 }
 
 // offsets returns the offsets in x of the rows of positions nbr (the

@@ -104,11 +104,23 @@ func systematicK(idx []int, w []float64, u float64) {
 func testPosteriors(pg []float64, md *Model, lo, hi int, x []float32, w, mu []float64, off []int64) []int64 {
 	m := len(w)
 	mu = mu[:m]
-	for t := lo; t < hi; t++ {
-		nbr := md.TNbr[md.TStart[t]:md.TStart[t+1]]
+	rows := func(t int, off []int64) []int64 {
 		off = off[:0]
-		for _, j := range nbr {
+		for _, j := range md.TNbr[md.TStart[t]:md.TStart[t+1]] {
 			off = append(off, int64(j)*int64(m))
+		}
+		return off
+	}
+	// Each row's neighbours' rows, scattered in memory, are fetched while
+	// the row before it is computed.
+	var next []int64
+	if lo < hi {
+		off = rows(lo, off)
+	}
+	for t := lo; t < hi; t++ {
+		if t+1 < hi {
+			next = rows(t+1, next)
+			core.PrefetchRowsF32(x, next, m)
 		}
 		clear(mu)
 		core.CombineF32(mu, x, off, md.TCoef[md.TStart[t]:md.TStart[t+1]])
@@ -118,6 +130,7 @@ func testPosteriors(pg []float64, md *Model, lo, hi int, x []float32, w, mu []fl
 			acc = math.FMA(w[i], core.Phi(v*is), acc)
 		}
 		pg[t] = min(acc, 1) // the weights sum to 1 up to rounding
+		off, next = next, off
 	}
 	return off
 }
