@@ -18,7 +18,7 @@ import (
 // data of docs/vecchia.md, 63 and 103 nats low with m = 200 neighbours,
 // where the model itself is within a nat of the dense path's). Where the
 // model is small enough that its dense covariance costs little beside the
-// estimate (at most MaxComplete regular rows), the proposal is complete
+// estimate (at most MaxComplete rows), the proposal is complete
 // instead:
 //
 //   - its sites are the dense path's own: MethodEP's proposal sites
@@ -39,30 +39,22 @@ import (
 
 // completeProposal reports whether the proposal is complete: the block's
 // rule asks for more than MaxBlock regular rows (with sites of precisions
-// tau) and the model has at most MaxComplete regular rows.
+// tau) and the model has at most MaxComplete rows, repeats included (the
+// dense EP runs on the covariance of every row's w: rounded data at
+// N = 10^5 have a few thousand distinct points but 10^5 rows).
 func completeProposal(m *Model, tau []float64) bool {
-	asked, regular := 0, 0
-	k0 := blockRule(m, tau)
-	for k := range m.N {
-		if m.CondVar[k] != 0 {
-			regular++
-			if k < k0 {
-				asked++
-			}
-		}
-	}
-	return asked > blockCap && regular <= maxComplete
+	return m.N <= maxComplete && regularRows(m, blockRule(m, tau)) > blockCap
 }
 
 // ValidBlock reports whether block is a dense block the preparation of m
 // can have (PreparedParts.Block): rows holding at most MaxBlock regular
-// rows (and repeats), or every row of a model of at most MaxComplete
-// regular rows (a complete proposal).
+// rows (and repeats), or every row of a model of at most MaxComplete rows
+// (a complete proposal).
 func ValidBlock(m *Model, block int) bool {
 	if block < 0 || block > m.N {
 		return false
 	}
-	return regularRows(m, block) <= MaxBlock || block == m.N && regularRows(m, m.N) <= maxComplete
+	return regularRows(m, block) <= MaxBlock || block == m.N && m.N <= maxComplete
 }
 
 // Complete reports whether the proposal is complete: the dense path's

@@ -113,10 +113,19 @@ func TestCompleteProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	maxComplete = MaxComplete
 	if pb.Complete() {
 		t.Fatal("a complete proposal where none may be")
 	}
+	// The bound counts every row, repeats included: the dense EP is on
+	// every row's w.
+	maxComplete = regularRows(m, m.N)
+	if m.N <= maxComplete {
+		t.Fatal("the model has no repeats")
+	}
+	if completeProposal(m, p.tau) {
+		t.Error("a complete proposal for a model of more rows than MaxComplete, its regular rows within it")
+	}
+	maxComplete = MaxComplete
 	resB, _ := vecchiaPosteriors(t, pb, cfg)
 	t.Logf("standard errors: complete %.3g, block and incomplete factor %.3g", res.SE, resB.SE)
 	if !(res.SE <= resB.SE/2) {

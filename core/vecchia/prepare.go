@@ -109,8 +109,8 @@ const (
 	// cost O(MaxBlock^2) per particle, its EP O(MaxBlock^3); a repeat's
 	// row is empty.
 	MaxBlock = 1000
-	// MaxComplete bounds the regular rows of a model whose proposal may be
-	// complete (prepareComplete).
+	// MaxComplete bounds the rows (repeats included) of a model whose
+	// proposal may be complete (prepareComplete).
 	MaxComplete = 6000
 )
 
