@@ -108,7 +108,36 @@ type ClassSites struct {
 	Mode       []float64
 	Iterations int
 	CGSteps    int
+	// LogLik and Quad are the mode's sum_k log P(y_k | E g_v(k)) and
+	// |A g|^2 / 2.
+	LogLik, Quad float64
 }
+
+// newtonTols are the tolerances of the multi-class Laplace's Newton
+// steps: maxNewton bounds them; Newton stops after a step that moved no
+// coordinate by more than step (times 1 + the largest |g| with relStep);
+// a step's conjugate gradients stop at relative residual cgTol(the
+// gradient's largest entry); a solve of more than refactor steps (0: no
+// such rule) has the next step factor its preconditioner again; a step
+// whose best Psi falls by more than psiRound |Psi| is not taken.
+type newtonTols struct {
+	maxNewton int
+	step      float64
+	relStep   bool
+	cgTol     func(gmax float64) float64
+	refactor  int
+	psiRound  float64
+}
+
+// proposalNewton are the proposal's tolerances: its mode only starts EP's
+// rounds (maxNewton, newtonTol, cgTol: the two-class Laplace's).
+var proposalNewton = newtonTols{maxNewton: maxNewton, step: newtonTol, cgTol: func(float64) float64 { return cgTol }, psiRound: 1e-9}
+
+// evidenceNewton are the evidence's (ClassLaplaceEvidence): the mode to
+// rounding, as LaplaceEvidence solves it, an inexact Newton step's
+// residual following the gradient down (lapForcing).
+var evidenceNewton = newtonTols{maxNewton: lapMaxNewton, step: lapStepTol, relStep: true, refactor: lapPrecSteps, psiRound: lapPsiRound,
+	cgTol: func(gmax float64) float64 { return max(lapCGTol, min(lapForcing, lapForcing*gmax)) }}
 
 // Model returns the prepared model.
 func (p *PreparedMulticlass) Model() *Multiclass { return p.m }
@@ -126,10 +155,10 @@ func PrepareMulticlass(ctx context.Context, m *Multiclass, tr core.Trace) (*Prep
 			tr(fmt.Sprintf(format, args...))
 		}
 	}
-	l, e := m.latentDims()
-	em := m.expanded(l)
+	p := newPreparedMulticlass(m)
+	l, e, em := p.L, p.e, p.em
 	n := em.N
-	p := &PreparedMulticlass{m: m, L: l, e: e, em: em, eta: make([]float64, n), SiteScale: 1}
+	p.eta = make([]float64, n)
 	p.de = make([][]float64, m.C)
 	for y := range m.C {
 		p.de[y] = make([]float64, (m.C-1)*l)
@@ -147,7 +176,7 @@ func PrepareMulticlass(ctx context.Context, m *Multiclass, tr core.Trace) (*Prep
 	a.priorFactor(em)
 	pc := newPairCache(a)
 	say("Laplace: the posterior mode of %d latent values (%d classes, %d per point)", n, m.C, l)
-	st, err := p.laplace(ctx, a, pc)
+	st, err := p.laplace(ctx, a, pc, proposalNewton, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +254,13 @@ func PrepareMulticlass(ctx context.Context, m *Multiclass, tr core.Trace) (*Prep
 	t.mulTo(p.eta, mu)
 	p.ghkOrder(mu)
 	return p, nil
+}
+
+// newPreparedMulticlass returns m's latent coordinates (L, e) and their
+// expanded pattern (em), with nothing prepared.
+func newPreparedMulticlass(m *Multiclass) *PreparedMulticlass {
+	l, e := m.latentDims()
+	return &PreparedMulticlass{m: m, L: l, e: e, em: m.expanded(l), SiteScale: 1}
 }
 
 // ghkOrder sets each row's GHK order of its label's differences (rowDE):
@@ -607,11 +643,14 @@ func (p *PreparedMulticlass) stepConsts(k int, sw *stepWork) bool {
 // its gradient (Rasmussen and Williams 2006, section 3.5; here with the
 // probit's likelihood, classLogLik, through E). It returns ctx's error if
 // ctx is cancelled, and a *core.InputError if a site is not finite.
-func (p *PreparedMulticlass) laplace(ctx context.Context, a *tri, pc *pairCache) (*ClassSites, error) {
+func (p *PreparedMulticlass) laplace(ctx context.Context, a *tri, pc *pairCache, nt newtonTols, warm []float64) (*ClassSites, error) {
 	m, l, c := p.m, p.L, p.m.C
 	n := m.N * l
 	sd := math.Sqrt(m.Noise)
 	x := make([]float64, n)
+	if warm != nil {
+		copy(x, warm)
+	}
 	grad, delta := make([]float64, n), make([]float64, n)
 	ax, tmp := make([]float64, n), make([]float64, n)
 	p.rw, p.rnu = make([]float64, m.N*l*l), make([]float64, m.N*l)
@@ -688,31 +727,35 @@ func (p *PreparedMulticlass) laplace(ctx context.Context, a *tri, pc *pairCache)
 		p.sums()
 	}
 	cur := psi(x)
-	for st.Iterations = 1; st.Iterations <= maxNewton; st.Iterations++ {
+	steps := 0
+	for st.Iterations = 1; st.Iterations <= nt.maxNewton; st.Iterations++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		derivs(x)
 		a.mulTo(ax, x)
 		a.mulTransTo(tmp, ax)
+		gmax := 0.0
 		for i := range n {
 			grad[i] = p.nu[i] - tmp[i]
+			gmax = max(gmax, math.Abs(grad[i]))
 		}
-		if st.Iterations <= 2 || st.Iterations == 4 {
+		if st.Iterations <= 2 || st.Iterations == 4 || nt.refactor > 0 && steps > nt.refactor {
 			p.assemble(pre, a, pd, po)
 			if _, err := pre.factorShifted(pd, po, 0, n, maxShift); err != nil {
 				copy(pre.diag, a.diag)
 				copy(pre.off, a.off)
 			}
 		}
-		steps := cg.solve(delta, grad, func(dst, v []float64) {
+		clear(delta)
+		steps = cg.solveTol(delta, grad, func(dst, v []float64) {
 			a.mulTo(ax, v)
 			a.mulTransTo(dst, ax)
 			p.mulSites(dst, v)
 		}, func(dst, r []float64) {
 			pre.solveTransTo(tmp, r)
 			pre.solveTo(dst, tmp)
-		})
+		}, nt.cgTol(gmax))
 		st.CGSteps += steps
 		step := 1.0
 		var next float64
@@ -727,20 +770,23 @@ func (p *PreparedMulticlass) laplace(ctx context.Context, a *tri, pc *pairCache)
 			}
 			step /= 2
 		}
-		if !(next >= cur-1e-9*math.Abs(cur)) {
+		if !(next >= cur-nt.psiRound*math.Abs(cur)) {
 			break
 		}
-		change := 0.0
+		change, scale := 0.0, 1.0
 		for i := range n {
 			change = max(change, math.Abs(xn[i]-x[i]))
+			scale = max(scale, math.Abs(xn[i]))
 		}
 		x, cur = xn, next
-		if change < newtonTol {
+		if change < nt.step || nt.relStep && change <= nt.step*scale {
 			break
 		}
 	}
-	st.Iterations = min(st.Iterations, maxNewton)
-	rows(x, true)
+	st.Iterations = min(st.Iterations, nt.maxNewton)
+	st.LogLik = rows(x, true)
+	a.mulTo(ax, x)
+	st.Quad = dot(ax, ax) / 2
 	// The rows' sites at the mode: rnu = rw g + the gradient.
 	for k := range m.N {
 		v := latent1(m, k)
