@@ -419,7 +419,7 @@ func catalogue(t *testing.T) []badInput {
 		// converge, a non-finite gradient; gpc-kernel --hyper's table.
 		{tool: "gpc-fit", what: "a run that cannot fit in memory: 400000 training rows on the dense path", args: []string{"--train", "-"}, stdin: "big.csv", input: huge, code: ExitData, want: "gpc-fit --vecchia auto fits on the Vecchia path instead"},
 		{tool: "gpc-fit", what: "--vecchia with a flag of the dense fit's Monte Carlo stage: --hessian", args: tinyTrain("--vecchia", "3", "--hessian"), code: ExitUsage, want: "--hessian with --vecchia"},
-		{tool: "gpc-fit", what: "--vecchia with more than two classes", args: []string{"--train", "-", "--vecchia", "3"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "the Vecchia path takes two so far"},
+		{tool: "gpc-fit", what: "--vecchia with a kernel per class", args: []string{"--train", "-", "--vecchia", "3", "--per-class"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "--per-class with --vecchia"},
 		{tool: "gpc-fit", what: "--vecchia m with no more than m training points", args: tinyTrain("--vecchia", "50"), code: ExitUsage, want: "give --vecchia below"},
 		{tool: "gpc-fit", what: "--vecchia auto with no more than 50 training points", args: tinyTrain("--vecchia", "auto"), code: ExitUsage, want: "--vecchia auto: it conditions each point on m = 50 neighbours"},
 		{tool: "gpc-fit", what: "--vecchia with more neighbours than the Vecchia path takes", args: tinyTrain("--vecchia", "255"), code: ExitUsage, want: "at most 254 neighbours"},

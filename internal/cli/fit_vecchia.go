@@ -21,7 +21,7 @@ import (
 )
 
 // fitVecchiaHelp is gpc-fit's --help paragraph on --vecchia.
-const fitVecchiaHelp = `The Vecchia path (--vecchia m, or auto for m = 50; docs/vecchia-fit.md): for many training points (from about 10^4, where the dense fit's N x N matrices take GBs and its N^3 work minutes to hours), the hyperparameters are fitted on all the rows by maximizing the Vecchia model's Laplace evidence (the model that gpc-kernel --vecchia m writes: each point conditioned on its m nearest earlier points in the maxmin order), O(N m^3) per evaluation with its exact gradient, by the same L-BFGS steps, start, box, run-off, traps, --restarts, --prior-sd and --seed as the dense fit's ep stage. It is one stage, deterministic, and approximate twice over: the Vecchia model for m below N - 1, and Laplace's approximation of its evidence. The Monte Carlo stage of the dense fit (the exact log marginal likelihood's gradient by Fisher's identity) is not built for the Vecchia path: log_ml in the output is the Vecchia model's Laplace evidence at the optimum (se_log_ml, mc_se_log, ep_value and ep_log_z NaN), grad its gradient (with the prior's), exact, se_grad 0, and gpc:evidence in the metadata says so. The exact stage's flags (--samples, --final-samples, --rounds, --hessian, --no-ep, --method, --order, --groups, --ess, --jitter) are refused with --vecchia, as are more than two classes. The ard kernel's ordering and neighbours follow its length scales: computed at the start, and again at an optimum whose length scales have moved relative to one another by more than a factor 2 (up to 4 times). The Vecchia model's log marginal likelihood itself, which log_ml approximates, is what gpc-train estimates on gpc-kernel --vecchia m's model (its gpc:log_ml).`
+const fitVecchiaHelp = `The Vecchia path (--vecchia m, or auto for m = 50; docs/vecchia-fit.md): for many training points (from about 10^4, where the dense fit's N x N matrices take GBs and its N^3 work minutes to hours), the hyperparameters are fitted on all the rows by maximizing the Vecchia model's Laplace evidence (the model that gpc-kernel --vecchia m writes: each point conditioned on its m nearest earlier points in the maxmin order), O(N m^3) per evaluation with its exact gradient, by the same L-BFGS steps, start, box, run-off, traps, --restarts, --prior-sd and --seed as the dense fit's ep stage. It is one stage, deterministic, and approximate twice over: the Vecchia model for m below N - 1, and Laplace's approximation of its evidence. The Monte Carlo stage of the dense fit (the exact log marginal likelihood's gradient by Fisher's identity) is not built for the Vecchia path: log_ml in the output is the Vecchia model's Laplace evidence at the optimum (se_log_ml, mc_se_log, ep_value and ep_log_z NaN), grad its gradient (with the prior's), exact, se_grad 0, and gpc:evidence in the metadata says so. Three or more classes: the multinomial probit classifier with one kernel shared by the classes (the model gpc-kernel --vecchia m writes for them), its Laplace evidence in the classes' C - 1 contrasts per point, the gradient by central differences (two evaluations per hyperparameter); --per-class is refused. The exact stage's flags (--samples, --final-samples, --rounds, --hessian, --no-ep, --method, --order, --groups, --ess, --jitter) are refused with --vecchia. The ard kernel's ordering and neighbours follow its length scales: computed at the start, and again at an optimum whose length scales have moved relative to one another by more than a factor 2 (up to 4 times). The Vecchia model's log marginal likelihood itself, which log_ml approximates, is what gpc-train estimates on gpc-kernel --vecchia m's model (its gpc:log_ml).`
 
 // fitVecchiaFlags are gpc-fit's --vecchia and its settings; they are
 // checked and resolved (auto) by gpc-kernel's rule (vecchiaFlags).
@@ -62,7 +62,7 @@ func (c *fitCmd) validateFitVecchia() error {
 		{c.PerClass, "--per-class"}, {c.ClassAlpha != nil, "--class-alpha"}, {c.ClassBeta != nil, "--class-beta"},
 	} {
 		if x.set {
-			return usagef("%s with --vecchia: gpc-fit --vecchia maximizes the Vecchia model's Laplace evidence alone, and has no Monte Carlo stage and a single kernel for two classes (docs/vecchia-fit.md): drop %s, or --vecchia for the dense fit", x.flag, x.flag)
+			return usagef("%s with --vecchia: gpc-fit --vecchia maximizes the Vecchia model's Laplace evidence alone, and has no Monte Carlo stage and one kernel shared by the classes (docs/vecchia-fit.md): drop %s, or --vecchia for the dense fit", x.flag, x.flag)
 		}
 	}
 	return nil
@@ -73,14 +73,14 @@ func (c *fitCmd) validateFitVecchia() error {
 func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *labelMap, dataMeta map[string]string, scale *fit.DataScale, k *gp.Kernel, startDesc string) error {
 	v := &c.fitVecchiaFlags.v
 	n := train.rows
-	if labels.classes != nil {
-		return usagef("--vecchia: %s has %d classes; the Vecchia path takes two so far (docs/vecchia.md says what more would take): drop --vecchia for the dense fit, which takes them", train.source, len(labels.classes))
-	}
 	if int(v.Vecchia) >= n {
 		return v.tooFewPoints(n)
 	}
 	if avail, ok := availableMemory(); ok {
-		if need := vecchiaFitBytes(n, int(v.Vecchia)); need > float64(avail) {
+		// The multi-class evidence's expanded model: C - 1 latent values
+		// per point, each conditioned on C - 1 per neighbour.
+		l := max(len(labels.classes)-1, 1)
+		if need := vecchiaFitBytes(n*l, int(v.Vecchia)*l); need > float64(avail) {
 			return &dataError{fmt.Sprintf("%s: the Vecchia fit of %d training rows with m = %d neighbours needs about %s, and only %s of memory is available: give fewer neighbours (--vecchia 30: about %s) or fit on fewer rows", train.source, n, v.Vecchia, format.Bytes(need), format.Bytes(float64(avail)), format.Bytes(vecchiaFitBytes(n, 30)))}
 		}
 	}
@@ -106,9 +106,13 @@ func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *la
 		}
 	}
 	order, _ := vecchia.ParseOrder(v.VecchiaOrder)
-	p := &vfit.Problem{X: train.x, D: len(train.names), Y: train.y, M: int(v.Vecchia), Order: order, Nugget: v.VecchiaNugget, Threads: c.Threads}
+	p := &vfit.Problem{X: train.x, D: len(train.names), Y: train.y, Classes: len(labels.classes), M: int(v.Vecchia), Order: order, Nugget: v.VecchiaNugget, Threads: c.Threads}
 	if c.Progress {
-		e.rep.note("the Vecchia-Laplace fit of %d training points, %d neighbours each (%s order), from %s", n, v.Vecchia, order, describeTheta(names, theta0))
+		what := "two classes"
+		if p.Classes > 2 {
+			what = fmt.Sprintf("%d classes, one kernel", p.Classes)
+		}
+		e.rep.note("the Vecchia-Laplace fit of %d training points (%s), %d neighbours each (%s order), from %s", n, what, v.Vecchia, order, describeTheta(names, theta0))
 	}
 	best, starts, err := vfit.MaximizeStarts(e.ctx, p, *k, params, theta0, c.Restarts, cfg)
 	if errors.Is(err, vecchia.ErrLaplaceBreakdown) {
@@ -130,6 +134,11 @@ func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *la
 	hf := format.HyperFit{Kernel: c.Kernel, Standardize: c.Standardize, LogML: lz, SELogML: math.NaN(), EPLogZ: math.NaN(),
 		LogPrior: cfg.Prior.LogPDF(res.Theta)}
 	meta := c.vecchiaFitMeta(dataMeta, res, order, startDesc, priorSD, gnorm, names, cfg, ranOff, starts, best)
+	if labels.classes != nil {
+		meta[format.KeyClasses] = format.JoinClasses(labels.classes)
+		delete(meta, format.KeyLabelPositive)
+		delete(meta, format.KeyLabelNegative)
+	}
 	if rep := ev.S.Duplicates(); rep > 0 {
 		e.rep.warnf("%d of %d training points repeat an earlier point's features: each shares that point's latent value, with a label of its own (docs/vecchia.md)", rep, n)
 	}
@@ -190,7 +199,11 @@ func (c *fitCmd) vecchiaFitMeta(dataMeta map[string]string, res *vfit.Result, or
 	meta[format.KeyVersion] = Version
 	meta["gpc:kernel"] = c.Kernel
 	meta[format.KeySeed] = strconv.FormatUint(uint64(c.Seed), 10)
-	meta["gpc:evidence"] = fmt.Sprintf("vecchia-laplace: the Laplace evidence of the Vecchia model with m = %d neighbours per point in the %s order (nugget %s), its log-determinant's factor incomplete beyond a dense block of %d rows; an approximation of the log marginal likelihood, maximized deterministically: no Monte Carlo stage (Fisher's identity) on the Vecchia path", v.Vecchia, order, fmtFloat(v.VecchiaNugget), ev.Block)
+	model, grad := "", "its exact gradient"
+	if ev.P.Classes > 2 {
+		model, grad = fmt.Sprintf(" (the multinomial probit classifier of %d classes, one kernel; in the classes' %d contrasts per point)", ev.P.Classes, ev.P.Classes-1), fmt.Sprintf("its gradient by central differences of step %g in each log-hyperparameter", vfit.FDStep)
+	}
+	meta["gpc:evidence"] = fmt.Sprintf("vecchia-laplace: the Laplace evidence of the Vecchia model%s with m = %d neighbours per point in the %s order (nugget %s), its log-determinant's factor incomplete beyond a dense block of %d rows, %s; an approximation of the log marginal likelihood, maximized deterministically: no Monte Carlo stage (Fisher's identity) on the Vecchia path", model, v.Vecchia, order, fmtFloat(v.VecchiaNugget), ev.Block, grad)
 	meta[format.KeyVecchiaM] = strconv.Itoa(int(v.Vecchia))
 	meta[format.KeyVecchiaOrder] = order.String()
 	meta[format.KeyVecchiaNugget] = fmtFloat(v.VecchiaNugget)

@@ -265,3 +265,42 @@ func TestFitVecchiaThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestFitVecchiaClasses fits the shared kernel of iris's three species
+// (75 training flowers, four features with ties) on the Vecchia path
+// with every earlier point a neighbour: the table names the classes and
+// the multinomial evidence, the search ended where the evidence's
+// gradient (by central differences) vanishes, --threads 1 and 3 give the
+// same bytes, and the fitted kernel runs through gpc-kernel --vecchia,
+// gpc-train and gpc-predict's class table; --per-class is refused.
+func TestFitVecchiaClasses(t *testing.T) {
+	t.Parallel()
+	train, test := "../../examples/iris/train.csv", "../../examples/iris/test.csv"
+	args := []string{"--standardize", "--label", "species", "--id", "id", "--train", train, "--vecchia", "74", "--quiet"}
+	out := runCLI(t, Fit, cliCase{args: append(args, "--threads", "1")})
+	if three := runCLI(t, Fit, cliCase{args: append(args, "--threads", "3")}); !bytes.Equal(out, three) {
+		t.Error("--threads 1 and 3 differ")
+	}
+	hf, rows, meta := readFit(t, out)
+	if len(rows) != 2 || rows[0].Name != "alpha" || rows[1].Name != "beta" {
+		t.Fatalf("rows %+v", rows)
+	}
+	if meta[format.KeyClasses] == "" || !strings.Contains(meta["gpc:evidence"], "multinomial probit classifier of 3 classes") {
+		t.Errorf("gpc:classes %q, gpc:evidence %q", meta[format.KeyClasses], meta["gpc:evidence"])
+	}
+	for _, r := range rows {
+		if r.Bound == "" && math.Abs(r.Grad) > 1e-3 {
+			t.Errorf("%s %.6g: the gradient %.3g at the optimum is not small", r.Name, r.Value, r.Grad)
+		}
+	}
+	if math.IsNaN(hf.LogML) || hf.LogML >= 0 || !math.IsNaN(hf.SELogML) {
+		t.Errorf("log_ml %v, se_log_ml %v", hf.LogML, hf.SELogML)
+	}
+	model := runCLI(t, Kernel, cliCase{args: []string{"--hyper", "-", "--standardize", "--label", "species", "--id", "id", "--vecchia", "20", "--train", train, "--test", test}, stdin: out})
+	cloud := runCLI(t, Train, cliCase{args: []string{"--samples", "2000", "--quiet"}, stdin: model})
+	post := string(runCLI(t, Predict, cliCase{args: []string{"--format", "csv"}, stdin: cloud}))
+	if !strings.HasPrefix(post, "id,p_setosa,p_versicolor,p_virginica,") || strings.Count(post, "\n") != 76 {
+		t.Errorf("gpc-predict wrote %d lines: %.200q", strings.Count(post, "\n"), post)
+	}
+	runCLI(t, Fit, cliCase{args: append(args, "--per-class"), code: 80, stderr: "--per-class with --vecchia"})
+}

@@ -12,14 +12,22 @@ import (
 	"github.com/gpc-mc/gpc/core/vecchia"
 )
 
-// Problem is a two-class training set on the Vecchia path and the Vecchia
-// model's settings.
+// Problem is a training set on the Vecchia path and the Vecchia model's
+// settings: two classes (the probit classifier), or three or more (the
+// multinomial probit classifier with one kernel shared by the classes,
+// vecchia.Multiclass).
 type Problem struct {
 	// X holds the n training points' features (n x D, row-major, the
-	// kernel's: standardized as the tools do), Y their labels, +1 or -1.
+	// kernel's: standardized as the tools do), Y their labels: +1 or -1
+	// for two classes, the class indices 0..Classes-1 for more.
 	X []float64
 	D int
 	Y []float64
+	// Classes is the number of classes: 0 (or 2) for two, with labels
+	// +1 and -1; 3 or more for the multinomial probit classifier, whose
+	// evidence is vecchia.ClassLaplaceEvidence and whose gradient is
+	// taken by central differences (FDStep).
+	Classes int
 	// M is the neighbours per point, Order the ordering.
 	M     int
 	Order vecchia.OrderKind
@@ -43,6 +51,33 @@ type Problem struct {
 // DefaultBlock is the least dense block tried where the incomplete
 // factor breaks down.
 const DefaultBlock = 64
+
+// multi reports whether p is a multi-class problem.
+func (p *Problem) multi() bool { return p.Classes > 2 }
+
+// latent is the latent values per point of p's model: 1, or the C - 1
+// contrasts of C classes.
+func (p *Problem) latent() int {
+	if p.multi() {
+		return p.Classes - 1
+	}
+	return 1
+}
+
+// maxBlock is the largest dense block of p's evidence, in training rows:
+// vecchia.MaxBlock latent values, at most every row.
+func (p *Problem) maxBlock() int {
+	return min(len(p.Y), vecchia.MaxBlock/p.latent())
+}
+
+// labels returns a multi-class problem's labels as class indices.
+func (p *Problem) labels() []int {
+	y := make([]int, len(p.Y))
+	for i, v := range p.Y {
+		y[i] = int(v)
+	}
+	return y
+}
 
 func (p *Problem) nugget() float64 {
 	if p.Nugget == 0 {
@@ -143,7 +178,15 @@ func (e *Evidence) restructure(ctx context.Context, theta []float64) error {
 		e.Scales = slices.Clone(k.Alpha)
 	}
 	block := p.Block
-	if block == 0 {
+	switch {
+	case block > 0:
+	case p.multi():
+		m, err := vecchia.NewMulticlass(s, []*gp.Kernel{k}, p.Classes, p.X, p.labels(), p.nugget(), nil, nil, p.Threads)
+		if err != nil {
+			return err
+		}
+		block = vecchia.ClassLaplaceBlock(m)
+	default:
 		m, err := vecchia.NewClassifier(s, k, p.X, p.Y, p.nugget(), nil, nil, p.Threads)
 		if err != nil {
 			return err
@@ -155,33 +198,33 @@ func (e *Evidence) restructure(ctx context.Context, theta []float64) error {
 
 // setBlock makes the evaluator of the structure with the dense block
 // block (at most every row), doubled (from at least DefaultBlock) while
-// the evidence breaks down at theta, up to vecchia.MaxBlock (or every
-// row).
+// the evidence breaks down at theta, up to vecchia.MaxBlock latent values
+// (or every row).
 func (e *Evidence) setBlock(ctx context.Context, theta []float64, block int) error {
 	p := e.P
-	n := len(p.Y)
 	k := e.KernelAt(theta)
-	e.Block, e.last = min(block, n), nil
+	e.Block, e.last = min(block, len(p.Y)), nil
 	for {
-		m, err := vecchia.NewClassifier(e.S, k, p.X, p.Y, p.nugget(), nil, nil, p.Threads)
-		if err != nil {
-			return err
+		if !p.multi() {
+			m, err := vecchia.NewClassifier(e.S, k, p.X, p.Y, p.nugget(), nil, nil, p.Threads)
+			if err != nil {
+				return err
+			}
+			e.lap = vecchia.NewLaplaceEvidence(m, vecchia.LaplaceOptions{Block: e.Block})
 		}
-		e.lap = vecchia.NewLaplaceEvidence(m, vecchia.LaplaceOptions{Block: e.Block})
-		_, _, err = e.At(ctx, theta, false)
-		if err == nil || !errors.Is(err, vecchia.ErrLaplaceBreakdown) || e.Block >= min(n, vecchia.MaxBlock) {
+		_, _, err := e.At(ctx, theta, false)
+		if err == nil || !errors.Is(err, vecchia.ErrLaplaceBreakdown) || e.Block >= p.maxBlock() {
 			e.Breakdowns = 0
 			return err
 		}
-		e.Block = min(max(2*e.Block, DefaultBlock), n, vecchia.MaxBlock)
+		e.Block = min(max(2*e.Block, DefaultBlock), p.maxBlock())
 	}
 }
 
 // raiseBlock doubles the block (setBlock) at theta, and reports false if
 // it is at its largest already.
 func (e *Evidence) raiseBlock(ctx context.Context, theta []float64) (bool, error) {
-	n := len(e.P.Y)
-	if e.Block >= min(n, vecchia.MaxBlock) {
+	if e.Block >= e.P.maxBlock() {
 		return false, nil
 	}
 	return true, e.setBlock(ctx, theta, max(2*e.Block, DefaultBlock))
@@ -209,6 +252,9 @@ func (e *Evidence) MetricDrift(theta []float64) float64 {
 // conditionals cannot be computed.
 func (e *Evidence) At(ctx context.Context, theta []float64, grad bool) (float64, []float64, error) {
 	p := e.P
+	if p.multi() {
+		return e.classAt(ctx, theta, grad)
+	}
 	k := e.KernelAt(theta)
 	if !(grad && e.last != nil && slices.Equal(theta, e.last)) {
 		e.last = nil
@@ -253,6 +299,93 @@ func (e *Evidence) At(ctx context.Context, theta []float64, grad bool) (float64,
 		return 0, nil, err
 	}
 	return e.lastLZ, g, nil
+}
+
+// FDStep is the step, in each log-hyperparameter, of the multi-class
+// evidence's gradient by central differences: the evidence is smooth on
+// one structure and block (its mode solved to rounding, from the same
+// start at both points), so the differences' error is their truncation,
+// about FDStep^2 / 6 times the third derivative, and the evidence's
+// rounding over 2 FDStep.
+const FDStep = 1e-4
+
+// classAt is At for a multi-class problem: the evidence by
+// vecchia.ClassLaplaceEvidence, and its gradient by central differences
+// (FDStep) in each log-hyperparameter, each evaluation's Newton started
+// at theta's mode; where one side of a difference breaks the factor down,
+// the other side's one-sided difference.
+func (e *Evidence) classAt(ctx context.Context, theta []float64, grad bool) (float64, []float64, error) {
+	if !(grad && e.last != nil && slices.Equal(theta, e.last)) {
+		e.last = nil
+		lz, mode, err := e.classEval(ctx, theta, e.mode)
+		if err != nil {
+			return 0, nil, err
+		}
+		e.mode, e.last, e.lastLZ = mode, slices.Clone(theta), lz
+		if !grad {
+			return lz, nil, nil
+		}
+	}
+	e.Grads++
+	g := make([]float64, len(theta))
+	th := slices.Clone(theta)
+	for j := range theta {
+		th[j] = theta[j] + FDStep
+		up, _, errUp := e.classEval(ctx, th, e.mode)
+		th[j] = theta[j] - FDStep
+		down, _, errDown := e.classEval(ctx, th, e.mode)
+		th[j] = theta[j]
+		switch {
+		case errUp == nil && errDown == nil:
+			g[j] = (up - down) / (2 * FDStep)
+		case errUp == nil && errors.Is(errDown, vecchia.ErrLaplaceBreakdown):
+			g[j] = (up - e.lastLZ) / FDStep
+		case errDown == nil && errors.Is(errUp, vecchia.ErrLaplaceBreakdown):
+			g[j] = (e.lastLZ - down) / FDStep
+		case errUp != nil:
+			return 0, nil, errUp
+		default:
+			return 0, nil, errDown
+		}
+	}
+	return e.lastLZ, g, nil
+}
+
+// classEval is the multi-class evidence at theta, Newton started at warm
+// (by input row, L values each; nil: 0), with its mode by input row.
+func (e *Evidence) classEval(ctx context.Context, theta, warm []float64) (float64, []float64, error) {
+	p := e.P
+	l := p.latent()
+	m, err := vecchia.NewMulticlass(e.S, []*gp.Kernel{e.KernelAt(theta)}, p.Classes, p.X, p.labels(), p.nugget(), nil, nil, p.Threads)
+	if err != nil {
+		return 0, nil, err
+	}
+	var start []float64
+	if warm != nil {
+		start = make([]float64, len(warm))
+		for pos, r := range e.S.Perm {
+			if e.S.Dup[pos] < 0 {
+				copy(start[pos*l:(pos+1)*l], warm[r*l:(r+1)*l])
+			}
+		}
+	}
+	e.Evals++
+	res, err := vecchia.ClassLaplaceEvidence(ctx, m, vecchia.LaplaceOptions{Block: e.Block}, start)
+	if err != nil {
+		if errors.Is(err, vecchia.ErrLaplaceBreakdown) {
+			e.Breakdowns++
+		}
+		return 0, nil, err
+	}
+	mode := make([]float64, len(p.Y)*l)
+	for pos, r := range e.S.Perm {
+		src := pos
+		if d := e.S.Dup[pos]; d >= 0 {
+			src = int(d)
+		}
+		copy(mode[r*l:(r+1)*l], res.Mode[src*l:(src+1)*l])
+	}
+	return res.LogZ, mode, nil
 }
 
 // Func returns the evidence as a fit.Evidence, for fit.MaximizeEvidence.

@@ -277,3 +277,113 @@ func TestMaximizeStarts(t *testing.T) {
 		t.Errorf("restart 1 started at %v, fit.DrawRestart draws %v", starts[1].Theta, th)
 	}
 }
+
+// threeClass returns n points of c classes (class i mod c, shuffled): 2-D
+// features, class j's points around 1.25 (cos(2 pi j / c), sin(2 pi j /
+// c)) with unit spread (bench/vecchia/threeclass's construction), rounded
+// to the grid step round (0: not rounded), labels 0..c-1.
+func threeClass(n, c int, round float64, seed uint64) (x, y []float64) {
+	r := rand.New(rand.NewPCG(seed, 0x3c1a))
+	y = make([]float64, n)
+	for i := range y {
+		y[i] = float64(i % c)
+	}
+	r.Shuffle(n, func(i, j int) { y[i], y[j] = y[j], y[i] })
+	x = make([]float64, 2*n)
+	for i, cl := range y {
+		a := 2 * math.Pi * cl / float64(c)
+		x[2*i], x[2*i+1] = 1.25*math.Cos(a)+r.NormFloat64(), 1.25*math.Sin(a)+r.NormFloat64()
+		if round > 0 {
+			x[2*i], x[2*i+1] = math.Round(x[2*i]/round)*round, math.Round(x[2*i+1]/round)*round
+		}
+	}
+	return x, y
+}
+
+// TestClassGrad checks the multi-class evidence's gradient (central
+// differences of step FDStep) against Richardson's extrapolation of
+// differences at steps 1e-3 and 2e-3 (fourth order): where both agree,
+// the evidence is smooth and the gradient is its own; on rounded
+// features (repeated points), three and four classes.
+func TestClassGrad(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []int{3, 4} {
+		t.Run(fmt.Sprint(c, " classes"), func(t *testing.T) {
+			x, y := threeClass(240, c, 0.2, uint64(c))
+			p := &Problem{X: x, D: 2, Y: y, Classes: c, M: 10, Threads: 2}
+			k, hs, th, _, _ := start(t, p, gp.KernelRBF)
+			ev, err := NewEvidence(ctx, p, k, hs, th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.S.Duplicates() == 0 {
+				t.Fatal("no repeated points")
+			}
+			f, g, err := ev.At(ctx, th, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := func(j int, h float64) float64 {
+				q := slices.Clone(th)
+				q[j] += h
+				v, _, err := ev.At(ctx, q, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			for j := range th {
+				const h = 1e-3
+				d1, d2 := at(j, h)-at(j, -h), at(j, 2*h)-at(j, -2*h)
+				rich := (8*d1 - d2) / (12 * h)
+				if math.Abs(rich-g[j]) > 1e-5*math.Abs(rich)+1e-8*math.Abs(f)/FDStep {
+					t.Errorf("hyperparameter %d: gradient %.10g, Richardson %.10g", j, g[j], rich)
+				}
+				t.Logf("hyperparameter %d: gradient %.8g, Richardson %.8g", j, g[j], rich)
+			}
+		})
+	}
+}
+
+// TestMaximizeClasses fits rbf's hyperparameters on 300 points of three
+// classes from the data's start: the end is a maximum of the multi-class
+// evidence (its gradient small, no better point a step of 0.05 away in
+// any direction), the same bits on 1 and 3 threads.
+func TestMaximizeClasses(t *testing.T) {
+	ctx := context.Background()
+	x, y := threeClass(300, 3, 0, 7)
+	var first []float64
+	for _, threads := range []int{1, 3} {
+		p := &Problem{X: x, D: 2, Y: y, Classes: 3, M: 15, Threads: threads}
+		k, hs, th0, lo, hi := start(t, p, gp.KernelRBF)
+		res, err := Maximize(ctx, p, k, hs, th0, fit.FitConfig{Lower: lo, Upper: hi})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first != nil {
+			if !slices.Equal(res.Theta, first) {
+				t.Errorf("%d threads: %v, 1 thread: %v", threads, res.Theta, first)
+			}
+			continue
+		}
+		first = res.Theta
+		ev := res.Evidence
+		f, g, err := ev.At(ctx, res.Theta, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("optimum alpha %.4g beta %.4g, log Z %.4f, gradient %.3g, %d evaluations, %d gradients, block %d", math.Exp(res.Theta[0]), math.Exp(res.Theta[1]), res.LogZ, g, res.Evals, res.Grads, ev.Block)
+		for j := range g {
+			if res.Bound[j] == 0 && math.Abs(g[j]) > 1e-3 {
+				t.Errorf("the gradient at the optimum %v is not small", g)
+			}
+			for _, s := range []float64{-0.05, 0.05} {
+				th := slices.Clone(res.Theta)
+				th[j] += s
+				if v, _, err := ev.At(ctx, th, false); err == nil && v > f {
+					t.Errorf("theta %v has %v, above the optimum's %v", th, v, f)
+				}
+			}
+		}
+	}
+}
