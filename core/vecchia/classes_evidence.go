@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Laplace's evidence of the multinomial probit classifier under Vecchia
@@ -66,49 +67,92 @@ func ClassLaplaceBlock(m *Multiclass) int {
 	return k0
 }
 
-// ClassLaplaceEvidence computes the Laplace evidence of model m (see
-// above) with opt.Block leading training rows dense in T, Newton started
-// at warm (by coordinate, k L + a; nil: 0). The result's Mode is g^ by
-// coordinate. It returns ErrLaplaceBreakdown (wrapped) where T's
-// factorisation meets a pivot that is not positive, a *core.InputError
-// for a model that is not valid, and ctx's error if ctx is cancelled
-// between Newton steps.
-func ClassLaplaceEvidence(ctx context.Context, m *Multiclass, opt LaplaceOptions, warm []float64) (*LaplaceResult, error) {
+// ClassLaplace computes the Laplace evidence of Multiclass models that
+// share one structure (the same rows, classes, conditioning sets and
+// repeated points): the expanded pattern, its factors' patterns, their
+// pairs and level schedules are built once, by NewClassLaplace. It is not
+// safe for concurrent use.
+type ClassLaplace struct {
+	opt         LaplaceOptions
+	n, c, block int
+	start       []int
+	nbr         []int32
+	p           *PreparedMulticlass
+	a, pre, fac *tri
+	pd, po, pdf []float64
+	pof         []float64
+}
+
+// NewClassLaplace returns the evaluator for models of m's structure with
+// opt.Block leading training rows dense in T. It panics if opt.Block is
+// negative.
+func NewClassLaplace(m *Multiclass, opt LaplaceOptions) *ClassLaplace {
 	if opt.Block < 0 {
-		panic("vecchia: ClassLaplaceEvidence: negative Block")
+		panic("vecchia: NewClassLaplace: negative Block")
 	}
+	p := newPreparedMulticlass(m)
+	e := &ClassLaplace{opt: opt, n: m.N, c: m.C, start: m.Start, nbr: m.Nbr, p: p}
+	e.a = newTri(p.em)
+	pc := newPairCache(e.a)
+	e.pre = newTri(p.em)
+	e.pre.pc = pc
+	e.block = min(opt.Block, m.N)
+	for e.block < m.N && e.block > 0 && m.Dup(e.block) >= 0 {
+		e.block++ // a repeat goes with the point it repeats
+	}
+	e.fac = hybridPattern(p.em, e.a, e.block*p.L)
+	e.fac.pc = pc
+	return e
+}
+
+// Eval computes the Laplace evidence of model m (see above; its structure
+// must be the evaluator's), Newton started at warm (by coordinate, k L +
+// a; nil: 0). The result's Mode is g^ by coordinate. It returns
+// ErrLaplaceBreakdown (wrapped) where T's factorisation meets a pivot that
+// is not positive, a *core.InputError for a model that is not valid, and
+// ctx's error if ctx is cancelled between Newton steps. It panics if m's
+// structure is not the evaluator's.
+func (e *ClassLaplace) Eval(ctx context.Context, m *Multiclass, warm []float64) (*LaplaceResult, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	p := newPreparedMulticlass(m)
+	if m.N != e.n || m.C != e.c || !slices.Equal(m.Start, e.start) || !slices.Equal(m.Nbr, e.nbr) {
+		panic("vecchia: ClassLaplace.Eval: the model's structure is not the evaluator's")
+	}
+	p := e.p
 	l, n := p.L, p.em.N
 	if warm != nil && len(warm) != n {
-		panic("vecchia: ClassLaplaceEvidence: warm is not one value per coordinate")
+		panic("vecchia: ClassLaplace.Eval: warm is not one value per coordinate")
 	}
-	a := newTri(p.em)
-	a.priorFactor(p.em)
-	pc := newPairCache(a)
-	st, err := p.laplace(ctx, a, pc, evidenceNewton, warm)
+	em := m.expanded(l)
+	for v := range n {
+		if (em.CondVar[v] == 0) != e.a.dup[v] {
+			panic("vecchia: ClassLaplace.Eval: the model's repeated points are not the evaluator's")
+		}
+	}
+	p.m, p.em = m, em
+	e.a.priorFactor(em)
+	// A's values changed: the patterns' cached A'A is stale.
+	e.pre.aaOf, e.fac.aaOf = nil, nil
+	st, err := p.laplace(ctx, e.a, e.pre, evidenceNewton, warm)
 	if err != nil {
 		return nil, err
 	}
-	block := min(opt.Block, m.N)
-	for block < m.N && block > 0 && m.Dup(block) >= 0 {
-		block++ // a repeat goes with the point it repeats
+	t := e.fac
+	if e.pdf == nil {
+		e.pdf, e.pof = make([]float64, n), make([]float64, len(t.nbr))
 	}
-	t := hybridPattern(p.em, a, block*l)
-	t.pc = pc
-	pd, po := make([]float64, n), make([]float64, len(t.nbr))
-	p.assemble(t, a, pd, po)
-	if !t.factorUnshifted(pd, po, n) {
-		return nil, fmt.Errorf("%w (at %d rows of %d classes, the first %d rows dense)", ErrLaplaceBreakdown, m.N, m.C, block)
+	p.assemble(t, e.a, e.pdf, e.pof)
+	t.stale()
+	if !t.factorUnshifted(e.pdf, e.pof, n) {
+		return nil, fmt.Errorf("%w (at %d rows of %d classes, the first %d rows dense)", ErrLaplaceBreakdown, m.N, m.C, e.block)
 	}
 	res := &LaplaceResult{Mode: st.Mode, LogLik: st.LogLik, Quad: st.Quad, Newton: st.Iterations, CG: st.CGSteps}
 	for v := range n {
-		if a.dup[v] {
+		if e.a.dup[v] {
 			continue
 		}
-		res.LogDetA += math.Log(a.diag[v])
+		res.LogDetA += math.Log(e.a.diag[v])
 		res.LogDetT += math.Log(t.diag[v])
 	}
 	res.LogZ = res.LogLik - res.Quad + res.LogDetA - res.LogDetT
@@ -116,4 +160,16 @@ func ClassLaplaceEvidence(ctx context.Context, m *Multiclass, opt LaplaceOptions
 		return nil, fmt.Errorf("vecchia: the multi-class Laplace evidence is not finite (%v)", res.LogZ)
 	}
 	return res, nil
+}
+
+// ClassLaplaceEvidence is NewClassLaplace(m, opt).Eval(ctx, m, warm): one
+// evaluation.
+func ClassLaplaceEvidence(ctx context.Context, m *Multiclass, opt LaplaceOptions, warm []float64) (*LaplaceResult, error) {
+	if opt.Block < 0 {
+		panic("vecchia: ClassLaplaceEvidence: negative Block")
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return NewClassLaplace(m, opt).Eval(ctx, m, warm)
 }

@@ -265,3 +265,31 @@ func pair(at func(int, int) (*Multiclass, float64), i, block int) (*Multiclass, 
 	b, fb := at(-i, block)
 	return a, fa, b, fb
 }
+
+// TestClassLaplaceReuse checks that one evaluator (ClassLaplace), its
+// patterns and schedules kept, evaluates models of other
+// hyperparameters on its structure as a fresh one does, warm or cold.
+func TestClassLaplaceReuse(t *testing.T) {
+	var ev *ClassLaplace
+	var warm []float64
+	block := 0
+	for i, k := range []*gp.Kernel{rbf(0.8, 3), rbf(1.1, 2), rbf(0.6, 6), rbf(0.8, 3)} {
+		md := classModel(t, 6, 3, 200, 0, 8, 0.2, []*gp.Kernel{k})
+		if ev == nil {
+			block = ClassLaplaceBlock(md)
+			ev = NewClassLaplace(md, LaplaceOptions{Block: block})
+		}
+		got, err := ev.Eval(context.Background(), md, warm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ClassLaplaceEvidence(context.Background(), md, LaplaceOptions{Block: block}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got.LogZ-want.LogZ) > 1e-10*math.Abs(want.LogZ) {
+			t.Errorf("model %d: the reused evaluator %.12g, a fresh one %.12g", i, got.LogZ, want.LogZ)
+		}
+		warm = got.Mode
+	}
+}

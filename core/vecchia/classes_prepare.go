@@ -117,27 +117,35 @@ type ClassSites struct {
 // steps: maxNewton bounds them; Newton stops after a step that moved no
 // coordinate by more than step (times 1 + the largest |g| with relStep);
 // a step's conjugate gradients stop at relative residual cgTol(the
-// gradient's largest entry); a solve of more than refactor steps (0: no
-// such rule) has the next step factor its preconditioner again; a step
-// whose best Psi falls by more than psiRound |Psi| is not taken.
+// gradient's largest entry); Newton step i factors the preconditioner
+// (the incomplete factor of A'A + W at the step's W) where factorAt(i),
+// and where the last solve took more than refactor steps (0: no such
+// rule); a step whose best Psi falls by more than psiRound |Psi| is not
+// taken.
 type newtonTols struct {
 	maxNewton int
 	step      float64
 	relStep   bool
 	cgTol     func(gmax float64) float64
+	factorAt  func(i int) bool
 	refactor  int
 	psiRound  float64
 }
 
 // proposalNewton are the proposal's tolerances: its mode only starts EP's
-// rounds (maxNewton, newtonTol, cgTol: the two-class Laplace's).
-var proposalNewton = newtonTols{maxNewton: maxNewton, step: newtonTol, cgTol: func(float64) float64 { return cgTol }, psiRound: 1e-9}
+// rounds (maxNewton, newtonTol, cgTol: the two-class Laplace's), from 0,
+// the preconditioner factored at the first, second and fourth steps.
+var proposalNewton = newtonTols{maxNewton: maxNewton, step: newtonTol, cgTol: func(float64) float64 { return cgTol },
+	factorAt: func(i int) bool { return i <= 2 || i == 4 }, psiRound: 1e-9}
 
-// evidenceNewton are the evidence's (ClassLaplaceEvidence): the mode to
-// rounding, as LaplaceEvidence solves it, an inexact Newton step's
-// residual following the gradient down (lapForcing).
+// evidenceNewton are the evidence's (ClassLaplace): the mode to rounding,
+// as LaplaceEvidence solves it, an inexact Newton step's residual
+// following the gradient down (lapForcing); a fit starts each evaluation
+// near its mode (the last one's), so the preconditioner is factored at
+// the first step and again only where the solves grow long.
 var evidenceNewton = newtonTols{maxNewton: lapMaxNewton, step: lapStepTol, relStep: true, refactor: lapPrecSteps, psiRound: lapPsiRound,
-	cgTol: func(gmax float64) float64 { return max(lapCGTol, min(lapForcing, lapForcing*gmax)) }}
+	cgTol:    func(gmax float64) float64 { return max(lapCGTol, min(lapForcing, lapForcing*gmax)) },
+	factorAt: func(i int) bool { return i == 1 }}
 
 // Model returns the prepared model.
 func (p *PreparedMulticlass) Model() *Multiclass { return p.m }
@@ -176,7 +184,9 @@ func PrepareMulticlass(ctx context.Context, m *Multiclass, tr core.Trace) (*Prep
 	a.priorFactor(em)
 	pc := newPairCache(a)
 	say("Laplace: the posterior mode of %d latent values (%d classes, %d per point)", n, m.C, l)
-	st, err := p.laplace(ctx, a, pc, proposalNewton, nil)
+	pre := newTri(em)
+	pre.pc = pc
+	st, err := p.laplace(ctx, a, pre, proposalNewton, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -643,7 +653,7 @@ func (p *PreparedMulticlass) stepConsts(k int, sw *stepWork) bool {
 // its gradient (Rasmussen and Williams 2006, section 3.5; here with the
 // probit's likelihood, classLogLik, through E). It returns ctx's error if
 // ctx is cancelled, and a *core.InputError if a site is not finite.
-func (p *PreparedMulticlass) laplace(ctx context.Context, a *tri, pc *pairCache, nt newtonTols, warm []float64) (*ClassSites, error) {
+func (p *PreparedMulticlass) laplace(ctx context.Context, a, pre *tri, nt newtonTols, warm []float64) (*ClassSites, error) {
 	m, l, c := p.m, p.L, p.m.C
 	n := m.N * l
 	sd := math.Sqrt(m.Noise)
@@ -657,8 +667,6 @@ func (p *PreparedMulticlass) laplace(ctx context.Context, a *tri, pc *pairCache,
 	p.w, p.nu = make([]float64, m.N*l*l), make([]float64, m.N*l)
 	rg := make([]float64, m.N*l) // each row's gradient
 	lp := make([]float64, m.N)
-	pre := newTri(p.em)
-	pre.pc = pc
 	pd, po := make([]float64, n), make([]float64, len(pre.nbr))
 	cg := newCG(n)
 	st := &ClassSites{}
@@ -740,7 +748,7 @@ func (p *PreparedMulticlass) laplace(ctx context.Context, a *tri, pc *pairCache,
 			grad[i] = p.nu[i] - tmp[i]
 			gmax = max(gmax, math.Abs(grad[i]))
 		}
-		if st.Iterations <= 2 || st.Iterations == 4 || nt.refactor > 0 && steps > nt.refactor {
+		if nt.factorAt(st.Iterations) || nt.refactor > 0 && steps > nt.refactor {
 			p.assemble(pre, a, pd, po)
 			if _, err := pre.factorShifted(pd, po, 0, n, maxShift); err != nil {
 				copy(pre.diag, a.diag)

@@ -120,9 +120,10 @@ type Evidence struct {
 	// vecchia.ErrLaplaceBreakdown since the block was last set.
 	Evals, Grads, Breakdowns int
 
-	lap    *vecchia.LaplaceEvidence
-	mode   []float64 // the last mode, by input row
-	last   []float64 // the theta of the last evaluation, nil if it failed
+	lap    *vecchia.LaplaceEvidence // two classes
+	clap   *vecchia.ClassLaplace    // more
+	mode   []float64                // the last mode, by input row
+	last   []float64                // the theta of the last evaluation, nil if it failed
 	lastLZ float64
 }
 
@@ -205,7 +206,13 @@ func (e *Evidence) setBlock(ctx context.Context, theta []float64, block int) err
 	k := e.KernelAt(theta)
 	e.Block, e.last = min(block, len(p.Y)), nil
 	for {
-		if !p.multi() {
+		if p.multi() {
+			m, err := vecchia.NewMulticlass(e.S, []*gp.Kernel{k}, p.Classes, p.X, p.labels(), p.nugget(), nil, nil, p.Threads)
+			if err != nil {
+				return err
+			}
+			e.clap = vecchia.NewClassLaplace(m, vecchia.LaplaceOptions{Block: e.Block})
+		} else {
 			m, err := vecchia.NewClassifier(e.S, k, p.X, p.Y, p.nugget(), nil, nil, p.Threads)
 			if err != nil {
 				return err
@@ -370,7 +377,7 @@ func (e *Evidence) classEval(ctx context.Context, theta, warm []float64) (float6
 		}
 	}
 	e.Evals++
-	res, err := vecchia.ClassLaplaceEvidence(ctx, m, vecchia.LaplaceOptions{Block: e.Block}, start)
+	res, err := e.clap.Eval(ctx, m, start)
 	if err != nil {
 		if errors.Is(err, vecchia.ErrLaplaceBreakdown) {
 			e.Breakdowns++
