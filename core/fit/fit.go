@@ -552,7 +552,11 @@ func snapOff(theta []float64, ev Evidence, cfg FitConfig) ([]float64, float64, e
 		for _, j := range js {
 			y[j] = edge[j]
 		}
-		f, lz, _, err := objective(y)
+		// The value alone: an edge is taken or not by it (a gradient
+		// there would cost as much again, and more where it is taken by
+		// differences).
+		lz, _, err := ev(y, false)
+		f := lz + cfg.Prior.LogDensityOrZero(y)
 		return y, lz, err == nil && f >= f0-SnapTol
 	}
 	if y, lz, ok := try(theta, out); ok {

@@ -387,3 +387,64 @@ func TestMaximizeClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestMaximizeSubsample checks the search that starts from a subsample's
+// (subsampleRows lowered to 150 for 800 rows, two and three classes): the
+// subsample's search ran on its rows and ended elsewhere than the start,
+// the search on every row ended at a maximum of its own evidence (the
+// gradient small, no better point 0.05 away), on 1 and 2 threads alike.
+func TestMaximizeSubsample(t *testing.T) {
+	defer func(n int) { subsampleRows = n }(subsampleRows)
+	subsampleRows = 150
+	ctx := context.Background()
+	for _, classes := range []int{2, 3} {
+		t.Run(fmt.Sprint(classes, " classes"), func(t *testing.T) {
+			var x, y []float64
+			if classes == 2 {
+				x, y, _ = twoClass(800, 0, 0, 8)
+			} else {
+				x, y = threeClass(800, 3, 0, 8)
+			}
+			var first []float64
+			for _, threads := range []int{1, 2} {
+				p := &Problem{X: x, D: 2, Y: y, Classes: classes, M: 12, Threads: threads}
+				k, hs, th0, lo, hi := start(t, p, gp.KernelRBF)
+				res, err := Maximize(ctx, p, k, hs, th0, fit.FitConfig{Lower: lo, Upper: hi})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if first != nil {
+					if !slices.Equal(res.Theta, first) {
+						t.Errorf("%d threads: %v, 1 thread: %v", threads, res.Theta, first)
+					}
+					continue
+				}
+				first = res.Theta
+				if res.Presearch == nil || res.PresearchErr != nil || res.PresearchRows != 150 || len(res.Presearch.Evidence.P.Y) != 150 {
+					t.Fatalf("presearch %+v rows %d: %v", res.Presearch, res.PresearchRows, res.PresearchErr)
+				}
+				if slices.Equal(res.Presearch.Theta, th0) {
+					t.Error("the subsample's search did not move")
+				}
+				ev := res.Evidence
+				f, g, err := ev.At(ctx, res.Theta, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("subsample's end %.4g, every row's %.4g (log Z %.4f, %d evaluations; the subsample's %d)", res.Presearch.Theta, res.Theta, f, res.Evals, res.Presearch.Evals)
+				for j := range g {
+					if res.Bound[j] == 0 && math.Abs(g[j]) > 1e-3 {
+						t.Errorf("the gradient at the optimum %v is not small", g)
+					}
+					for _, s := range []float64{-0.05, 0.05} {
+						th := slices.Clone(res.Theta)
+						th[j] += s
+						if v, _, err := ev.At(ctx, th, false); err == nil && v > f {
+							t.Errorf("theta %v has %v, above the optimum's %v", th, v, f)
+						}
+					}
+				}
+			}
+		})
+	}
+}
