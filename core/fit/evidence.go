@@ -47,7 +47,11 @@ func MaximizeEvidence(ctx context.Context, theta0 []float64, ev Evidence, stage 
 		}
 		return f, g, nil
 	}
-	x, _, err := maximize(ctx, theta0, eval, search{maxIter: cfg.MaxIterations, ftol: epFTol, gtol: epGTol, lower: cfg.Lower, upper: cfg.Upper})
+	gtol := epGTol
+	if cfg.GTol > 0 {
+		gtol = cfg.GTol
+	}
+	x, _, err := maximize(ctx, theta0, eval, search{maxIter: cfg.MaxIterations, ftol: epFTol, gtol: gtol, lower: cfg.Lower, upper: cfg.Upper})
 	if err != nil {
 		return nil, 0, err
 	}

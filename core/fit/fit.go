@@ -156,6 +156,11 @@ type FitConfig struct {
 	// whose likelihood rises without end in one direction stops at its
 	// bound, and FitResult.Bound says so.
 	Lower, Upper []float64
+	// GTol, if above 0, replaces MaximizeEvidence's gradient norm at
+	// which the search stops (epGTol, for an evidence whose gradient is
+	// exact): an evidence whose gradient is taken by differences has
+	// a noise floor there.
+	GTol float64
 	// Progress, if not nil, is called after every evaluation with the
 	// stage ("ep" or "exact"), the particle count (0 for EP), theta and
 	// the objective.

@@ -79,8 +79,10 @@ type ClassLaplace struct {
 	nbr         []int32
 	p           *PreparedMulticlass
 	a, pre, fac *tri
-	pd, po, pdf []float64
-	pof         []float64
+	pdf, pof    []float64
+	// facOK: fac holds the last successful evaluation's T, the next
+	// one's preconditioner (its hyperparameters nearby in a fit).
+	facOK bool
 }
 
 // NewClassLaplace returns the evaluator for models of m's structure with
@@ -134,7 +136,16 @@ func (e *ClassLaplace) Eval(ctx context.Context, m *Multiclass, warm []float64) 
 	e.a.priorFactor(em)
 	// A's values changed: the patterns' cached A'A is stale.
 	e.pre.aaOf, e.fac.aaOf = nil, nil
-	st, err := p.laplace(ctx, e.a, e.pre, evidenceNewton, warm)
+	// The preconditioner: the last evaluation's T, while the solves stay
+	// short (a fit's evaluations come in nearby points, its gradient's
+	// differences 1e-4 apart), else the incomplete factor of this A'A + W.
+	nt, prec := evidenceNewton, e.pre
+	if e.facOK {
+		nt.factorAt = func(int) bool { return false }
+		prec = e.fac
+	}
+	e.facOK = false
+	st, err := p.laplace(ctx, e.a, prec, nt, warm)
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +170,7 @@ func (e *ClassLaplace) Eval(ctx context.Context, m *Multiclass, warm []float64) 
 	if math.IsNaN(res.LogZ) || math.IsInf(res.LogZ, 0) {
 		return nil, fmt.Errorf("vecchia: the multi-class Laplace evidence is not finite (%v)", res.LogZ)
 	}
+	e.facOK = true
 	return res, nil
 }
 

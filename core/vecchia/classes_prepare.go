@@ -751,8 +751,15 @@ func (p *PreparedMulticlass) laplace(ctx context.Context, a, pre *tri, nt newton
 		if nt.factorAt(st.Iterations) || nt.refactor > 0 && steps > nt.refactor {
 			p.assemble(pre, a, pd, po)
 			if _, err := pre.factorShifted(pd, po, 0, n, maxShift); err != nil {
+				// A itself (A'A's factor), or where pre has another
+				// pattern (a fit's last T) A's diagonal alone.
 				copy(pre.diag, a.diag)
-				copy(pre.off, a.off)
+				if len(pre.off) == len(a.off) {
+					copy(pre.off, a.off)
+				} else {
+					clear(pre.off)
+				}
+				pre.stale()
 			}
 		}
 		clear(delta)

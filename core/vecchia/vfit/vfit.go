@@ -500,8 +500,20 @@ func Maximize(ctx context.Context, p *Problem, k gp.Kernel, params []gp.Hyper, t
 	return maximize(ctx, p, k, params, theta0, cfg, "laplace")
 }
 
+// ClassGTol is the gradient norm at which a multi-class search stops
+// (fit.FitConfig.GTol): its gradient by differences (FDStep) is good to
+// about 1e-13 |log Z| / FDStep from the evidence's rounding, 5 x 10^-5 at
+// 10^5 points of three classes, so the two-class search's 1e-5 is below
+// its noise there and the search would grind on gains of 1e-8 nats; at
+// a gradient of 1e-3 the gain left is about 1e-6 / (2 lambda), lambda
+// the evidence's curvature along the gradient (StationaryTol's).
+const ClassGTol = StationaryTol
+
 // maximize is Maximize with the searches' stage name for cfg.Progress.
 func maximize(ctx context.Context, p *Problem, k gp.Kernel, params []gp.Hyper, theta0 []float64, cfg fit.FitConfig, stage string) (*Result, error) {
+	if p.multi() && cfg.GTol == 0 {
+		cfg.GTol = ClassGTol
+	}
 	theta := cfg.Clip(theta0)
 	if err := trapAt(p, fit.KernelFrom(k, params, theta), false); err != nil {
 		return nil, err
