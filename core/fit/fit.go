@@ -513,10 +513,14 @@ func (s *Surface) MaximizeEP(ctx context.Context, theta0 []float64, cfg FitConfi
 // snapOff moves hyperparameters to the edge of their box.
 const SnapTol = 1e-5
 
+// SnapProbe is the step in each log-hyperparameter, towards the box's
+// edge, at which the run-off check first looks (snapOff).
+const SnapProbe = 1.0
+
 // snapOff moves the hyperparameters at theta (the optimum of the evidence
 // ev: EP's, in Fit) whose gradient points out of the box to the edge it
-// points to, if the evidence (plus the log prior) there is within SnapTol
-// of theta's: the
+// points to, if the evidence (plus the log prior) there, and at a probe
+// SnapProbe towards it, is within SnapTol of theta's: the
 // likelihood is then flat or still rising from theta to the edge (beta
 // when the classes separate, the length scale of a feature that no longer
 // counts), and where the search left them would depend only on when it
@@ -552,17 +556,37 @@ func snapOff(theta []float64, ev Evidence, cfg FitConfig) ([]float64, float64, e
 	if len(out) == 0 {
 		return theta, lz0, nil
 	}
+	// value is the objective at y by the evidence's value alone: an edge
+	// is taken or not by it (a gradient there would cost as much again,
+	// and more where it is taken by differences).
+	value := func(y []float64) (float64, float64, bool) {
+		lz, _, err := ev(y, false)
+		return lz + cfg.Prior.LogDensityOrZero(y), lz, err == nil
+	}
 	try := func(x []float64, js []int) ([]float64, float64, bool) {
-		y := append([]float64(nil), x...)
+		// First a probe SnapProbe towards the edge: where the objective
+		// has fallen by more than SnapTol there, the likelihood is not
+		// flat or rising up to the edge, and the edge (an extreme kernel,
+		// whose evaluation can cost many times an ordinary one's) is not
+		// evaluated.
+		probe, y := append([]float64(nil), x...), append([]float64(nil), x...)
+		far := false
 		for _, j := range js {
 			y[j] = edge[j]
+			if d := edge[j] - x[j]; math.Abs(d) > SnapProbe {
+				probe[j] = x[j] + math.Copysign(SnapProbe, d)
+				far = true
+			} else {
+				probe[j] = edge[j]
+			}
 		}
-		// The value alone: an edge is taken or not by it (a gradient
-		// there would cost as much again, and more where it is taken by
-		// differences).
-		lz, _, err := ev(y, false)
-		f := lz + cfg.Prior.LogDensityOrZero(y)
-		return y, lz, err == nil && f >= f0-SnapTol
+		if far {
+			if f, _, ok := value(probe); !ok || f < f0-SnapTol {
+				return y, 0, false
+			}
+		}
+		f, lz, ok := value(y)
+		return y, lz, ok && f >= f0-SnapTol
 	}
 	if y, lz, ok := try(theta, out); ok {
 		return y, lz, nil

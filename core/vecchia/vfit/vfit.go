@@ -126,6 +126,8 @@ type Evidence struct {
 	mode   []float64                // the last mode, by input row
 	last   []float64                // the theta of the last evaluation, nil if it failed
 	lastLZ float64
+	// lastGrad is the gradient at last, nil if not computed there.
+	lastGrad []float64
 }
 
 // saved returns a copy of e's structure and evaluator, for restore.
@@ -260,12 +262,20 @@ func (e *Evidence) MetricDrift(theta []float64) float64 {
 // conditionals cannot be computed.
 func (e *Evidence) At(ctx context.Context, theta []float64, grad bool) (float64, []float64, error) {
 	p := e.P
+	if e.last != nil && slices.Equal(theta, e.last) && (!grad || e.lastGrad != nil) {
+		// The last evaluation's point again (a search's end, judged and
+		// reported): its value, and its gradient if it was computed.
+		if !grad {
+			return e.lastLZ, nil, nil
+		}
+		return e.lastLZ, slices.Clone(e.lastGrad), nil
+	}
 	if p.multi() {
 		return e.classAt(ctx, theta, grad)
 	}
 	k := e.KernelAt(theta)
 	if !(grad && e.last != nil && slices.Equal(theta, e.last)) {
-		e.last = nil
+		e.last, e.lastGrad = nil, nil
 		m, err := vecchia.NewClassifier(e.S, k, p.X, p.Y, p.nugget(), nil, nil, p.Threads)
 		if err != nil {
 			return 0, nil, err
@@ -306,6 +316,7 @@ func (e *Evidence) At(ctx context.Context, theta []float64, grad bool) (float64,
 	if err := e.S.AdjointGradTo(g, k, e.Params, p.X, p.nugget(), e.lap.Adjoint(), p.Threads); err != nil {
 		return 0, nil, err
 	}
+	e.lastGrad = slices.Clone(g)
 	return e.lastLZ, g, nil
 }
 
@@ -324,7 +335,7 @@ const FDStep = 1e-4
 // the other side's one-sided difference.
 func (e *Evidence) classAt(ctx context.Context, theta []float64, grad bool) (float64, []float64, error) {
 	if !(grad && e.last != nil && slices.Equal(theta, e.last)) {
-		e.last = nil
+		e.last, e.lastGrad = nil, nil
 		lz, mode, err := e.classEval(ctx, theta, e.mode)
 		if err != nil {
 			return 0, nil, err
@@ -356,6 +367,7 @@ func (e *Evidence) classAt(ctx context.Context, theta []float64, grad bool) (flo
 			return 0, nil, errDown
 		}
 	}
+	e.lastGrad = slices.Clone(g)
 	return e.lastLZ, g, nil
 }
 
