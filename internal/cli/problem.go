@@ -106,7 +106,7 @@ func noteEstimate(e *env, res *core.Result) {
 	if !e.rep.progress {
 		return
 	}
-	e.rep.note("log P %.10g (se %.3g) from %d groups: effectively %.1f of them carry the mean", res.LogP, res.SE, res.Groups, res.EffectiveGroups)
+	e.rep.note("estimate: log P %.10g (se %.3g) from %d groups: effectively %.1f of them carry the mean", res.LogP, res.SE, res.Groups, res.EffectiveGroups)
 }
 
 // groupShard is shard i of k of a planned estimate's groups: [lo, hi),

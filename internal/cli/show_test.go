@@ -175,7 +175,7 @@ func TestShowSummaryStreams(t *testing.T) {
 				if code := tool.run(append([]string{"--progress"}, train...), bytes.NewReader(cov), &out, &errb); code != 0 {
 					t.Fatalf("%s --progress: exit %d: %s", tool.name, code, errb.String())
 				}
-				if !strings.Contains(errb.String(), tool.name+": log P ") || !strings.Contains(errb.String(), note) {
+				if !strings.Contains(errb.String(), tool.name+": estimate: log P ") || !strings.Contains(errb.String(), note) {
 					t.Errorf("%s --progress does not note %q:\n%s", tool.name, note, errb.String())
 				}
 			}
