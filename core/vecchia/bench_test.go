@@ -20,7 +20,14 @@ import (
 //
 //	GPC_BENCH_N=300000 go test ./core/vecchia -run '^$' -bench 'Steps|Copy' -cpu 1,2 -count 5 -benchtime 4x
 //
-// The steps' share of the copy rate is their ratio.
+// The steps' share of the copy rate is their ratio. The two count bytes
+// differently: the copy's are read and written (16 per float64 moved),
+// the steps' are the neighbours' rows they read (each of the rows of a
+// step's pattern, one float32 value a particle; neither the row a step
+// writes nor a resampling's reordering of the earlier rows), whether
+// they come from memory or from a cache: a point is a neighbour of points
+// not long after it in the maxmin order, so many of its rows' reads hit
+// the last-level cache (docs/vecchia.md, "Speed and memory").
 
 // benchN is the training points of the benchmarks' model (GPC_BENCH_N).
 func benchN() int {

@@ -376,7 +376,6 @@ func catalogue(t *testing.T) []badInput {
 		{tool: "gpc-show", what: "empty input", stdin: "/dev/null", code: ExitData, want: "empty input"},
 		{tool: "gpc-show", what: "CSV where a stream is expected", args: []string{"testdata/tiny-train.csv"}, code: ExitData, want: "not an Arrow IPC stream (gpc-show reads the tools' streams; a CSV file is already a table)"},
 		{tool: "gpc-show", what: "a stream cut at a batch boundary", stdin: "cut.arrows", input: func() []byte { return cut(t, fx.cloud, 3, false) }, code: ExitData, want: "without Arrow's end-of-stream marker"},
-
 		// Every tool: an output that cannot be written.
 		{tool: "gpc-orthant", what: "an output that cannot be written (a full disk)", args: []string{"testdata/equicorr3.csv", "--samples", "100"}, stdin: "", full: true, code: ExitIO, want: "write output: no space left on device"},
 		// gpc-tune: the grid, the stages' flags, the features.
@@ -546,6 +545,12 @@ func catalogue(t *testing.T) []badInput {
 		}, code: ExitUsage, want: "a multi-class cloud's posteriors are not sharded yet"},
 		{tool: "gpc-train", what: "--prepare-only on a multi-class Vecchia model", args: []string{"--prepare-only"}, stdin: "model3.arrows", input: func() []byte { return vecchia3(t, train3CSV, "") }, code: ExitUsage, want: "a multi-class Vecchia model, whose preparation has no plan stream yet"},
 		{tool: "gpc-train", what: "--plan on a multi-class Vecchia model", args: []string{"--plan", "plan.arrows"}, stdin: "model3.arrows", input: func() []byte { return vecchia3(t, train3CSV, "") }, code: ExitUsage, want: "a multi-class Vecchia model, whose preparation has no plan stream yet"},
+		// gpc-show --summary: a stream whose particle groups' estimates are whole.
+		{tool: "gpc-show", what: "--summary of a stream without particle groups' estimates (a covariance)", args: []string{"--summary"}, stdin: "cov.arrows", input: func() []byte { return fx.cov }, code: ExitData, want: "the stream holds no particle groups' estimates"},
+		{tool: "gpc-show", what: "--summary of a cloud shard (a range of the groups)", args: []string{"--summary"}, stdin: "cloud-shard-0.arrows", input: func() []byte {
+			return runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4", "--shard", "0/2"}, stdin: fx.cov})
+		}, code: ExitData, want: "a shard holds a range of the groups: merge the shards first"},
+		{tool: "gpc-show", what: "--summary and --meta together", args: []string{"--summary", "--meta"}, stdin: "cloud.arrows", input: func() []byte { return fx.cloud }, code: ExitUsage, want: "--meta and --summary print different things"},
 	}
 }
 

@@ -369,6 +369,7 @@ func (c *mergeCmd) mergeOrthant(e *env, shards []*shardIn, mem format.Allocator)
 	t := orthantRow(&res, n, meta[format.KeyMethod], meta[format.KeyShardOrder], uint64(seed), solve)
 	t.Meta = unshardedMeta(meta)
 	t.Meta[format.KeySchema] = meta[format.KeyShardOf]
+	noteEstimate(e, &res)
 	if ok, why := res.Trust(); !ok {
 		e.rep.warnf("the standard error is not reliable: %s", why)
 	}

@@ -84,14 +84,29 @@ func estimate(e *env, p problem, cfg core.Config, progress bool) (core.Result, e
 }
 
 // summarize is the Result of a whole estimate's groups as planned,
-// warning where its standard error cannot be trusted.
+// warning where its standard error cannot be trusted and, with
+// --progress, noting the estimate and its effective groups
+// (noteEstimate).
 func summarize(e *env, plan core.Config, outs []core.GroupResult) core.Result {
 	res := core.Summarize(plan.Samples, outs)
 	res.SetESSThreshold(plan.ESSThreshold)
+	noteEstimate(e, &res)
 	if ok, why := res.Trust(); !ok {
 		e.rep.warnf("the standard error is not reliable: %s", why)
 	}
 	return res
+}
+
+// noteEstimate notes, with --progress, the estimate of log P, its
+// standard error and the effective number of groups that carry the mean
+// (core.Result.EffectiveGroups): the one figure of the groups' agreement,
+// which the output streams do not carry (gpc-show --summary computes it
+// from a cloud's or posteriors' group estimates).
+func noteEstimate(e *env, res *core.Result) {
+	if !e.rep.progress {
+		return
+	}
+	e.rep.note("estimate: log P %.10g (se %.3g) from %d groups: effectively %.1f of them carry the mean", res.LogP, res.SE, res.Groups, res.EffectiveGroups)
 }
 
 // groupShard is shard i of k of a planned estimate's groups: [lo, hi),

@@ -134,7 +134,7 @@ func TestHelpExamples(t *testing.T) {
 
 // progressLine matches a --progress line (the work done, or a phase of the
 // preparation).
-var progressLine = regexp.MustCompile(`^gpc-[a-z]+: +([0-9.]+%: |preparing, [0-9.]+s: |prepared in [0-9.]+s$)`)
+var progressLine = regexp.MustCompile(`^gpc-[a-z]+: +([0-9.]+%: |preparing, [0-9.]+s: |prepared in [0-9.]+s$|estimate: log P )`)
 
 // onlyWarnings reports whether every line of stderr is a warning or a
 // progress report.

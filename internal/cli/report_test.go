@@ -106,6 +106,7 @@ func TestProgressPreparation(t *testing.T) {
 		"ep/greedy: ordering and factorising Sigma", "pilot 1 of at most 2: ep/greedy, 1000 particles",
 		"met/sharp: ordering and factorising", "met/sharp: tilting solve",
 		"pilot 2 of at most 2: met/sharp, 1000 particles", "prepared in ", "100.0%: 60 of 60 variables",
+		"estimate: log P ", "from 32 groups: effectively ",
 	}
 	at := 0
 	for _, l := range lines {
