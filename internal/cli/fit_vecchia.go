@@ -214,12 +214,6 @@ func (c *fitCmd) vecchiaFitMeta(dataMeta map[string]string, res *vfit.Result, or
 		// the final structure was computed in.
 		meta["gpc:vecchia_scales"] = format.JoinFloats(ev.Scales)
 	}
-	switch {
-	case res.Presearch != nil && res.PresearchErr == nil:
-		meta["gpc:presearch"] = fmt.Sprintf("the search on %d of the %d training rows (a fixed random subset) ended at %s (its evidence %.6g, %d evaluations, %d gradients), where the search on every row started", res.PresearchRows, len(ev.P.Y), describeTheta(names, res.Presearch.Theta), res.Presearch.LogZ, res.Presearch.Evals, res.Presearch.Grads)
-	case res.PresearchErr != nil:
-		meta["gpc:presearch"] = fmt.Sprintf("the search on %d of the %d training rows (a fixed random subset) failed (%v): the search on every row started at the start", res.PresearchRows, len(ev.P.Y), res.PresearchErr)
-	}
 	meta["gpc:restructures"] = strconv.Itoa(res.Restructures)
 	meta["gpc:reblocks"] = strconv.Itoa(res.Reblocks)
 	if res.Kept {

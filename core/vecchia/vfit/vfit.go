@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/gpc-mc/gpc/core/fit"
@@ -449,53 +448,10 @@ type Result struct {
 	Kept         bool
 	Evidence     *Evidence
 	Evals, Grads int
-	// Presearch is the search on a subsample of PresearchRows rows whose
-	// end started this one (Problem.subsample; nil where there was
-	// none), PresearchErr why it has no end (the search then started at
-	// the start itself). Evals and Grads do not count its own.
-	Presearch     *Result
-	PresearchRows int
-	PresearchErr  error
-}
-
-// SubsampleRows is the rows of the subsample whose search starts the
-// search on every row where a problem has more than 4 SubsampleRows rows
-// (Problem.subsample): the optimum of the Vecchia evidence moves slowly
-// with N (it estimates the same kernel), so the search on all the rows,
-// whose every evaluation costs N / SubsampleRows times the subsample's,
-// starts near its end and takes few steps.
-const SubsampleRows = 10000
-
-// subsampleRows is SubsampleRows (a variable so that a test can lower it).
-var subsampleRows = SubsampleRows
-
-// subsample returns the problem on SubsampleRows of p's rows, drawn
-// without replacement by a fixed stream (the same subsample for any seed
-// and thread count), in their input order; nil where p has at most 4
-// SubsampleRows rows.
-func (p *Problem) subsample() *Problem {
-	n, ns := len(p.Y), subsampleRows
-	if n <= 4*ns {
-		return nil
-	}
-	r := rand.New(rand.NewPCG(0x5b5a, uint64(n)))
-	rows := r.Perm(n)[:ns]
-	slices.Sort(rows)
-	q := *p
-	q.X, q.Y = make([]float64, 0, ns*p.D), make([]float64, 0, ns)
-	for _, i := range rows {
-		q.X = append(q.X, p.X[i*p.D:(i+1)*p.D]...)
-		q.Y = append(q.Y, p.Y[i])
-	}
-	q.Block = 0
-	return &q
 }
 
 // Maximize maximizes the Laplace evidence of problem p (plus cfg.Prior)
-// over the hyperparameters params of kernel k from theta0 (or, for a
-// problem of more than 4 SubsampleRows rows, from the end of the same
-// search on a subsample of SubsampleRows rows started at theta0:
-// Result.Presearch), by
+// over the hyperparameters params of kernel k from theta0, by
 // fit.MaximizeEvidence with cfg's box (Lower, Upper), MaxIterations,
 // Prior and Progress (stage "laplace"), on the structure at theta0's
 // metric, recomputed at the optimum while an ard kernel's metric has
@@ -530,23 +486,11 @@ func maximize(ctx context.Context, p *Problem, k gp.Kernel, params []gp.Hyper, t
 	if err := trapAt(p, fit.KernelFrom(k, params, theta), false); err != nil {
 		return nil, err
 	}
-	out := &Result{}
-	if sub := p.subsample(); sub != nil {
-		// The search on a subsample first: its end starts the search on
-		// every row (Result.Presearch).
-		r, err := maximize(ctx, sub, k, params, theta, cfg, "subsample")
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		out.Presearch, out.PresearchRows, out.PresearchErr = r, len(sub.Y), err
-		if err == nil {
-			theta = r.Theta
-		}
-	}
 	ev, err := NewEvidence(ctx, p, k, params, theta)
 	if err != nil {
 		return nil, err
 	}
+	out := &Result{}
 	for {
 		x, lz, err := fit.MaximizeEvidence(ctx, theta, ev.Func(ctx), stage, cfg)
 		out.Evals, out.Grads = out.Evals+ev.Evals, out.Grads+ev.Grads
