@@ -40,31 +40,8 @@ import (
 // points), and the repeats of its points.
 func ClassLaplaceBlock(m *Multiclass) int {
 	l, _ := m.latentDims()
-	k0 := 0
-	for k := range m.N {
-		if m.Dup(k) >= 0 {
-			continue
-		}
-		for i := range m.CondVar {
-			if m.CondVar[i][k]/m.Noise >= blockTol {
-				k0 = k + 1
-			}
-		}
-	}
-	regular := 0
-	for k := range k0 {
-		if m.Dup(k) < 0 {
-			if regular == MaxBlock/l {
-				k0 = k
-				break
-			}
-			regular++
-		}
-	}
-	for k0 < m.N && m.Dup(k0) >= 0 {
-		k0++
-	}
-	return k0
+	block, _ := classBlock(m, l, 1/m.Noise)
+	return block
 }
 
 // ClassLaplace computes the Laplace evidence of Multiclass models that

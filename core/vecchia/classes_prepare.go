@@ -418,6 +418,15 @@ func (p *PreparedMulticlass) blockSize() (block, rule int) {
 			wmax = max(wmax, p.w[(k*l+i)*l+i])
 		}
 	}
+	return classBlock(m, l, wmax)
+}
+
+// classBlock is the multi-class dense block's rule for site precisions up
+// to wmax: the rows up to the last point whose largest conditional
+// variance times wmax is at least blockTol, at most MaxBlock variables
+// (MaxBlock / l points of l coordinates), and the repeats of its points;
+// and the rows the rule asks for without the cap.
+func classBlock(m *Multiclass, l int, wmax float64) (block, rule int) {
 	k0 := 0
 	for k := range m.N {
 		if m.Dup(k) >= 0 {
