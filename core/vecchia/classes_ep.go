@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -583,43 +581,21 @@ func (u *siteUpdate) row(p *PreparedMulticlass, k int, mean, cov []float64, damp
 }
 
 // drawCovariances sets the later points' covariances in e.cov from the
-// given number of draws x = T^-1 z of q, solved GOMAXPROCS at a time,
-// draw d's numbers from the random stream d of epSeed (whatever worker
-// draws it), summed in draw order: the same bits for any thread count.
+// given number of draws x = T^-1 z of q (drawsOfQ: the same bits for any
+// thread count).
 func (e *classEP) drawCovariances(draws int) {
-	p, t := e.p, e.t
+	p := e.p
 	m, l := p.m, p.L
-	n := m.N * l
-	w := min(runtime.GOMAXPROCS(0), draws)
-	z, x := make([][]float64, w), make([][]float64, w)
-	for i := range w {
-		z[i], x[i] = make([]float64, n), make([]float64, n)
-	}
-	var wg sync.WaitGroup
-	for d := 0; d < draws; d += w {
-		b := min(w, draws-d)
-		for i := range b {
-			wg.Go(func() {
-				g := core.GroupStream(epSeed, d+i)
-				for k := range z[i] {
-					z[i][k] = core.PhiInv(g.Float64Open())
-				}
-				t.solveTo(x[i], z[i])
-			})
-		}
-		wg.Wait()
-		for i := range b {
-			xi := x[i]
-			for k := p.Block; k < m.N; k++ {
-				c := e.cov[k*l*l : (k+1)*l*l]
-				for a := range l {
-					for bb := range l {
-						c[a*l+bb] += xi[k*l+a] * xi[k*l+bb]
-					}
+	drawsOfQ(m.N*l, draws, e.t.solveTo, func(x []float64) {
+		for k := p.Block; k < m.N; k++ {
+			c := e.cov[k*l*l : (k+1)*l*l]
+			for a := range l {
+				for b := range l {
+					c[a*l+b] += x[k*l+a] * x[k*l+b]
 				}
 			}
 		}
-	}
+	})
 	for i := p.Block * l * l; i < len(e.cov); i++ {
 		e.cov[i] /= float64(draws)
 	}

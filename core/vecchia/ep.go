@@ -224,39 +224,46 @@ func (e *parallelEP) run(ctx context.Context) error {
 }
 
 // sampleVariances sets vars to q's marginal variances, estimated from
-// epSamples draws x = T^-1 z (the block's too, unused). The draws run
-// GOMAXPROCS at a time, draw d with the random stream d of epSeed (the
-// same numbers whatever thread draws it), and their squares are summed in
-// draw order, so the variances are the same bits for any thread count.
+// epSamples draws x = T^-1 z (the block's too, unused; drawsOfQ).
 func (e *parallelEP) sampleVariances() {
-	n := e.m.N
 	clear(e.vars)
-	w := min(threads(), epSamples)
+	drawsOfQ(e.m.N, epSamples, e.t.solveToRows, func(x []float64) {
+		for k, v := range x {
+			e.vars[k] += v * v
+		}
+	})
+	for k := range e.vars {
+		e.vars[k] /= epSamples
+	}
+}
+
+// drawsOfQ makes the given number of draws x = T^-1 z of q (n values
+// each, solve setting x from z), threads() at a time, draw d's normal
+// numbers from the random stream d of epSeed (the same numbers whatever
+// thread draws it), and gives each x to use in draw order, so that what
+// use sums is the same bits for any thread count.
+func drawsOfQ(n, draws int, solve func(x, z []float64), use func(x []float64)) {
+	w := min(threads(), draws)
 	z, x := make([][]float64, w), make([][]float64, w)
 	for i := range w {
 		z[i], x[i] = make([]float64, n), make([]float64, n)
 	}
 	var wg sync.WaitGroup
-	for d := 0; d < epSamples; d += w {
-		b := min(w, epSamples-d)
+	for d := 0; d < draws; d += w {
+		b := min(w, draws-d)
 		for i := range b {
 			wg.Go(func() {
 				g := core.GroupStream(epSeed, d+i)
 				for k := range z[i] {
 					z[i][k] = core.PhiInv(g.Float64Open())
 				}
-				e.t.solveToRows(x[i], z[i])
+				solve(x[i], z[i])
 			})
 		}
 		wg.Wait()
 		for i := range b {
-			for k, v := range x[i] {
-				e.vars[k] += v * v
-			}
+			use(x[i])
 		}
-	}
-	for k := range e.vars {
-		e.vars[k] /= epSamples
 	}
 }
 
