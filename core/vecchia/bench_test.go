@@ -102,3 +102,32 @@ func BenchmarkCopy(b *testing.B) {
 	}
 	b.ReportMetric(16*float64(n)*float64(threads)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 }
+
+// BenchmarkDraws times EP's draws of q (drawsOfQ) on the two-class
+// model's factor, drawBatch of them: one right-hand side at a time
+// (solveManyTo with r = 1, the solve the draws took before they were
+// batched) against all of them in one pass (r = drawBatch), on one
+// goroutine:
+//
+//	go test ./core/vecchia -run '^$' -bench Draws -count 6
+func BenchmarkDraws(b *testing.B) {
+	t := benchPrepared(b).prop
+	n := t.n
+	y := make([]float64, n*drawBatch)
+	for i := range y {
+		y[i] = float64(i%7) - 3
+	}
+	x := make([]float64, n*drawBatch)
+	b.Run("one", func(b *testing.B) {
+		for range b.N {
+			for j := range drawBatch {
+				t.solveManyTo(x[j*n:(j+1)*n], y[j*n:(j+1)*n], 1)
+			}
+		}
+	})
+	b.Run("batch", func(b *testing.B) {
+		for range b.N {
+			t.solveManyTo(x, y, drawBatch)
+		}
+	})
+}

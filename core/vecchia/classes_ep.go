@@ -586,7 +586,7 @@ func (u *siteUpdate) row(p *PreparedMulticlass, k int, mean, cov []float64, damp
 func (e *classEP) drawCovariances(draws int) {
 	p := e.p
 	m, l := p.m, p.L
-	drawsOfQ(m.N*l, draws, e.t.solveTo, func(x []float64) {
+	drawsOfQ(e.t, draws, func(x []float64) {
 		for k := p.Block; k < m.N; k++ {
 			c := e.cov[k*l*l : (k+1)*l*l]
 			for a := range l {

@@ -227,7 +227,7 @@ func (e *parallelEP) run(ctx context.Context) error {
 // epSamples draws x = T^-1 z (the block's too, unused; drawsOfQ).
 func (e *parallelEP) sampleVariances() {
 	clear(e.vars)
-	drawsOfQ(e.m.N, epSamples, e.t.solveToRows, func(x []float64) {
+	drawsOfQ(e.t, epSamples, func(x []float64) {
 		for k, v := range x {
 			e.vars[k] += v * v
 		}
@@ -237,32 +237,52 @@ func (e *parallelEP) sampleVariances() {
 	}
 }
 
-// drawsOfQ makes the given number of draws x = T^-1 z of q (n values
-// each, solve setting x from z), threads() at a time, draw d's normal
-// numbers from the random stream d of epSeed (the same numbers whatever
-// thread draws it), and gives each x to use in draw order, so that what
-// use sums is the same bits for any thread count.
-func drawsOfQ(n, draws int, solve func(x, z []float64), use func(x []float64)) {
-	w := min(threads(), draws)
-	z, x := make([][]float64, w), make([][]float64, w)
+// drawBatch is the draws of q that one pass of drawsOfQ's triangular solve
+// takes at once (tri.solveManyTo): each of T's entries and each cache line
+// of a neighbour's values is read once for all of them, where the solves
+// are bound by memory traffic.
+const drawBatch = 8
+
+// drawsOfQ makes the given number of draws x = T^-1 z of q (t.n values
+// each), drawBatch at a time in each of threads() workers (solveManyTo),
+// draw d's normal numbers from the random stream d of epSeed (the same
+// numbers whatever thread draws it), and gives each x to use in draw
+// order, so that what use sums is the same bits for any thread count (and
+// each draw the bits of a solve of its own: solveManyTo).
+func drawsOfQ(t *tri, draws int, use func(x []float64)) {
+	n := t.n
+	batches := (draws + drawBatch - 1) / drawBatch
+	w := min(threads(), batches)
+	x := make([][]float64, w)
 	for i := range w {
-		z[i], x[i] = make([]float64, n), make([]float64, n)
+		x[i] = make([]float64, n*drawBatch)
 	}
+	one := make([]float64, n)
+	size := func(b int) int { return min(drawBatch, draws-b*drawBatch) }
 	var wg sync.WaitGroup
-	for d := 0; d < draws; d += w {
-		b := min(w, draws-d)
-		for i := range b {
+	for b := 0; b < batches; b += w {
+		nb := min(w, batches-b)
+		for i := range nb {
 			wg.Go(func() {
-				g := core.GroupStream(epSeed, d+i)
-				for k := range z[i] {
-					z[i][k] = core.PhiInv(g.Float64Open())
+				r := size(b + i)
+				for j := range r {
+					g := core.GroupStream(epSeed, (b+i)*drawBatch+j)
+					for k := range n {
+						x[i][k*r+j] = core.PhiInv(g.Float64Open())
+					}
 				}
-				solve(x[i], z[i])
+				t.solveManyTo(x[i], x[i], r) // in place
 			})
 		}
 		wg.Wait()
-		for i := range b {
-			use(x[i])
+		for i := range nb {
+			r := size(b + i)
+			for j := range r {
+				for k := range n {
+					one[k] = x[i][k*r+j]
+				}
+				use(one)
+			}
 		}
 	}
 }

@@ -173,7 +173,6 @@ func TestScheduledKernels(t *testing.T) {
 						"mulTo":        {func() { tr.mulTo(got, x) }, func() { tr.refMulTo(want, x) }},
 						"mulTransTo":   {func() { tr.mulTransTo(got, x) }, func() { tr.refMulTransTo(want, x) }},
 						"solveTo":      {func() { tr.solveTo(got, x) }, func() { tr.refSolveTo(want, x) }},
-						"solveToRows":  {func() { tr.solveToRows(got, x) }, func() { tr.refSolveTo(want, x) }},
 						"solveTransTo": {func() { tr.solveTransTo(got, x) }, func() { tr.refSolveTransTo(want, x) }},
 						"backSubstitute": {func() { copy(got, x); tr.backSubstitute(got, block) },
 							func() { copy(want, x); tr.refBackSubstitute(want, block) }},
@@ -182,6 +181,34 @@ func TestScheduledKernels(t *testing.T) {
 						op[1]()
 						if !sameBits(got, want) {
 							t.Errorf("block %d, %d threads, %s: differs from the sequential kernel", block, procs, name)
+						}
+					}
+					// solveManyTo: three and eight interleaved sides, each
+					// the bits of its own solve.
+					for _, r := range []int{3, 8} {
+						ys, xs := make([]float64, n*r), make([]float64, n*r)
+						for k := range n {
+							for j := range r {
+								ys[k*r+j] = x[k] * float64(j+1)
+							}
+						}
+						tr.solveManyTo(xs, ys, r)
+						in := slices.Clone(ys)
+						if tr.solveManyTo(in, in, r); !sameBits(in, xs) {
+							t.Errorf("block %d, %d threads, solveManyTo: %d sides in place differ", block, procs, r)
+						}
+						for j := range r {
+							side := make([]float64, n)
+							for k := range n {
+								side[k] = ys[k*r+j]
+							}
+							tr.refSolveTo(want, side)
+							for k := range n {
+								got[k] = xs[k*r+j]
+							}
+							if !sameBits(got, want) {
+								t.Errorf("block %d, %d threads, solveManyTo: side %d of %d differs from the sequential kernel", block, procs, j, r)
+							}
 						}
 					}
 				}

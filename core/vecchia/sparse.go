@@ -121,19 +121,62 @@ func (t *tri) solveTo(dst, y []float64) {
 	})
 }
 
-// solveToRows is solveTo row by row on the calling goroutine, for work
-// that is parallel already (the same bits).
-func (t *tri) solveToRows(dst, y []float64) {
+// solveManyTo sets dst to T^-1 y for r right-hand sides at once,
+// interleaved (y's value of row k for side j at k*r + j, dst's likewise),
+// row by row on the calling goroutine: each entry of T and each
+// neighbour's r values are read once for all the sides. dst may be y (a
+// row's values are read before they are written). Each side's
+// arithmetic is solveTo's (the same bits).
+func (t *tri) solveManyTo(dst, y []float64, r int) {
+	if r == 8 {
+		t.solve8To(dst, y)
+		return
+	}
 	for k := range t.n {
+		d := dst[k*r : (k+1)*r]
 		if t.dup[k] {
-			dst[k] = 0
+			clear(d)
 			continue
 		}
-		s := y[k]
+		copy(d, y[k*r:(k+1)*r])
 		for q := t.start[k]; q < t.start[k+1]; q++ {
-			s -= t.off[q] * dst[t.nbr[q]]
+			o := t.off[q]
+			x := dst[int(t.nbr[q])*r:][:r]
+			for j, v := range x {
+				d[j] -= o * v
+			}
 		}
-		dst[k] = s / t.diag[k]
+		dk := t.diag[k]
+		for j := range d {
+			d[j] /= dk
+		}
+	}
+}
+
+// solve8To is solveManyTo for eight sides, their sums in registers.
+func (t *tri) solve8To(dst, y []float64) {
+	for k := range t.n {
+		d := (*[8]float64)(dst[k*8:])
+		if t.dup[k] {
+			*d = [8]float64{}
+			continue
+		}
+		v := (*[8]float64)(y[k*8:])
+		s0, s1, s2, s3, s4, s5, s6, s7 := v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+		for q := t.start[k]; q < t.start[k+1]; q++ {
+			o := t.off[q]
+			x := (*[8]float64)(dst[int(t.nbr[q])*8:])
+			s0 -= o * x[0]
+			s1 -= o * x[1]
+			s2 -= o * x[2]
+			s3 -= o * x[3]
+			s4 -= o * x[4]
+			s5 -= o * x[5]
+			s6 -= o * x[6]
+			s7 -= o * x[7]
+		}
+		dk := t.diag[k]
+		*d = [8]float64{s0 / dk, s1 / dk, s2 / dk, s3 / dk, s4 / dk, s5 / dk, s6 / dk, s7 / dk}
 	}
 }
 
