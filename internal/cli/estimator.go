@@ -215,6 +215,10 @@ func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, progre
 		if c.plan != nil && c.plan.Plan != "" {
 			return nil, usagef("--plan %s: %s is a multi-class Vecchia model, whose preparation has no plan stream yet: drop --plan", c.plan.Plan, name)
 		}
+		if c.plan != nil && c.plan.PrepareOnly {
+			// Refused before the preparation, not after it.
+			return nil, usagef("--prepare-only: the input is a multi-class Vecchia model, whose preparation has no plan stream yet: drop --prepare-only")
+		}
 		return c.prepareVecchiaClasses(e, s, name, classes, progress)
 	}
 	var p *vecchia.Prepared
