@@ -101,10 +101,11 @@ func candidates(method, order string) []core.Candidate {
 // N).
 const matrixGCPercent = 25
 
-// releaseLarge returns the memory of the N x N matrices just let go of to
-// the operating system at once (a collection, milliseconds on a heap of
-// pointer-free matrices), from 1000 variables on, so that the other tools
-// of a pipeline have it.
+// releaseLarge returns the memory of the N x N matrices (or a Vecchia
+// preparation's scratch) just let go of to the operating system at once (a
+// collection, milliseconds on a heap of pointer-free matrices), from 1000
+// variables on, so that the other tools of a pipeline, and the particles,
+// which are not on Go's heap, have it.
 func releaseLarge(n int) {
 	if n >= 1000 {
 		debug.FreeOSMemory()
@@ -232,6 +233,7 @@ func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, progre
 	if err != nil {
 		return nil, err
 	}
+	releaseLarge(s.Model.N) // the preparation's scratch, before the particles
 	if p.Shift > 0 {
 		e.rep.warnf("the proposal's incomplete factorisation needed its diagonal raised by %.3g: the estimate is exact, its variance larger", p.Shift)
 	}

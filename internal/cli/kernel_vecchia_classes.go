@@ -75,6 +75,7 @@ func (c *estimatorFlags) prepareVecchiaClasses(e *env, s *format.VecchiaStream, 
 	if err != nil {
 		return nil, err
 	}
+	releaseLarge(m.N) // the preparation's scratch, before the particles
 	if p.Shift > 0 {
 		e.rep.warnf("the proposal's incomplete factorisation needed its diagonal raised by %.3g: the estimate is exact, its variance larger", p.Shift)
 	}
