@@ -217,8 +217,7 @@ func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, progre
 			return nil, usagef("--plan %s: %s is a multi-class Vecchia model, whose preparation has no plan stream yet: drop --plan", c.plan.Plan, name)
 		}
 		if c.plan != nil && c.plan.PrepareOnly {
-			// Refused before the preparation, not after it.
-			return nil, usagef("--prepare-only: the input is a multi-class Vecchia model, whose preparation has no plan stream yet: drop --prepare-only")
+			return nil, errPrepareOnlyClasses() // before the preparation, not after it
 		}
 		return c.prepareVecchiaClasses(e, s, name, classes, progress)
 	}

@@ -116,6 +116,12 @@ func (c *estimatorFlags) readPlan(e *env, path string, box core.Box, cfg *core.C
 	return f, pilots, nil
 }
 
+// errPrepareOnlyClasses is the refusal of --prepare-only for a
+// multi-class Vecchia model.
+func errPrepareOnlyClasses() error {
+	return usagef("--prepare-only: the input is a multi-class Vecchia model, whose preparation has no plan stream yet: drop --prepare-only")
+}
+
 // writeVecchiaPlan writes the Vecchia problem's preparation as a plan
 // (gpc.vecchia-plan/1) to stdout, once the run it is for was found to fit
 // in memory (--max-memory), as writePlan does for a covariance.
@@ -125,7 +131,7 @@ func (c *estimatorFlags) writeVecchiaPlan(e *env, v *vecchiaProblem, cfg core.Co
 	}
 	p, ok := v.Estimator.(*vecchia.Prepared)
 	if !ok {
-		return usagef("--prepare-only: the input is a multi-class Vecchia model, whose preparation has no plan stream yet: drop --prepare-only")
+		return errPrepareOnlyClasses() // prepareVecchia refuses it first
 	}
 	pp := p.Parts()
 	meta := map[string]string{format.KeyVersion: Version, format.KeyMethod: vecchiaMethod}
