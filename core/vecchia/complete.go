@@ -38,29 +38,29 @@ import (
 // (gpc-train: 1.03 GB at N = 5000).
 
 // completeProposal reports whether the proposal is complete: the block's
-// rule asks for more than MaxBlock regular rows (with sites of precisions
-// tau) and the model has at most MaxComplete rows, repeats included (the
+// rule asks for more than BlockLimit regular rows (with sites of
+// precisions tau) and the model has at most MaxComplete rows, repeats included (the
 // dense EP runs on the covariance of every row's w: rounded data at
 // N = 10^5 have a few thousand distinct points but 10^5 rows).
 func completeProposal(m *Model, tau []float64) bool {
-	return m.N <= maxComplete && regularRows(m, blockRule(m, tau)) > blockCap
+	return m.N <= maxComplete && regularRows(m, blockRule(m, tau)) > BlockLimit(m)
 }
 
 // ValidBlock reports whether block is a dense block the preparation of m
-// can have (PreparedParts.Block): rows holding at most MaxBlock regular
+// can have (PreparedParts.Block): rows holding at most BlockLimit regular
 // rows (and repeats), or every row of a model of at most MaxComplete rows
 // (a complete proposal).
 func ValidBlock(m *Model, block int) bool {
 	if block < 0 || block > m.N {
 		return false
 	}
-	return regularRows(m, block) <= MaxBlock || block == m.N && m.N <= maxComplete
+	return regularRows(m, block) <= BlockLimit(m) || block == m.N && m.N <= maxComplete
 }
 
 // Complete reports whether the proposal is complete: the dense path's
 // sites and the exact factor (see prepareComplete).
 func (p *Prepared) Complete() bool {
-	return p.Block == p.m.N && regularRows(p.m, p.m.N) > blockCap
+	return p.Block == p.m.N && regularRows(p.m, p.m.N) > BlockLimit(p.m)
 }
 
 // maxComplete is MaxComplete, set to 0 by tests to compare the block and
@@ -85,7 +85,7 @@ func regularRows(m *Model, k int) int {
 // incomplete factor), and ctx's error if ctx is cancelled.
 func (p *Prepared) prepareComplete(ctx context.Context, a *tri, tr core.Trace, say func(string, ...any)) (bool, error) {
 	m, n := p.m, p.m.N
-	say("the proposal: complete (the block's rule asks for more than %d rows); the dense path's EP on the %d x %d covariance the model implies", MaxBlock, n, n)
+	say("the proposal: complete (the block's rule asks for more than %d rows); the dense path's EP on the %d x %d covariance the model implies", BlockLimit(m), n, n)
 	box := core.Box{N: n, Cov: m.impliedCov(m.latentFactor()), Lower: m.Lower, Upper: m.Upper}
 	wtau, wnu, stats, widened, err := core.ProposalSites(box, 0, tr)
 	if err != nil {

@@ -91,7 +91,7 @@ type LaplaceResult struct {
 // at most MaxBlock: the rule of the estimator's proposal (Prepared.Block)
 // with every site at its largest precision.
 func LaplaceBlock(m *Model) int {
-	return blockSize(m, []float64{1 / m.Noise})
+	return blockSize(m, []float64{1 / m.Noise}, blockCap)
 }
 
 // ErrLaplaceBreakdown is returned by LaplaceEvidence.Eval where the

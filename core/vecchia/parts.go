@@ -81,7 +81,7 @@ func NewPreparedFromParts(m *Model, pp PreparedParts) (*Prepared, error) {
 		return &core.InputError{Index: -1, Msg: fmt.Sprintf(format, args...)}
 	}
 	if !ValidBlock(m, pp.Block) {
-		return nil, bad("a dense block of %d rows in a model of %d (at most %d, or every row of a model of at most %d regular rows)", pp.Block, n, MaxBlock, MaxComplete)
+		return nil, bad("a dense block of %d rows in a model of %d (at most %d, or every row of a model of at most %d regular rows)", pp.Block, n, BlockLimit(m), MaxComplete)
 	}
 	for _, v := range []struct {
 		name string

@@ -102,21 +102,58 @@ func (p *Prepared) Model() *Model { return p.m }
 
 // The dense block's size: the variables up to the last whose prior
 // conditional variance D_k times the largest site precision is at least
-// blockTol, at most MaxBlock of them, and any repeats of them.
+// blockTol, at most BlockLimit of them, and any repeats of them.
 const (
 	blockTol = 1e-3
-	// MaxBlock bounds the dense block's variables (its regular rows): they
-	// cost O(MaxBlock^2) per particle, its EP O(MaxBlock^3); a repeat's
-	// row is empty.
+	// MaxBlock bounds the dense block's variables (its regular rows) in a
+	// model of up to about 10^5 points at m = 30 (BlockLimit), and in the
+	// Laplace evidence's and the multi-class proposal's blocks: they cost
+	// O(MaxBlock^2) per particle, its EP O(MaxBlock^3); a repeat's row is
+	// empty.
 	MaxBlock = 1000
+	// MaxBlockLarge bounds the two-class proposal's block in a larger
+	// model (BlockLimit): EP's block sweeps (a factorisation of Lambda and
+	// the marginals, O(Block^3), thirty of them) took 0.3 s each at 2000
+	// variables on two cores, so about 2.4 s each at 4000.
+	MaxBlockLarge = 4000
 	// MaxComplete bounds the rows (repeats included) of a model whose
 	// proposal may be complete (prepareComplete).
 	MaxComplete = 6000
 )
 
-// blockCap is the block's cap in use: MaxBlock, lowered by tests so that
+// blockCap is the block's least cap: MaxBlock, lowered by tests so that
 // small models have rows after it.
 var blockCap = MaxBlock
+
+// BlockLimit returns the most variables (regular rows) the two-class
+// proposal's dense block may hold in model m: MaxBlock, or in a model
+// whose rows after the first MaxBlock hold more than 7.5 MaxBlock^2
+// neighbour entries (2.5 x 10^5 points at m = 30) sqrt(entries / 7.5), at
+// most MaxBlockLarge. A particle's steps through the block cost about
+// Block^2 / 2 multiply-adds in all, through the later rows about one per
+// neighbour entry: the block's share of the particles' work stays about a
+// fifteenth as it grows with N. It has to grow: the block's rule asks for
+// more of the coarsest rows as N grows (3564 at N = 10^6 on
+// docs/vecchia.md's two-class problem at m = 30), and the rows the cap
+// leaves after it are eliminated onto the block by the incomplete factor,
+// which drops the fill-in that carries the later rows' information to
+// them. At 10^6 with a block of 1000 what it dropped was no longer small:
+// EP's block marginals went wrong (means of -71, variances above the
+// prior's), its sweeps did not converge (a last change of 222), and the
+// estimate was 14 nats low (se 0.68). With 2000 (this rule there) EP
+// converged (0.066) and the estimate moved up by 14 nats, its standard
+// error 0.20; with 3162 (a sixth) it was the same and the run 70 s
+// longer.
+func BlockLimit(m *Model) int {
+	return blockLimit(len(m.Nbr) - m.Start[min(m.N, blockCap)])
+}
+
+// blockLimit is BlockLimit for a model whose rows after the first
+// blockCap hold the given neighbour entries.
+func blockLimit(entries int) int {
+	c := int(math.Sqrt(float64(entries) / 7.5))
+	return min(MaxBlockLarge, max(blockCap, c))
+}
 
 // maxSiteShare is the largest share of a step's proposal precision that
 // its site may take.
@@ -153,7 +190,7 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 			return p, nil
 		}
 	}
-	p.Block = blockSize(m, st.Tau)
+	p.Block = blockSize(m, st.Tau, BlockLimit(m))
 	say("EP: %d Newton steps done; parallel EP with a dense block of %d", st.Iterations, p.Block)
 	h := hybridPattern(m, a, p.Block)
 	h.pc = pc
@@ -301,16 +338,16 @@ func rowSites(m *Model, ertau, ernu []float64, p *Prepared) (rtau, rnu []float64
 }
 
 // blockSize returns the dense block's size for the model with sites of
-// precisions tau (see blockTol).
-func blockSize(m *Model, tau []float64) int {
+// precisions tau (see blockTol), at most limit regular rows.
+func blockSize(m *Model, tau []float64, limit int) int {
 	k0 := blockRule(m, tau)
-	// At most MaxBlock regular rows: a repeat's row is empty, so the
+	// At most limit regular rows: a repeat's row is empty, so the
 	// block's cost is in its regular rows (at N = 10^5 of two-class data
 	// rounded to one decimal, 96 % of the rows repeat).
 	regular := 0
 	for k := range k0 {
 		if m.CondVar[k] != 0 {
-			if regular == blockCap {
+			if regular == limit {
 				k0 = k
 				break
 			}

@@ -400,7 +400,62 @@ func TestBlockCountsVariables(t *testing.T) {
 	for k := range tau {
 		tau[k] = 1
 	}
-	if got, want := blockSize(m, tau), copies*MaxBlock; got != want {
+	if got, want := blockSize(m, tau, BlockLimit(m)), copies*MaxBlock; got != want {
 		t.Errorf("a block of %d rows, want %d: %d points and their repeats", got, want, MaxBlock)
+	}
+}
+
+// TestBlockLimit checks the block's cap as the model grows: MaxBlock up to
+// 7.5 MaxBlock^2 neighbour entries after the first MaxBlock rows (2.5 x
+// 10^5 points at m = 30), then sqrt(entries / 7.5), at most MaxBlockLarge;
+// the rows the first MaxBlock hold (--vecchia auto's wide block) do not
+// count; and the proposal of a model whose rule asks for more than
+// MaxBlock rows takes the larger block.
+func TestBlockLimit(t *testing.T) {
+	for _, c := range []struct{ entries, want int }{
+		{0, MaxBlock},
+		{30 * 100000, MaxBlock},
+		{7_500_000, MaxBlock},
+		{30 * 300000, 1095},
+		{30 * 999000, 1998},
+		{120_000_000, MaxBlockLarge},
+	} {
+		if got := blockLimit(c.entries); got != c.want {
+			t.Errorf("blockLimit(%d) = %d, want %d", c.entries, got, c.want)
+		}
+	}
+	// A chain of n points after MaxBlock rows of 200 neighbours each:
+	// the later rows' entries alone set the cap.
+	const wide, later, m = 200, 40000, 300
+	n := MaxBlock + later
+	md := &Model{N: n, Start: []int{0}, Noise: 1, CondVar: make([]float64, n)}
+	for k := range n {
+		md.CondVar[k] = 1
+		w := min(k, m)
+		if k < MaxBlock {
+			w = min(k, wide)
+		}
+		for j := range w {
+			md.Nbr, md.Coef = append(md.Nbr, int32(j)), append(md.Coef, 0)
+		}
+		md.Start = append(md.Start, len(md.Nbr))
+	}
+	entries := len(md.Nbr) - md.Start[MaxBlock]
+	want := int(math.Sqrt(float64(entries) / 7.5))
+	if want <= MaxBlock {
+		t.Fatalf("the test's model has %d later entries: too few to raise the cap", entries)
+	}
+	if got := BlockLimit(md); got != want {
+		t.Errorf("BlockLimit = %d, want %d (%d later entries)", got, want, entries)
+	}
+	tau := make([]float64, n)
+	for k := range tau {
+		tau[k] = 1
+	}
+	if got := blockSize(md, tau, BlockLimit(md)); got != want {
+		t.Errorf("a block of %d rows, want %d", got, want)
+	}
+	if !ValidBlock(md, want) || ValidBlock(md, want+1) {
+		t.Errorf("ValidBlock: a block of %d rows should be valid, of %d not", want, want+1)
 	}
 }
