@@ -39,9 +39,9 @@ import (
 
 // completeProposal reports whether the proposal is complete: the block's
 // rule asks for more than BlockLimit regular rows (with sites of
-// precisions tau) and the model has at most MaxComplete rows, repeats included (the
-// dense EP runs on the covariance of every row's w: rounded data at
-// N = 10^5 have a few thousand distinct points but 10^5 rows).
+// precisions tau) and the model has at most MaxComplete rows, repeats
+// included (the dense EP runs on the covariance of every row's w: rounded
+// data at N = 10^5 have a few thousand distinct points but 10^5 rows).
 func completeProposal(m *Model, tau []float64) bool {
 	return m.N <= maxComplete && regularRows(m, blockRule(m, tau)) > BlockLimit(m)
 }

@@ -106,7 +106,7 @@ func (p *Prepared) Model() *Model { return p.m }
 const (
 	blockTol = 1e-3
 	// MaxBlock bounds the dense block's variables (its regular rows) in a
-	// model of up to about 10^5 points at m = 30 (BlockLimit), and in the
+	// model of up to 2.5 x 10^5 points at m = 30 (BlockLimit), and in the
 	// Laplace evidence's and the multi-class proposal's blocks: they cost
 	// O(MaxBlock^2) per particle, its EP O(MaxBlock^3); a repeat's row is
 	// empty.
