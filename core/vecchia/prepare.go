@@ -142,7 +142,7 @@ var blockCap = MaxBlock
 // prior's), its sweeps did not converge (a last change of 222), and the
 // estimate was 14 nats low (se 0.68). With 2000 (this rule there) EP
 // converged (0.066) and the estimate moved up by 14 nats, its standard
-// error 0.20; with 3162 (a sixth) it was the same and the run 70 s
+// error 0.20; with 3160 (a sixth) it was the same and the run 70 s
 // longer.
 func BlockLimit(m *Model) int {
 	return blockLimit(len(m.Nbr) - m.Start[min(m.N, blockCap)])
