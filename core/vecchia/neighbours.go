@@ -5,25 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-
-	"gonum.org/v1/gonum/spatial/kdtree"
 )
-
-// point is a point of a k-d tree: its coordinates and its index (a
-// position in the ordering, or a row).
-type point struct {
-	x []float64
-	i int32
-}
-
-// Compare returns a.x[d] - b.x[d] (kdtree.Comparable).
-func (a point) Compare(b kdtree.Comparable, d kdtree.Dim) float64 { return a.x[d] - b.(point).x[d] }
-
-// Dims returns the number of coordinates.
-func (a point) Dims() int { return len(a.x) }
-
-// Distance returns the squared Euclidean distance.
-func (a point) Distance(b kdtree.Comparable) float64 { return sqDist(a.x, b.(point).x) }
 
 func sqDist(a, b []float64) float64 {
 	s := 0.0
@@ -32,147 +14,6 @@ func sqDist(a, b []float64) float64 {
 		s += t * t
 	}
 	return s
-}
-
-// points is a list of points (kdtree.Interface).
-type points []point
-
-func (p points) Index(i int) kdtree.Comparable         { return p[i] }
-func (p points) Len() int                              { return len(p) }
-func (p points) Slice(start, end int) kdtree.Interface { return p[start:end] }
-func (p points) Pivot(d kdtree.Dim) int                { return plane{p, d}.pivot() }
-
-// plane sorts points along one dimension (kdtree.SortSlicer), for the
-// median-of-medians pivot that the tree is built around (deterministic,
-// unlike a random pivot).
-type plane struct {
-	points
-	d kdtree.Dim
-}
-
-func (p plane) Less(i, j int) bool {
-	a, b := p.points[i].x[p.d], p.points[j].x[p.d]
-	return a < b || a == b && p.points[i].i < p.points[j].i
-}
-func (p plane) Swap(i, j int)                          { p.points[i], p.points[j] = p.points[j], p.points[i] }
-func (p plane) Slice(start, end int) kdtree.SortSlicer { return plane{p.points[start:end], p.d} }
-func (p plane) pivot() int                             { return kdtree.Partition(p, kdtree.MedianOfMedians(p)) }
-
-// newTree builds a k-d tree of the points rows of x (d coordinates each),
-// the k-th of them carrying the index idx[k].
-func newTree(x []float64, d int, rows []int, idx []int32) *kdtree.Tree {
-	ps := make(points, len(rows))
-	for k, r := range rows {
-		ps[k] = point{x[r*d : r*d+d], idx[k]}
-	}
-	return kdtree.New(ps, false)
-}
-
-// nearestKeeper keeps the m nearest points whose index is below limit
-// (kdtree.Keeper): the k-d tree's search is guided by the distance of the
-// m-th nearest kept so far. Equal distances keep the smaller index.
-type nearestKeeper struct {
-	kdtree.Heap
-	m     int
-	limit int32
-}
-
-func (k *nearestKeeper) reset(m int, limit int32) {
-	k.m, k.limit = m, limit
-	k.Heap = append(k.Heap[:0], kdtree.ComparableDist{Dist: math.Inf(1)})
-}
-
-// Keep adds c if its index is below the limit and it is nearer than the
-// farthest of the m kept (kdtree.Keeper).
-func (k *nearestKeeper) Keep(c kdtree.ComparableDist) {
-	p := c.Comparable.(point)
-	if p.i >= k.limit {
-		return
-	}
-	top := k.Heap[0]
-	if c.Dist > top.Dist || c.Dist == top.Dist && (top.Comparable == nil || p.i >= top.Comparable.(point).i) {
-		return
-	}
-	if len(k.Heap) == k.m {
-		k.Heap[0] = c
-		k.down(0)
-		return
-	}
-	k.Heap = append(k.Heap, c)
-	k.up(len(k.Heap) - 1)
-}
-
-// Max returns the farthest point kept, or the infinite sentinel while
-// fewer than m are.
-func (k *nearestKeeper) Max() kdtree.ComparableDist { return k.Heap[0] }
-
-// worse reports whether heap entry a is farther than b (with the sentinel
-// farthest, and equal distances ordered by index).
-func worse(a, b kdtree.ComparableDist) bool {
-	if a.Dist != b.Dist {
-		return a.Dist > b.Dist
-	}
-	if a.Comparable == nil || b.Comparable == nil {
-		return a.Comparable == nil && b.Comparable != nil
-	}
-	return a.Comparable.(point).i > b.Comparable.(point).i
-}
-
-func (k *nearestKeeper) up(j int) {
-	h := k.Heap
-	for j > 0 {
-		p := (j - 1) / 2
-		if !worse(h[j], h[p]) {
-			break
-		}
-		h[j], h[p] = h[p], h[j]
-		j = p
-	}
-}
-
-func (k *nearestKeeper) down(j int) {
-	h := k.Heap
-	for {
-		l := 2*j + 1
-		if l >= len(h) {
-			return
-		}
-		c := l
-		if r := l + 1; r < len(h) && worse(h[r], h[l]) {
-			c = r
-		}
-		if !worse(h[c], h[j]) {
-			return
-		}
-		h[j], h[c] = h[c], h[j]
-		j = c
-	}
-}
-
-// indices returns the kept points' indices in increasing order, dropping
-// the sentinel.
-func (k *nearestKeeper) indices(dst []int32) []int32 {
-	dst = dst[:0]
-	for _, c := range k.Heap {
-		if c.Comparable != nil {
-			dst = append(dst, c.Comparable.(point).i)
-		}
-	}
-	slices.Sort(dst)
-	return dst
-}
-
-// Len, Less, Swap, Push and Pop make the keeper a heap.Interface, as
-// kdtree.Keeper requires; NearestSet sorts the kept points with them at
-// the end (descending distance).
-func (k *nearestKeeper) Len() int           { return len(k.Heap) }
-func (k *nearestKeeper) Less(i, j int) bool { return worse(k.Heap[i], k.Heap[j]) }
-func (k *nearestKeeper) Swap(i, j int)      { k.Heap[i], k.Heap[j] = k.Heap[j], k.Heap[i] }
-func (k *nearestKeeper) Push(x any)         { k.Heap = append(k.Heap, x.(kdtree.ComparableDist)) }
-func (k *nearestKeeper) Pop() any {
-	c := k.Heap[len(k.Heap)-1]
-	k.Heap = k.Heap[:len(k.Heap)-1]
-	return c
 }
 
 // MaxMin returns the maxmin ordering of the n points x (n x d, row-major):
@@ -210,11 +51,10 @@ func MaxMin(x []float64, n, d int) []int {
 // first positions run while the order goes on.
 func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
 	rows := make([]int, n)
-	idx := make([]int32, n)
 	for i := range rows {
-		rows[i], idx[i] = i, int32(i)
+		rows[i] = i
 	}
-	tree := newTree(x, d, rows, idx)
+	tree := newKDTree(x, d, rows)
 	mean := make([]float64, d)
 	for i := range n {
 		for k := range d {
@@ -246,6 +86,7 @@ func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
 		}
 	}
 	lo, hi := make([]float64, d), make([]float64, d)
+	var in []int32
 	for cnt < n {
 		i, r2 := h.pop()
 		order[cnt] = i
@@ -256,17 +97,16 @@ func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
 		for k, v := range xi {
 			lo[k], hi[k] = v-r, v+r
 		}
-		tree.DoBounded(&kdtree.Bounding{Min: point{x: lo}, Max: point{x: hi}}, func(c kdtree.Comparable, _ *kdtree.Bounding, _ int) bool {
-			p := c.(point)
-			j := int(p.i)
+		in = tree.inBox(in[:0], lo, hi)
+		for _, p := range in {
+			j := int(tree.id[p])
 			if h.chosen[j] {
-				return false
+				continue
 			}
-			if s := sqDist(p.x, xi); s < h.key[j] {
+			if s := sqDist(tree.pts[int(p)*d:int(p)*d+d], xi); s < h.key[j] {
 				h.set(j, s)
 			}
-			return false
-		})
+		}
 	}
 }
 
@@ -399,20 +239,14 @@ func earlierNeighbours(x []float64, d int, order []int, m, threads int, wait fun
 	for lo := first; lo < n; {
 		hi := min(n, 2*lo)
 		wait(hi)
-		idx := make([]int32, hi)
-		for i := range idx {
-			idx[i] = int32(i)
-		}
-		tree := newTree(x, d, order[:hi], idx)
+		tree := newKDTree(x, d, order[:hi])
 		parallelRange(lo, hi, threads, func(a, b int) {
-			var keep nearestKeeper
+			var near kdNearest
 			var buf []int32
 			out := make([]int32, 0, (b-a)*m)
 			for k := a; k < b; k++ {
-				keep.reset(m, int32(k))
 				r := order[k]
-				tree.NearestSet(&keep, point{x: x[r*d : r*d+d], i: -1})
-				buf = keep.indices(buf)
+				buf = near.find(tree, x[r*d:r*d+d], m, int32(k), buf)
 				s := len(out)
 				out = append(out, buf...)
 				nbr[k] = out[s:len(out):len(out)]
@@ -457,20 +291,14 @@ func bruteNearest(x []float64, d int, order []int, k, m int) []int32 {
 // most m nearest among the points rows of x (d coordinates each), as
 // indices into rows, in increasing order, on threads goroutines.
 func NearestPoints(x []float64, d int, rows []int, q []float64, t, m, threads int) [][]int32 {
-	idx := make([]int32, len(rows))
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	tree := newTree(x, d, rows, idx)
+	tree := newKDTree(x, d, rows)
 	nbr := make([][]int32, t)
 	parallelRange(0, t, threads, func(a, b int) {
-		var keep nearestKeeper
+		var near kdNearest
 		var buf []int32
 		out := make([]int32, 0, (b-a)*m)
 		for j := a; j < b; j++ {
-			keep.reset(m, math.MaxInt32)
-			tree.NearestSet(&keep, point{x: q[j*d : j*d+d], i: -1})
-			buf = keep.indices(buf)
+			buf = near.find(tree, q[j*d:j*d+d], m, math.MaxInt32, buf)
 			s := len(out)
 			out = append(out, buf...)
 			nbr[j] = out[s:len(out):len(out)]
