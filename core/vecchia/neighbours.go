@@ -70,7 +70,6 @@ func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
 			first, best = i, s
 		}
 	}
-	h := newMaxHeap(n)
 	order[0] = first
 	cnt := 1
 	tell := func() {
@@ -79,32 +78,41 @@ func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
 		}
 	}
 	tell()
-	h.chosen[first] = true
-	for i := range n {
-		if i != first {
-			h.set(i, sqDist(x[i*d:i*d+d], x[first*d:first*d+d]))
+	// The heap and the distances by place in the tree, whose points in a
+	// box are few runs of places.
+	slot := 0
+	for p, i := range tree.id {
+		if int(i) == first {
+			slot = p
 		}
 	}
+	pts := tree.pts
+	h := newMaxHeap(n)
+	for p, i := range tree.id {
+		if p != slot {
+			h.add(sqDist(pts[p*d:p*d+d], pts[slot*d:slot*d+d]), i, int32(p))
+		}
+	}
+	h.init()
 	lo, hi := make([]float64, d), make([]float64, d)
 	var in []int32
 	for cnt < n {
-		i, r2 := h.pop()
-		order[cnt] = i
+		i, p, r2 := h.pop()
+		order[cnt] = int(i)
 		cnt++
 		tell()
-		xi := x[i*d : i*d+d]
+		xi := pts[int(p)*d : int(p)*d+d]
 		r := math.Sqrt(r2)
 		for k, v := range xi {
 			lo[k], hi[k] = v-r, v+r
 		}
 		in = tree.inBox(in[:0], lo, hi)
-		for _, p := range in {
-			j := int(tree.id[p])
-			if h.chosen[j] {
+		for _, q := range in {
+			if h.pos[q] < 0 {
 				continue
 			}
-			if s := sqDist(tree.pts[int(p)*d:int(p)*d+d], xi); s < h.key[j] {
-				h.set(j, s)
+			if s := sqDist(pts[int(q)*d:int(q)*d+d], xi); s < h.key[q] {
+				h.lower(q, s)
 			}
 		}
 	}
@@ -117,89 +125,101 @@ func prefixDone(k, n int) bool {
 	return k == n || k >= bruteLimit && k&(k-1) == 0
 }
 
-// maxHeap is an indexed binary max-heap of the points' distances to the
-// chosen ones, ties broken by the smaller row.
+// maxHeap is an indexed 4-ary max-heap of the points' squared distances
+// to the chosen ones, ties broken by the smaller row, each point known by
+// its place in a tree (its slot). Each entry holds its key and row, so
+// that a comparison reads the heap alone.
 type maxHeap struct {
-	key    []float64 // key[i]: point i's squared distance
-	pos    []int     // pos[i]: point i's place in heap, -1 if not in it
-	heap   []int
-	chosen []bool
+	heap []heapEntry
+	key  []float64 // key[p]: slot p's squared distance
+	pos  []int32   // pos[p]: slot p's place in heap, -1 if not in it
+}
+
+type heapEntry struct {
+	key       float64
+	row, slot int32
+}
+
+// above reports whether a comes before b: the larger key, of equal keys
+// the smaller row.
+func (a heapEntry) above(b heapEntry) bool {
+	return a.key > b.key || a.key == b.key && a.row < b.row
 }
 
 func newMaxHeap(n int) *maxHeap {
-	h := &maxHeap{key: make([]float64, n), pos: make([]int, n), heap: make([]int, 0, n), chosen: make([]bool, n)}
-	for i := range h.pos {
-		h.pos[i] = -1
-		h.key[i] = math.Inf(1)
+	h := &maxHeap{heap: make([]heapEntry, 0, n), key: make([]float64, n), pos: make([]int32, n)}
+	for p := range h.pos {
+		h.pos[p] = -1
+		h.key[p] = math.Inf(1)
 	}
 	return h
 }
 
-func (h *maxHeap) above(a, b int) bool {
-	ka, kb := h.key[a], h.key[b]
-	return ka > kb || ka == kb && a < b
+// add appends the point of row and slot with key k; init makes the
+// entries added a heap.
+func (h *maxHeap) add(k float64, row, slot int32) {
+	h.key[slot] = k
+	h.heap = append(h.heap, heapEntry{k, row, slot})
 }
 
-// set sets point i's key, which may only fall once it is in the heap.
-func (h *maxHeap) set(i int, k float64) {
-	h.key[i] = k
-	if h.pos[i] < 0 {
-		h.pos[i] = len(h.heap)
-		h.heap = append(h.heap, i)
-		h.up(h.pos[i])
-		return
+func (h *maxHeap) init() {
+	for j := range h.heap {
+		h.pos[h.heap[j].slot] = int32(j)
 	}
-	h.down(h.pos[i])
+	if len(h.heap) > 1 {
+		for j := (len(h.heap) - 2) / 4; j >= 0; j-- {
+			h.down(j)
+		}
+	}
 }
 
-// pop removes the point of the largest key, marks it chosen and returns
-// it with its key.
-func (h *maxHeap) pop() (int, float64) {
-	i := h.heap[0]
+// lower lowers slot p's key, in the heap, to k.
+func (h *maxHeap) lower(p int32, k float64) {
+	h.key[p] = k
+	j := h.pos[p]
+	h.heap[j].key = k
+	h.down(int(j))
+}
+
+// pop removes the point of the largest key and returns its row, its slot
+// and its key.
+func (h *maxHeap) pop() (row, slot int32, key float64) {
+	e := h.heap[0]
 	last := h.heap[len(h.heap)-1]
 	h.heap = h.heap[:len(h.heap)-1]
-	h.pos[i] = -1
-	h.chosen[i] = true
+	h.pos[e.slot] = -1
 	if len(h.heap) > 0 {
 		h.heap[0] = last
-		h.pos[last] = 0
+		h.pos[last.slot] = 0
 		h.down(0)
 	}
-	return i, h.key[i]
-}
-
-func (h *maxHeap) up(j int) {
-	for j > 0 {
-		p := (j - 1) / 2
-		if !h.above(h.heap[j], h.heap[p]) {
-			return
-		}
-		h.swap(j, p)
-		j = p
-	}
+	return e.row, e.slot, e.key
 }
 
 func (h *maxHeap) down(j int) {
+	hp := h.heap
+	n := len(hp)
+	e := hp[j]
 	for {
-		l := 2*j + 1
-		if l >= len(h.heap) {
-			return
+		c := 4*j + 1
+		if c >= n {
+			break
 		}
-		c := l
-		if r := l + 1; r < len(h.heap) && h.above(h.heap[r], h.heap[l]) {
-			c = r
+		best := c
+		for q := c + 1; q < min(c+4, n); q++ {
+			if hp[q].above(hp[best]) {
+				best = q
+			}
 		}
-		if !h.above(h.heap[c], h.heap[j]) {
-			return
+		if !hp[best].above(e) {
+			break
 		}
-		h.swap(j, c)
-		j = c
+		hp[j] = hp[best]
+		h.pos[hp[j].slot] = int32(j)
+		j = best
 	}
-}
-
-func (h *maxHeap) swap(a, b int) {
-	h.heap[a], h.heap[b] = h.heap[b], h.heap[a]
-	h.pos[h.heap[a]], h.pos[h.heap[b]] = a, b
+	hp[j] = e
+	h.pos[e.slot] = int32(j)
 }
 
 // bruteLimit is the number of earlier points up to which EarlierNeighbours
