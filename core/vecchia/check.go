@@ -231,7 +231,7 @@ func (s *Structure) check(k *gp.Kernel, feat []float64, nugget float64, opt Chec
 	// The sampled rows' nearest earlier distinct points, in the
 	// structure's metric: a k-d tree of the distinct points, its search
 	// limited to the indices before the row's.
-	tree := newKDTree(s.x, d, toInts(reg))
+	tree := newKDTree(s.x, d, toInts(reg), opt.Threads)
 	nearest := func(near *kdNearest, q, n int, dst []int32) []int32 {
 		if q <= bruteLimit {
 			return append(dst[:0], bruteNearest(s.x, d, toInts(reg[:q+1]), q, n)...)

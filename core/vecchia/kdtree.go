@@ -3,7 +3,9 @@ package vecchia
 import (
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // kdLeaf is the most points a leaf of a kdTree holds: a node of more is
@@ -16,27 +18,25 @@ const kdLeaf = 16
 // order, each node's points a contiguous run of it; a node's box (the
 // minimum and maximum of each coordinate over its points) and the
 // smallest id among them let a search skip it. A node of more than kdLeaf
-// points is split at its median along the coordinate of its largest
+// points is split in halves (the left one the smaller by one if the node
+// has an odd number) at the median along the coordinate of its largest
 // spread, ties broken by id, so the tree depends on the points and ids
-// alone.
+// alone. The nodes are laid out as a binary heap's: the root is node 1 and
+// node i's children are nodes 2i and 2i+1, side by side in memory (for
+// two coordinates, in one 64-byte cache line); a node's points follow
+// from its parent's by the halving, and a search carries them down.
 type kdTree struct {
 	d     int
 	pts   []float64 // the points in tree order, d coordinates each
 	id    []int32   // id[j]: the id of the j-th point in tree order
-	nodes []kdNode  // in preorder: node i's left child is node i+1
 	box   []float64 // node i's box: box[2di:2di+d] its minima, then its maxima
-}
-
-// kdNode is a node of a kdTree.
-type kdNode struct {
-	lo, hi int32 // its points: [lo, hi) in tree order
-	right  int32 // its right child, 0 for a leaf
-	minID  int32 // the smallest id among its points
+	minID []int32   // minID[i]: the smallest id among node i's points
 }
 
 // newKDTree builds the k-d tree of the points rows of x (d coordinates
-// each), the k-th of them with id k.
-func newKDTree(x []float64, d int, rows []int) *kdTree {
+// each), the k-th of them with id k, on threads goroutines (0:
+// GOMAXPROCS); the tree does not depend on threads.
+func newKDTree(x []float64, d int, rows []int, threads int) *kdTree {
 	n := len(rows)
 	t := &kdTree{d: d, pts: make([]float64, n*d), id: make([]int32, n)}
 	for k, r := range rows {
@@ -46,20 +46,21 @@ func newKDTree(x []float64, d int, rows []int) *kdTree {
 	if n == 0 {
 		return t
 	}
-	nodes := kdNodes(n)
-	t.nodes = make([]kdNode, 0, nodes)
-	t.box = make([]float64, 0, nodes*2*d)
-	b := kdBuilder{t: t, keys: make([]kdKey, n), pts: make([]float64, n*d), id: make([]int32, n)}
-	b.build(0, n)
-	return t
-}
-
-// kdNodes returns the number of nodes of a tree of n > 0 points.
-func kdNodes(n int) int {
-	if n <= kdLeaf {
-		return 1
+	// The leaves lie at the depth where the larger halves first hold
+	// kdLeaf points or fewer, or one above it.
+	depth := 0
+	for s := n; s > kdLeaf; s -= s / 2 {
+		depth++
 	}
-	return 1 + kdNodes(n/2) + kdNodes(n-n/2)
+	nodes := 1 << (depth + 1)
+	t.box = make([]float64, nodes*2*d)
+	t.minID = make([]int32, nodes)
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	b := kdBuilder{t: t, keys: make([]kdKey, n), pts: make([]float64, n*d), id: make([]int32, n)}
+	b.build(1, 0, n, threads)
+	return t
 }
 
 // kdKey is a point's coordinate along the splitting dimension, its id and
@@ -72,7 +73,8 @@ type kdKey struct {
 
 func (a kdKey) less(b kdKey) bool { return a.v < b.v || a.v == b.v && a.id < b.id }
 
-// kdBuilder holds a tree under construction and its scratch space.
+// kdBuilder holds a tree under construction and its scratch space, by
+// place in tree order.
 type kdBuilder struct {
 	t    *kdTree
 	keys []kdKey
@@ -80,15 +82,15 @@ type kdBuilder struct {
 	id   []int32
 }
 
-// build makes the node of the points [lo, hi) (in tree order) and its
-// subtree, and returns the node's index.
-func (b *kdBuilder) build(lo, hi int) int32 {
+// build makes node i, of the points [lo, hi) in tree order, and its
+// subtree, the two halves of a split on goroutines of their own while
+// threads > 1.
+func (b *kdBuilder) build(i, lo, hi, threads int) {
 	t, d := b.t, b.t.d
-	i := int32(len(t.nodes))
-	s := len(t.box)
-	t.box = append(t.box, t.pts[lo*d:lo*d+d]...)
-	t.box = append(t.box, t.pts[lo*d:lo*d+d]...)
-	mn, mx := t.box[s:s+d], t.box[s+d:s+2*d]
+	bx := t.box[2*d*i : 2*d*i+2*d]
+	mn, mx := bx[:d], bx[d:]
+	copy(mn, t.pts[lo*d:lo*d+d])
+	copy(mx, t.pts[lo*d:lo*d+d])
 	minID := t.id[lo]
 	for j := lo + 1; j < hi; j++ {
 		for k, v := range t.pts[j*d : j*d+d] {
@@ -101,9 +103,9 @@ func (b *kdBuilder) build(lo, hi int) int32 {
 		}
 		minID = min(minID, t.id[j])
 	}
-	t.nodes = append(t.nodes, kdNode{lo: int32(lo), hi: int32(hi), minID: minID})
+	t.minID[i] = minID
 	if hi-lo <= kdLeaf {
-		return i
+		return
 	}
 	dim, spread := 0, mx[0]-mn[0]
 	for k := 1; k < d; k++ {
@@ -112,7 +114,7 @@ func (b *kdBuilder) build(lo, hi int) int32 {
 		}
 	}
 	mid := (lo + hi) / 2
-	keys := b.keys[:hi-lo]
+	keys := b.keys[lo:hi]
 	for j := range keys {
 		keys[j] = kdKey{t.pts[(lo+j)*d+dim], t.id[lo+j], int32(j)}
 	}
@@ -125,9 +127,15 @@ func (b *kdBuilder) build(lo, hi int) int32 {
 	}
 	copy(t.pts[lo*d:hi*d], pts)
 	copy(t.id[lo:hi], id)
-	b.build(lo, mid)
-	t.nodes[i].right = b.build(mid, hi)
-	return i
+	if threads > 1 && hi-lo >= 1<<14 {
+		var wg sync.WaitGroup
+		wg.Go(func() { b.build(2*i, lo, mid, threads/2) })
+		b.build(2*i+1, mid, hi, threads-threads/2)
+		wg.Wait()
+		return
+	}
+	b.build(2*i, lo, mid, 1)
+	b.build(2*i+1, mid, hi, 1)
 }
 
 // nthElement reorders a (of distinct keys) so that a[k] is the key that
@@ -201,80 +209,82 @@ func median3(a []kdKey, i, j, l int) int {
 
 // kdNearest searches a kdTree for the m nearest points to a query among
 // those of id below a limit, by the key (squared distance, id): of equal
-// distances the smaller id is nearer. It keeps the m nearest found so far
-// in a max-heap (with an infinite sentinel for each place not yet taken),
-// and skips a node whose box is farther from the query than the m-th
-// nearest (strictly: a point as far but of smaller id may lie in it) or
-// whose ids are all at least the limit. Its heap is reused across
-// queries; one kdNearest serves one goroutine.
+// distances the smaller id is nearer. It keeps the m nearest found so far,
+// in a max-heap once there are m of them, and skips a node whose box is
+// farther from the query than the m-th nearest (strictly: a point as far
+// but of smaller id may lie in it) or whose ids are all at least the
+// limit. Its heap is reused across queries; one kdNearest serves one
+// goroutine.
 type kdNearest struct {
 	t     *kdTree
 	q     []float64
 	limit int32
-	dist  []float64 // the heap: dist[0] the farthest kept
-	id    []int32   // the kept points' ids, -1 for a sentinel
+	m     int
+	dist  []float64 // the kept points' squared distances: a heap, dist[0] the farthest, once there are m
+	id    []int32   // their ids
+	top   float64   // the m-th nearest's squared distance, +Inf while fewer are kept
+	topID int32     // its id, -1 while fewer are kept
 }
 
 // find appends to dst[:0] the ids of the at most m nearest points to q
 // with ids below limit, in increasing order, and returns it. Points at an
 // infinite squared distance are never kept (as with gonum's k-d tree,
-// which this search replaces).
+// which this search replaced).
 func (s *kdNearest) find(t *kdTree, q []float64, m int, limit int32, dst []int32) []int32 {
-	s.t, s.q, s.limit = t, q, limit
+	s.t, s.q, s.limit, s.m = t, q, limit, m
 	s.dist, s.id = s.dist[:0], s.id[:0]
-	for range m {
-		s.dist = append(s.dist, math.Inf(1))
-		s.id = append(s.id, -1)
+	s.top, s.topID = math.Inf(1), -1
+	if n := len(t.id); m > 0 && n > 0 && t.minID[1] < limit {
+		s.search(1, 0, n)
 	}
-	if m > 0 && len(t.nodes) > 0 && t.nodes[0].minID < limit {
-		s.search(0)
-	}
-	dst = dst[:0]
-	for _, i := range s.id {
-		if i >= 0 {
-			dst = append(dst, i)
-		}
-	}
+	dst = append(dst[:0], s.id...)
 	slices.Sort(dst)
 	return dst
 }
 
-func (s *kdNearest) search(ni int32) {
+// search searches node i, of the points [lo, hi).
+func (s *kdNearest) search(i, lo, hi int) {
 	t := s.t
-	nd := t.nodes[ni]
-	if nd.right == 0 {
+	if hi-lo <= kdLeaf {
 		d := t.d
-		for j := int(nd.lo); j < int(nd.hi); j++ {
-			i := t.id[j]
-			if i >= s.limit {
+		for j := lo; j < hi; j++ {
+			id := t.id[j]
+			if id >= s.limit {
 				continue
 			}
 			v := sqDist(s.q, t.pts[j*d:j*d+d])
-			if v < s.dist[0] || v == s.dist[0] && i < s.id[0] {
-				s.replaceTop(v, i)
+			if v < s.top || v == s.top && id < s.topID {
+				s.keep(v, id)
 			}
 		}
 		return
 	}
-	l, r := ni+1, nd.right
+	mid := (lo + hi) / 2
+	l, r := 2*i, 2*i+1
 	dl, dr := s.boxDist(l), s.boxDist(r)
 	if dr < dl {
-		l, r, dl, dr = r, l, dr, dl
+		if t.minID[r] < s.limit && dr <= s.top {
+			s.search(r, mid, hi)
+		}
+		if t.minID[l] < s.limit && dl <= s.top {
+			s.search(l, lo, mid)
+		}
+		return
 	}
-	if t.nodes[l].minID < s.limit && dl <= s.dist[0] {
-		s.search(l)
+	if t.minID[l] < s.limit && dl <= s.top {
+		s.search(l, lo, mid)
 	}
-	if t.nodes[r].minID < s.limit && dr <= s.dist[0] {
-		s.search(r)
+	if t.minID[r] < s.limit && dr <= s.top {
+		s.search(r, mid, hi)
 	}
 }
 
-// boxDist returns the squared distance from the query to node ni's box,
+// boxDist returns the squared distance from the query to node i's box,
 // summed as sqDist sums, so that it is at most sqDist's of any point in
 // the box (rounding is monotone).
-func (s *kdNearest) boxDist(ni int32) float64 {
+func (s *kdNearest) boxDist(i int) float64 {
 	d := s.t.d
-	b := s.t.box[2*d*int(ni) : 2*d*int(ni)+2*d]
+	b := s.t.box[2*d*i : 2*d*i+2*d]
 	mn, mx := b[:d], b[d:]
 	acc := 0.0
 	for k, v := range s.q {
@@ -289,12 +299,29 @@ func (s *kdNearest) boxDist(ni int32) float64 {
 	return acc
 }
 
-// replaceTop replaces the farthest kept point with (v, i) and restores
-// the heap.
-func (s *kdNearest) replaceTop(v float64, i int32) {
+// keep adds the point (v, i), nearer than the m-th nearest kept: the m
+// first found are appended, then made a heap; each later one replaces
+// the heap's top.
+func (s *kdNearest) keep(v float64, i int32) {
+	if n := len(s.dist); n < s.m {
+		s.dist, s.id = append(s.dist, v), append(s.id, i)
+		if n+1 < s.m {
+			return
+		}
+		for j := (s.m - 2) / 2; j >= 0; j-- {
+			s.down(j, s.dist[j], s.id[j])
+		}
+	} else {
+		s.down(0, v, i)
+	}
+	s.top, s.topID = s.dist[0], s.id[0]
+}
+
+// down places (v, i) at heap place j or below it, moving the farther of
+// its children up while they are farther than it.
+func (s *kdNearest) down(j int, v float64, i int32) {
 	dist, id := s.dist, s.id
 	n := len(dist)
-	j := 0
 	for {
 		l := 2*j + 1
 		if l >= n {
@@ -317,16 +344,17 @@ func (s *kdNearest) replaceTop(v float64, i int32) {
 // lo[k] <= p[k] <= hi[k] for every k, in no particular order, and returns
 // it.
 func (t *kdTree) inBox(dst []int32, lo, hi []float64) []int32 {
-	if len(t.nodes) == 0 {
+	if len(t.id) == 0 {
 		return dst
 	}
-	return t.inBoxNode(dst, 0, lo, hi)
+	return t.inBoxNode(dst, 1, 0, len(t.id), lo, hi)
 }
 
-func (t *kdTree) inBoxNode(dst []int32, ni int32, lo, hi []float64) []int32 {
+// inBoxNode is inBox on node i, of the points [a, b).
+func (t *kdTree) inBoxNode(dst []int32, i, a, b int, lo, hi []float64) []int32 {
 	d := t.d
-	b := t.box[2*d*int(ni) : 2*d*int(ni)+2*d]
-	mn, mx := b[:d], b[d:]
+	bx := t.box[2*d*i : 2*d*i+2*d]
+	mn, mx := bx[:d], bx[d:]
 	inside := true
 	for k := range d {
 		if mx[k] < lo[k] || mn[k] > hi[k] {
@@ -336,16 +364,15 @@ func (t *kdTree) inBoxNode(dst []int32, ni int32, lo, hi []float64) []int32 {
 			inside = false
 		}
 	}
-	nd := t.nodes[ni]
 	if inside {
-		for j := nd.lo; j < nd.hi; j++ {
-			dst = append(dst, j)
+		for j := a; j < b; j++ {
+			dst = append(dst, int32(j))
 		}
 		return dst
 	}
-	if nd.right == 0 {
+	if b-a <= kdLeaf {
 	next:
-		for j := int(nd.lo); j < int(nd.hi); j++ {
+		for j := a; j < b; j++ {
 			for k, v := range t.pts[j*d : j*d+d] {
 				if v < lo[k] || v > hi[k] {
 					continue next
@@ -355,6 +382,7 @@ func (t *kdTree) inBoxNode(dst []int32, ni int32, lo, hi []float64) []int32 {
 		}
 		return dst
 	}
-	dst = t.inBoxNode(dst, ni+1, lo, hi)
-	return t.inBoxNode(dst, nd.right, lo, hi)
+	mid := (a + b) / 2
+	dst = t.inBoxNode(dst, 2*i, a, mid, lo, hi)
+	return t.inBoxNode(dst, 2*i+1, mid, b, lo, hi)
 }

@@ -46,8 +46,8 @@ func kdCases() []kdCase {
 }
 
 // checkKDTree checks the tree's invariants: every point of a node in its
-// box, its smallest id, its children splitting its points in two halves,
-// and the points a copy of the rows' with ids in place.
+// box, its smallest id, and the points a copy of the rows' with ids in
+// place.
 func checkKDTree(t *testing.T, tr *kdTree, x []float64, rows []int) {
 	t.Helper()
 	d := tr.d
@@ -63,28 +63,28 @@ func checkKDTree(t *testing.T, tr *kdTree, x []float64, rows []int) {
 			t.Fatalf("the ids are not 0..n-1")
 		}
 	}
-	for ni, nd := range tr.nodes {
-		b := tr.box[2*d*ni : 2*d*ni+2*d]
+	var walk func(i, lo, hi int)
+	walk = func(i, lo, hi int) {
+		b := tr.box[2*d*i : 2*d*i+2*d]
 		minID := int32(math.MaxInt32)
-		for j := nd.lo; j < nd.hi; j++ {
+		for j := lo; j < hi; j++ {
 			minID = min(minID, tr.id[j])
-			for k, v := range tr.pts[int(j)*d : int(j)*d+d] {
+			for k, v := range tr.pts[j*d : j*d+d] {
 				if v < b[k] || v > b[d+k] {
-					t.Fatalf("node %d: point %d outside the box", ni, j)
+					t.Fatalf("node %d: point %d outside the box", i, j)
 				}
 			}
 		}
-		if minID != nd.minID {
-			t.Fatalf("node %d: smallest id %d, stored %d", ni, minID, nd.minID)
+		if minID != tr.minID[i] {
+			t.Fatalf("node %d: smallest id %d, stored %d", i, minID, tr.minID[i])
 		}
-		if nd.right != 0 {
-			l, r := tr.nodes[ni+1], tr.nodes[nd.right]
-			if l.lo != nd.lo || l.hi != r.lo || r.hi != nd.hi || l.hi != (nd.lo+nd.hi)/2 {
-				t.Fatalf("node %d [%d, %d): children [%d, %d) and [%d, %d)", ni, nd.lo, nd.hi, l.lo, l.hi, r.lo, r.hi)
-			}
-		} else if nd.hi-nd.lo > kdLeaf {
-			t.Fatalf("node %d: a leaf of %d points", ni, nd.hi-nd.lo)
+		if hi-lo > kdLeaf {
+			walk(2*i, lo, (lo+hi)/2)
+			walk(2*i+1, (lo+hi)/2, hi)
 		}
+	}
+	if len(tr.id) > 0 {
+		walk(1, 0, len(tr.id))
 	}
 }
 
@@ -127,7 +127,7 @@ func TestKDNearest(t *testing.T) {
 	for _, c := range kdCases() {
 		// The tree's rows in a scrambled order, so that ids are not rows.
 		rows := rand.New(rand.NewPCG(uint64(c.n), 1)).Perm(c.n)
-		tr := newKDTree(c.x, c.d, rows)
+		tr := newKDTree(c.x, c.d, rows, 2)
 		checkKDTree(t, tr, c.x, rows)
 		var near kdNearest
 		var got []int32
@@ -160,7 +160,7 @@ func TestKDInBox(t *testing.T) {
 		for i := range rows {
 			rows[i] = i
 		}
-		tr := newKDTree(c.x, c.d, rows)
+		tr := newKDTree(c.x, c.d, rows, 2)
 		r := rand.New(rand.NewPCG(uint64(c.n), 2))
 		lo, hi := make([]float64, c.d), make([]float64, c.d)
 		var got []int32

@@ -54,7 +54,7 @@ func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
 	for i := range rows {
 		rows[i] = i
 	}
-	tree := newKDTree(x, d, rows)
+	tree := newKDTree(x, d, rows, 1)
 	mean := make([]float64, d)
 	for i := range n {
 		for k := range d {
@@ -259,7 +259,7 @@ func earlierNeighbours(x []float64, d int, order []int, m, threads int, wait fun
 	for lo := first; lo < n; {
 		hi := min(n, 2*lo)
 		wait(hi)
-		tree := newKDTree(x, d, order[:hi])
+		tree := newKDTree(x, d, order[:hi], threads)
 		parallelRange(lo, hi, threads, func(a, b int) {
 			var near kdNearest
 			var buf []int32
@@ -311,7 +311,7 @@ func bruteNearest(x []float64, d int, order []int, k, m int) []int32 {
 // most m nearest among the points rows of x (d coordinates each), as
 // indices into rows, in increasing order, on threads goroutines.
 func NearestPoints(x []float64, d int, rows []int, q []float64, t, m, threads int) [][]int32 {
-	tree := newKDTree(x, d, rows)
+	tree := newKDTree(x, d, rows, threads)
 	nbr := make([][]int32, t)
 	parallelRange(0, t, threads, func(a, b int) {
 		var near kdNearest
