@@ -128,7 +128,9 @@ func prefixDone(k, n int) bool {
 // maxHeap is an indexed 4-ary max-heap of the points' squared distances
 // to the chosen ones, ties broken by the smaller row, each point known by
 // its place in a tree (its slot). Each entry holds its key and row, so
-// that a comparison reads the heap alone.
+// that a comparison reads the heap alone; the root is entry 3 and entry
+// j's children are entries 4j-8 to 4j-5, so that the four children of an
+// entry share a 64-byte cache line.
 type maxHeap struct {
 	heap []heapEntry
 	key  []float64 // key[p]: slot p's squared distance
@@ -140,6 +142,9 @@ type heapEntry struct {
 	row, slot int32
 }
 
+// heapRoot is the root's place in maxHeap.heap.
+const heapRoot = 3
+
 // above reports whether a comes before b: the larger key, of equal keys
 // the smaller row.
 func (a heapEntry) above(b heapEntry) bool {
@@ -147,7 +152,7 @@ func (a heapEntry) above(b heapEntry) bool {
 }
 
 func newMaxHeap(n int) *maxHeap {
-	h := &maxHeap{heap: make([]heapEntry, 0, n), key: make([]float64, n), pos: make([]int32, n)}
+	h := &maxHeap{heap: make([]heapEntry, heapRoot, heapRoot+n), key: make([]float64, n), pos: make([]int32, n)}
 	for p := range h.pos {
 		h.pos[p] = -1
 		h.key[p] = math.Inf(1)
@@ -163,11 +168,11 @@ func (h *maxHeap) add(k float64, row, slot int32) {
 }
 
 func (h *maxHeap) init() {
-	for j := range h.heap {
+	for j := heapRoot; j < len(h.heap); j++ {
 		h.pos[h.heap[j].slot] = int32(j)
 	}
-	if len(h.heap) > 1 {
-		for j := (len(h.heap) - 2) / 4; j >= 0; j-- {
+	if len(h.heap) > heapRoot+1 {
+		for j := (len(h.heap)-1)/4 + 2; j >= heapRoot; j-- {
 			h.down(j)
 		}
 	}
@@ -184,14 +189,14 @@ func (h *maxHeap) lower(p int32, k float64) {
 // pop removes the point of the largest key and returns its row, its slot
 // and its key.
 func (h *maxHeap) pop() (row, slot int32, key float64) {
-	e := h.heap[0]
+	e := h.heap[heapRoot]
 	last := h.heap[len(h.heap)-1]
 	h.heap = h.heap[:len(h.heap)-1]
 	h.pos[e.slot] = -1
-	if len(h.heap) > 0 {
-		h.heap[0] = last
-		h.pos[last.slot] = 0
-		h.down(0)
+	if len(h.heap) > heapRoot {
+		h.heap[heapRoot] = last
+		h.pos[last.slot] = heapRoot
+		h.down(heapRoot)
 	}
 	return e.row, e.slot, e.key
 }
@@ -201,7 +206,7 @@ func (h *maxHeap) down(j int) {
 	n := len(hp)
 	e := hp[j]
 	for {
-		c := 4*j + 1
+		c := 4*j - 8
 		if c >= n {
 			break
 		}
