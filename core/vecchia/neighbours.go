@@ -265,13 +265,24 @@ func earlierNeighbours(x []float64, d int, order []int, m, threads int, wait fun
 		hi := min(n, 2*lo)
 		wait(hi)
 		tree := newKDTree(x, d, order[:hi], threads)
-		parallelRange(lo, hi, threads, func(a, b int) {
+		// The queries in the tree's order, each next one near the last,
+		// so that their searches share the nodes in the caches.
+		parallelRange(0, hi, threads, func(a, b int) {
+			q := 0
+			for _, k := range tree.id[a:b] {
+				if int(k) >= lo {
+					q++
+				}
+			}
 			var near kdNearest
 			var buf []int32
-			out := make([]int32, 0, (b-a)*m)
-			for k := a; k < b; k++ {
-				r := order[k]
-				buf = near.find(tree, x[r*d:r*d+d], m, int32(k), buf)
+			out := make([]int32, 0, q*min(m, hi))
+			for j := a; j < b; j++ {
+				k := tree.id[j]
+				if int(k) < lo {
+					continue
+				}
+				buf = near.find(tree, tree.pts[j*d:j*d+d], m, k, buf)
 				s := len(out)
 				out = append(out, buf...)
 				nbr[k] = out[s:len(out):len(out)]
