@@ -42,6 +42,16 @@ func kdCases() []kdCase {
 			cs = append(cs, kdCase{fmt.Sprintf("rounded-const-n%d-d%d", n, d), c, n, d})
 		}
 	}
+	// Normal points rounded to one decimal: many points on a box's sides
+	// in maxmin (gonum's k-d tree, which the tree replaced, missed some
+	// of them at its splits' ties).
+	for _, n := range []int{1000, 3000} {
+		x := randomPoints(n, 2, uint64(n))
+		for i := range x {
+			x[i] = math.Round(x[i]*10) / 10
+		}
+		cs = append(cs, kdCase{fmt.Sprintf("rounded-n%d-d2", n), x, n, 2})
+	}
 	return cs
 }
 
