@@ -279,3 +279,46 @@ func TestKDMaxMin(t *testing.T) {
 		}
 	}
 }
+
+// TestNthElement checks the selection against sorting, on runs that
+// trouble quickselects: sorted, reversed, organ pipe, sawtooth and one
+// value throughout (the ids decide), and random.
+func TestNthElement(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 2, 13, 100, 129, 1000, 5000} {
+		patterns := map[string]func(i int) float64{
+			"sorted":   func(i int) float64 { return float64(i) },
+			"reversed": func(i int) float64 { return float64(n - i) },
+			"organ":    func(i int) float64 { return float64(min(i, n-i)) },
+			"sawtooth": func(i int) float64 { return float64(i % 7) },
+			"constant": func(int) float64 { return 1 },
+			"random":   func(int) float64 { return r.NormFloat64() },
+		}
+		for name, f := range patterns {
+			a := make([]kdKey, n)
+			ids := r.Perm(n)
+			for i := range a {
+				a[i] = kdKey{f(i), int32(ids[i]), int32(i)}
+			}
+			want := slices.Clone(a)
+			slices.SortFunc(want, func(x, y kdKey) int {
+				if x.less(y) {
+					return -1
+				}
+				return 1
+			})
+			for _, k := range []int{0, n / 3, n / 2, n - 1} {
+				b := slices.Clone(a)
+				nthElement(b, k)
+				if b[k] != want[k] {
+					t.Fatalf("%s, n = %d, k = %d: %v, sorted %v", name, n, k, b[k], want[k])
+				}
+				for i := range b {
+					if i < k && !b[i].less(b[k]) || i > k && !b[k].less(b[i]) {
+						t.Fatalf("%s, n = %d, k = %d: %v at %d", name, n, k, b[i], i)
+					}
+				}
+			}
+		}
+	}
+}
