@@ -131,3 +131,35 @@ func BenchmarkDraws(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMaxMin and BenchmarkEarlierNeighbours time the maxmin order and
+// the conditioning sets (m = 30, on every thread) of 10^5 and 10^6 random
+// two-dimensional points, the k-d tree's two uses in the preparation:
+//
+//	go test ./core/vecchia -run '^$' -bench 'MaxMin|EarlierNeighbours' -benchtime 1x -count 5
+func BenchmarkMaxMin(b *testing.B) {
+	for _, n := range []int{100000, 1000000} {
+		x := randomPoints(n, 2, 1)
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			for range b.N {
+				MaxMin(x, n, 2)
+			}
+		})
+	}
+}
+
+func BenchmarkEarlierNeighbours(b *testing.B) {
+	for _, n := range []int{100000, 1000000} {
+		x := randomPoints(n, 2, 1)
+		var order []int
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			if order == nil {
+				order = MaxMin(x, n, 2)
+			}
+			b.ResetTimer()
+			for range b.N {
+				EarlierNeighbours(x, 2, order, 30, 0)
+			}
+		})
+	}
+}

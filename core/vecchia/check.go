@@ -231,19 +231,13 @@ func (s *Structure) check(k *gp.Kernel, feat []float64, nugget float64, opt Chec
 	// The sampled rows' nearest earlier distinct points, in the
 	// structure's metric: a k-d tree of the distinct points, its search
 	// limited to the indices before the row's.
-	idx := make([]int32, nr)
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	tree := newTree(s.x, d, toInts(reg), idx)
-	nearest := func(keep *nearestKeeper, q, n int, dst []int32) []int32 {
+	tree := newKDTree(s.x, d, toInts(reg), opt.Threads)
+	nearest := func(near *kdNearest, q, n int, dst []int32) []int32 {
 		if q <= bruteLimit {
 			return append(dst[:0], bruteNearest(s.x, d, toInts(reg[:q+1]), q, n)...)
 		}
-		keep.reset(n, int32(q))
 		i := reg[q]
-		tree.NearestSet(keep, point{x: s.x[int(i)*d : int(i)*d+d], i: -1})
-		return keep.indices(dst)
+		return near.find(tree, s.x[int(i)*d:int(i)*d+d], n, int32(q), dst)
 	}
 	noise := 1 - nugget
 	loss, resp := make([]float64, rows), make([]float64, rows)
@@ -252,13 +246,13 @@ func (s *Structure) check(k *gp.Kernel, feat []float64, nugget float64, opt Chec
 	parallelRange(0, rows, opt.Threads, func(a, b int) {
 		var w selectWork
 		var cw condWork
-		var keep nearestKeeper
+		var near kdNearest
 		var pool, nb, cset []int32
 		var coef []float64
 		for j := a; j < b; j++ {
 			q := sample[j]
 			if npool > 0 {
-				pool = nearest(&keep, q, npool, pool)
+				pool = nearest(&near, q, npool, pool)
 			}
 			own := set(&w, q, pool)
 			x0 := s.feature(feat, reg[q])
@@ -272,7 +266,7 @@ func (s *Structure) check(k *gp.Kernel, feat []float64, nugget float64, opt Chec
 			if q < ex {
 				dC, exact[j] = dex[q], true
 			} else {
-				nb = nearest(&keep, q, big, nb)
+				nb = nearest(&near, q, big, nb)
 				cset = append(cset[:0], own...)
 				for _, v := range nb {
 					cset = append(cset, reg[v])

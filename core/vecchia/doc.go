@@ -7,8 +7,8 @@
 //
 // The training points are ordered (MaxMin, by default: coarse to fine) and
 // each is conditioned on its M nearest earlier points (EarlierNeighbours,
-// on gonum's k-d tree): the latent process's joint density becomes the
-// product of these conditionals,
+// on a static k-d tree of its own, kdtree.go): the latent process's joint
+// density becomes the product of these conditionals,
 //
 //	x_k | x_c(k) ~ N(B_k x_c(k), D_k),   B_k = K_cc^-1 k_ck,   D_k = k_kk - k_kc B_k,
 //

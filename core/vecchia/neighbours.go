@@ -5,25 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-
-	"gonum.org/v1/gonum/spatial/kdtree"
 )
-
-// point is a point of a k-d tree: its coordinates and its index (a
-// position in the ordering, or a row).
-type point struct {
-	x []float64
-	i int32
-}
-
-// Compare returns a.x[d] - b.x[d] (kdtree.Comparable).
-func (a point) Compare(b kdtree.Comparable, d kdtree.Dim) float64 { return a.x[d] - b.(point).x[d] }
-
-// Dims returns the number of coordinates.
-func (a point) Dims() int { return len(a.x) }
-
-// Distance returns the squared Euclidean distance.
-func (a point) Distance(b kdtree.Comparable) float64 { return sqDist(a.x, b.(point).x) }
 
 func sqDist(a, b []float64) float64 {
 	s := 0.0
@@ -32,147 +14,6 @@ func sqDist(a, b []float64) float64 {
 		s += t * t
 	}
 	return s
-}
-
-// points is a list of points (kdtree.Interface).
-type points []point
-
-func (p points) Index(i int) kdtree.Comparable         { return p[i] }
-func (p points) Len() int                              { return len(p) }
-func (p points) Slice(start, end int) kdtree.Interface { return p[start:end] }
-func (p points) Pivot(d kdtree.Dim) int                { return plane{p, d}.pivot() }
-
-// plane sorts points along one dimension (kdtree.SortSlicer), for the
-// median-of-medians pivot that the tree is built around (deterministic,
-// unlike a random pivot).
-type plane struct {
-	points
-	d kdtree.Dim
-}
-
-func (p plane) Less(i, j int) bool {
-	a, b := p.points[i].x[p.d], p.points[j].x[p.d]
-	return a < b || a == b && p.points[i].i < p.points[j].i
-}
-func (p plane) Swap(i, j int)                          { p.points[i], p.points[j] = p.points[j], p.points[i] }
-func (p plane) Slice(start, end int) kdtree.SortSlicer { return plane{p.points[start:end], p.d} }
-func (p plane) pivot() int                             { return kdtree.Partition(p, kdtree.MedianOfMedians(p)) }
-
-// newTree builds a k-d tree of the points rows of x (d coordinates each),
-// the k-th of them carrying the index idx[k].
-func newTree(x []float64, d int, rows []int, idx []int32) *kdtree.Tree {
-	ps := make(points, len(rows))
-	for k, r := range rows {
-		ps[k] = point{x[r*d : r*d+d], idx[k]}
-	}
-	return kdtree.New(ps, false)
-}
-
-// nearestKeeper keeps the m nearest points whose index is below limit
-// (kdtree.Keeper): the k-d tree's search is guided by the distance of the
-// m-th nearest kept so far. Equal distances keep the smaller index.
-type nearestKeeper struct {
-	kdtree.Heap
-	m     int
-	limit int32
-}
-
-func (k *nearestKeeper) reset(m int, limit int32) {
-	k.m, k.limit = m, limit
-	k.Heap = append(k.Heap[:0], kdtree.ComparableDist{Dist: math.Inf(1)})
-}
-
-// Keep adds c if its index is below the limit and it is nearer than the
-// farthest of the m kept (kdtree.Keeper).
-func (k *nearestKeeper) Keep(c kdtree.ComparableDist) {
-	p := c.Comparable.(point)
-	if p.i >= k.limit {
-		return
-	}
-	top := k.Heap[0]
-	if c.Dist > top.Dist || c.Dist == top.Dist && (top.Comparable == nil || p.i >= top.Comparable.(point).i) {
-		return
-	}
-	if len(k.Heap) == k.m {
-		k.Heap[0] = c
-		k.down(0)
-		return
-	}
-	k.Heap = append(k.Heap, c)
-	k.up(len(k.Heap) - 1)
-}
-
-// Max returns the farthest point kept, or the infinite sentinel while
-// fewer than m are.
-func (k *nearestKeeper) Max() kdtree.ComparableDist { return k.Heap[0] }
-
-// worse reports whether heap entry a is farther than b (with the sentinel
-// farthest, and equal distances ordered by index).
-func worse(a, b kdtree.ComparableDist) bool {
-	if a.Dist != b.Dist {
-		return a.Dist > b.Dist
-	}
-	if a.Comparable == nil || b.Comparable == nil {
-		return a.Comparable == nil && b.Comparable != nil
-	}
-	return a.Comparable.(point).i > b.Comparable.(point).i
-}
-
-func (k *nearestKeeper) up(j int) {
-	h := k.Heap
-	for j > 0 {
-		p := (j - 1) / 2
-		if !worse(h[j], h[p]) {
-			break
-		}
-		h[j], h[p] = h[p], h[j]
-		j = p
-	}
-}
-
-func (k *nearestKeeper) down(j int) {
-	h := k.Heap
-	for {
-		l := 2*j + 1
-		if l >= len(h) {
-			return
-		}
-		c := l
-		if r := l + 1; r < len(h) && worse(h[r], h[l]) {
-			c = r
-		}
-		if !worse(h[c], h[j]) {
-			return
-		}
-		h[j], h[c] = h[c], h[j]
-		j = c
-	}
-}
-
-// indices returns the kept points' indices in increasing order, dropping
-// the sentinel.
-func (k *nearestKeeper) indices(dst []int32) []int32 {
-	dst = dst[:0]
-	for _, c := range k.Heap {
-		if c.Comparable != nil {
-			dst = append(dst, c.Comparable.(point).i)
-		}
-	}
-	slices.Sort(dst)
-	return dst
-}
-
-// Len, Less, Swap, Push and Pop make the keeper a heap.Interface, as
-// kdtree.Keeper requires; NearestSet sorts the kept points with them at
-// the end (descending distance).
-func (k *nearestKeeper) Len() int           { return len(k.Heap) }
-func (k *nearestKeeper) Less(i, j int) bool { return worse(k.Heap[i], k.Heap[j]) }
-func (k *nearestKeeper) Swap(i, j int)      { k.Heap[i], k.Heap[j] = k.Heap[j], k.Heap[i] }
-func (k *nearestKeeper) Push(x any)         { k.Heap = append(k.Heap, x.(kdtree.ComparableDist)) }
-func (k *nearestKeeper) Pop() any {
-	c := k.Heap[len(k.Heap)-1]
-	k.Heap = k.Heap[:len(k.Heap)-1]
-	return c
 }
 
 // MaxMin returns the maxmin ordering of the n points x (n x d, row-major):
@@ -210,11 +51,10 @@ func MaxMin(x []float64, n, d int) []int {
 // first positions run while the order goes on.
 func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
 	rows := make([]int, n)
-	idx := make([]int32, n)
 	for i := range rows {
-		rows[i], idx[i] = i, int32(i)
+		rows[i] = i
 	}
-	tree := newTree(x, d, rows, idx)
+	tree := newKDTree(x, d, rows, 1)
 	mean := make([]float64, d)
 	for i := range n {
 		for k := range d {
@@ -230,7 +70,6 @@ func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
 			first, best = i, s
 		}
 	}
-	h := newMaxHeap(n)
 	order[0] = first
 	cnt := 1
 	tell := func() {
@@ -239,34 +78,43 @@ func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
 		}
 	}
 	tell()
-	h.chosen[first] = true
-	for i := range n {
-		if i != first {
-			h.set(i, sqDist(x[i*d:i*d+d], x[first*d:first*d+d]))
+	// The heap and the distances by place in the tree, whose points in a
+	// box are few runs of places.
+	slot := 0
+	for p, i := range tree.id {
+		if int(i) == first {
+			slot = p
 		}
 	}
+	pts := tree.pts
+	h := newMaxHeap(n)
+	for p, i := range tree.id {
+		if p != slot {
+			h.add(sqDist(pts[p*d:p*d+d], pts[slot*d:slot*d+d]), i, int32(p))
+		}
+	}
+	h.init()
 	lo, hi := make([]float64, d), make([]float64, d)
+	var in []int32
 	for cnt < n {
-		i, r2 := h.pop()
-		order[cnt] = i
+		i, p, r2 := h.pop()
+		order[cnt] = int(i)
 		cnt++
 		tell()
-		xi := x[i*d : i*d+d]
+		xi := pts[int(p)*d : int(p)*d+d]
 		r := math.Sqrt(r2)
 		for k, v := range xi {
 			lo[k], hi[k] = v-r, v+r
 		}
-		tree.DoBounded(&kdtree.Bounding{Min: point{x: lo}, Max: point{x: hi}}, func(c kdtree.Comparable, _ *kdtree.Bounding, _ int) bool {
-			p := c.(point)
-			j := int(p.i)
-			if h.chosen[j] {
-				return false
+		in = tree.inBox(in[:0], lo, hi)
+		for _, q := range in {
+			if h.pos[q] < 0 {
+				continue
 			}
-			if s := sqDist(p.x, xi); s < h.key[j] {
-				h.set(j, s)
+			if s := sqDist(pts[int(q)*d:int(q)*d+d], xi); s < h.key[q] {
+				h.lower(q, s)
 			}
-			return false
-		})
+		}
 	}
 }
 
@@ -277,89 +125,106 @@ func prefixDone(k, n int) bool {
 	return k == n || k >= bruteLimit && k&(k-1) == 0
 }
 
-// maxHeap is an indexed binary max-heap of the points' distances to the
-// chosen ones, ties broken by the smaller row.
+// maxHeap is an indexed 4-ary max-heap of the points' squared distances
+// to the chosen ones, ties broken by the smaller row, each point known by
+// its place in a tree (its slot). Each entry holds its key and row, so
+// that a comparison reads the heap alone; the root is entry 3 and entry
+// j's children are entries 4j-8 to 4j-5, so that the four children of an
+// entry share a 64-byte cache line.
 type maxHeap struct {
-	key    []float64 // key[i]: point i's squared distance
-	pos    []int     // pos[i]: point i's place in heap, -1 if not in it
-	heap   []int
-	chosen []bool
+	heap []heapEntry
+	key  []float64 // key[p]: slot p's squared distance
+	pos  []int32   // pos[p]: slot p's place in heap, -1 if not in it
+}
+
+type heapEntry struct {
+	key       float64
+	row, slot int32
+}
+
+// heapRoot is the root's place in maxHeap.heap.
+const heapRoot = 3
+
+// above reports whether a comes before b: the larger key, of equal keys
+// the smaller row.
+func (a heapEntry) above(b heapEntry) bool {
+	return a.key > b.key || a.key == b.key && a.row < b.row
 }
 
 func newMaxHeap(n int) *maxHeap {
-	h := &maxHeap{key: make([]float64, n), pos: make([]int, n), heap: make([]int, 0, n), chosen: make([]bool, n)}
-	for i := range h.pos {
-		h.pos[i] = -1
-		h.key[i] = math.Inf(1)
+	h := &maxHeap{heap: make([]heapEntry, heapRoot, heapRoot+n), key: make([]float64, n), pos: make([]int32, n)}
+	for p := range h.pos {
+		h.pos[p] = -1
+		h.key[p] = math.Inf(1)
 	}
 	return h
 }
 
-func (h *maxHeap) above(a, b int) bool {
-	ka, kb := h.key[a], h.key[b]
-	return ka > kb || ka == kb && a < b
+// add appends the point of row and slot with key k; init makes the
+// entries added a heap.
+func (h *maxHeap) add(k float64, row, slot int32) {
+	h.key[slot] = k
+	h.heap = append(h.heap, heapEntry{k, row, slot})
 }
 
-// set sets point i's key, which may only fall once it is in the heap.
-func (h *maxHeap) set(i int, k float64) {
-	h.key[i] = k
-	if h.pos[i] < 0 {
-		h.pos[i] = len(h.heap)
-		h.heap = append(h.heap, i)
-		h.up(h.pos[i])
-		return
+func (h *maxHeap) init() {
+	for j := heapRoot; j < len(h.heap); j++ {
+		h.pos[h.heap[j].slot] = int32(j)
 	}
-	h.down(h.pos[i])
+	if len(h.heap) > heapRoot+1 {
+		for j := (len(h.heap)-1)/4 + 2; j >= heapRoot; j-- {
+			h.down(j)
+		}
+	}
 }
 
-// pop removes the point of the largest key, marks it chosen and returns
-// it with its key.
-func (h *maxHeap) pop() (int, float64) {
-	i := h.heap[0]
+// lower lowers slot p's key, in the heap, to k.
+func (h *maxHeap) lower(p int32, k float64) {
+	h.key[p] = k
+	j := h.pos[p]
+	h.heap[j].key = k
+	h.down(int(j))
+}
+
+// pop removes the point of the largest key and returns its row, its slot
+// and its key.
+func (h *maxHeap) pop() (row, slot int32, key float64) {
+	e := h.heap[heapRoot]
 	last := h.heap[len(h.heap)-1]
 	h.heap = h.heap[:len(h.heap)-1]
-	h.pos[i] = -1
-	h.chosen[i] = true
-	if len(h.heap) > 0 {
-		h.heap[0] = last
-		h.pos[last] = 0
-		h.down(0)
+	h.pos[e.slot] = -1
+	if len(h.heap) > heapRoot {
+		h.heap[heapRoot] = last
+		h.pos[last.slot] = heapRoot
+		h.down(heapRoot)
 	}
-	return i, h.key[i]
-}
-
-func (h *maxHeap) up(j int) {
-	for j > 0 {
-		p := (j - 1) / 2
-		if !h.above(h.heap[j], h.heap[p]) {
-			return
-		}
-		h.swap(j, p)
-		j = p
-	}
+	return e.row, e.slot, e.key
 }
 
 func (h *maxHeap) down(j int) {
+	hp := h.heap
+	n := len(hp)
+	e := hp[j]
 	for {
-		l := 2*j + 1
-		if l >= len(h.heap) {
-			return
+		c := 4*j - 8
+		if c >= n {
+			break
 		}
-		c := l
-		if r := l + 1; r < len(h.heap) && h.above(h.heap[r], h.heap[l]) {
-			c = r
+		best := c
+		for q := c + 1; q < min(c+4, n); q++ {
+			if hp[q].above(hp[best]) {
+				best = q
+			}
 		}
-		if !h.above(h.heap[c], h.heap[j]) {
-			return
+		if !hp[best].above(e) {
+			break
 		}
-		h.swap(j, c)
-		j = c
+		hp[j] = hp[best]
+		h.pos[hp[j].slot] = int32(j)
+		j = best
 	}
-}
-
-func (h *maxHeap) swap(a, b int) {
-	h.heap[a], h.heap[b] = h.heap[b], h.heap[a]
-	h.pos[h.heap[a]], h.pos[h.heap[b]] = a, b
+	hp[j] = e
+	h.pos[e.slot] = int32(j)
 }
 
 // bruteLimit is the number of earlier points up to which EarlierNeighbours
@@ -399,20 +264,25 @@ func earlierNeighbours(x []float64, d int, order []int, m, threads int, wait fun
 	for lo := first; lo < n; {
 		hi := min(n, 2*lo)
 		wait(hi)
-		idx := make([]int32, hi)
-		for i := range idx {
-			idx[i] = int32(i)
-		}
-		tree := newTree(x, d, order[:hi], idx)
-		parallelRange(lo, hi, threads, func(a, b int) {
-			var keep nearestKeeper
+		tree := newKDTree(x, d, order[:hi], threads)
+		// The queries in the tree's order, each next one near the last,
+		// so that their searches share the nodes in the caches.
+		parallelRange(0, hi, threads, func(a, b int) {
+			q := 0
+			for _, k := range tree.id[a:b] {
+				if int(k) >= lo {
+					q++
+				}
+			}
+			var near kdNearest
 			var buf []int32
-			out := make([]int32, 0, (b-a)*m)
-			for k := a; k < b; k++ {
-				keep.reset(m, int32(k))
-				r := order[k]
-				tree.NearestSet(&keep, point{x: x[r*d : r*d+d], i: -1})
-				buf = keep.indices(buf)
+			out := make([]int32, 0, q*min(m, hi))
+			for j := a; j < b; j++ {
+				k := tree.id[j]
+				if int(k) < lo {
+					continue
+				}
+				buf = near.find(tree, tree.pts[j*d:j*d+d], m, k, buf)
 				s := len(out)
 				out = append(out, buf...)
 				nbr[k] = out[s:len(out):len(out)]
@@ -457,20 +327,14 @@ func bruteNearest(x []float64, d int, order []int, k, m int) []int32 {
 // most m nearest among the points rows of x (d coordinates each), as
 // indices into rows, in increasing order, on threads goroutines.
 func NearestPoints(x []float64, d int, rows []int, q []float64, t, m, threads int) [][]int32 {
-	idx := make([]int32, len(rows))
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	tree := newTree(x, d, rows, idx)
+	tree := newKDTree(x, d, rows, threads)
 	nbr := make([][]int32, t)
 	parallelRange(0, t, threads, func(a, b int) {
-		var keep nearestKeeper
+		var near kdNearest
 		var buf []int32
 		out := make([]int32, 0, (b-a)*m)
 		for j := a; j < b; j++ {
-			keep.reset(m, math.MaxInt32)
-			tree.NearestSet(&keep, point{x: q[j*d : j*d+d], i: -1})
-			buf = keep.indices(buf)
+			buf = near.find(tree, q[j*d:j*d+d], m, math.MaxInt32, buf)
 			s := len(out)
 			out = append(out, buf...)
 			nbr[j] = out[s:len(out):len(out)]
