@@ -163,3 +163,38 @@ func BenchmarkEarlierNeighbours(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSubstitutions times the forward and backward substitutions
+// with the prior's factor at benchN, level by level on every core and
+// row by row on one (levelSolveThreads):
+//
+//	GPC_BENCH_N=1000000 go test ./core/vecchia -run '^$' -bench Substitutions -count 5
+func BenchmarkSubstitutions(b *testing.B) {
+	defer func(v int) { levelSolveThreads = v }(levelSolveThreads)
+	m := classifier2D(b, benchN(), 30)
+	a := newTri(m)
+	a.priorFactor(m)
+	a.sched()
+	a.columns()
+	n := a.n
+	y, x := make([]float64, n), make([]float64, n)
+	for i := range y {
+		y[i] = float64(i%7) - 3
+	}
+	for _, c := range []struct {
+		name string
+		lst  int
+	}{{"levels", 1}, {"rows", 1 << 20}} {
+		levelSolveThreads = c.lst
+		b.Run("forward/"+c.name, func(b *testing.B) {
+			for range b.N {
+				a.solveTo(x, y)
+			}
+		})
+		b.Run("backward/"+c.name, func(b *testing.B) {
+			for range b.N {
+				a.solveTransTo(x, y)
+			}
+		})
+	}
+}

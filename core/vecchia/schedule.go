@@ -292,3 +292,19 @@ func parallelMax(lo, hi int, part func(a, b int) float64) float64 {
 	})
 	return mx
 }
+
+// levelSolveThreads is the fewest threads at which the triangular
+// substitutions (solveTo, solveTransTo, backSubstitute) run level by
+// level on every core rather than row by row on one. A level's rows lie
+// all over the factor, so each is a fresh read of its pattern, where the
+// rows in order stream through it: at N = 10^6 (m = 30, the 2-core AMD
+// EPYC) the forward substitution took 190 ms by levels on two threads
+// and 54 ms row by row, the backward 166 ms and 73 ms
+// (BenchmarkSubstitutions with GPC_BENCH_N; the same bits either
+// way). By those figures the levels could only win from 4-7 threads on,
+// if they scaled perfectly; 8 is a guess that no machine measured here
+// had the cores to check. (A variable for the tests, which run both.)
+var levelSolveThreads = 8
+
+// serialSolves reports whether the substitutions run row by row.
+func serialSolves() bool { return threads() < levelSolveThreads }

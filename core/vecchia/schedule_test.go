@@ -115,12 +115,14 @@ func scheduleModel(t *testing.T) *Model {
 }
 
 // TestScheduledKernels checks the level-scheduled products and solves
-// against the sequential ones, bit for bit, and the factorisation across
+// (the substitutions both by levels and row by row) against the
+// sequential ones, bit for bit, and the factorisation across
 // thread counts, bit for bit, on 1 to 4 threads, on A's pattern and on a
 // hybrid pattern with a dense block; the factor's T'T against the matrix
 // on its pattern is TestIC0's.
 func TestScheduledKernels(t *testing.T) {
 	defer func(v int) { minParallel = v }(minParallel)
+	defer func(v int) { levelSolveThreads = v }(levelSolveThreads)
 	minParallel = 2
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	m, _ := oneFactorModelSmall(600, 5, []int{7, 300, 599}, 200)
@@ -169,18 +171,21 @@ func TestScheduledKernels(t *testing.T) {
 				}
 				for _, tr := range []*tri{a, h} {
 					got, want := make([]float64, n), make([]float64, n)
-					for name, op := range map[string][2]func(){
-						"mulTo":        {func() { tr.mulTo(got, x) }, func() { tr.refMulTo(want, x) }},
-						"mulTransTo":   {func() { tr.mulTransTo(got, x) }, func() { tr.refMulTransTo(want, x) }},
-						"solveTo":      {func() { tr.solveTo(got, x) }, func() { tr.refSolveTo(want, x) }},
-						"solveTransTo": {func() { tr.solveTransTo(got, x) }, func() { tr.refSolveTransTo(want, x) }},
-						"backSubstitute": {func() { copy(got, x); tr.backSubstitute(got, block) },
-							func() { copy(want, x); tr.refBackSubstitute(want, block) }},
-					} {
-						op[0]()
-						op[1]()
-						if !sameBits(got, want) {
-							t.Errorf("block %d, %d threads, %s: differs from the sequential kernel", block, procs, name)
+					for _, lst := range []int{1, 1 << 20} {
+						levelSolveThreads = lst
+						for name, op := range map[string][2]func(){
+							"mulTo":        {func() { tr.mulTo(got, x) }, func() { tr.refMulTo(want, x) }},
+							"mulTransTo":   {func() { tr.mulTransTo(got, x) }, func() { tr.refMulTransTo(want, x) }},
+							"solveTo":      {func() { tr.solveTo(got, x) }, func() { tr.refSolveTo(want, x) }},
+							"solveTransTo": {func() { tr.solveTransTo(got, x) }, func() { tr.refSolveTransTo(want, x) }},
+							"backSubstitute": {func() { copy(got, x); tr.backSubstitute(got, block) },
+								func() { copy(want, x); tr.refBackSubstitute(want, block) }},
+						} {
+							op[0]()
+							op[1]()
+							if !sameBits(got, want) {
+								t.Errorf("block %d, %d threads, %s (levels from %d threads): differs from the sequential kernel", block, procs, name, lst)
+							}
 						}
 					}
 					// solveManyTo: three and eight interleaved sides, each

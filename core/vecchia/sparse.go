@@ -103,22 +103,35 @@ func (t *tri) mulTransTo(dst, y []float64) {
 }
 
 // solveTo sets dst = T^-1 y (forward substitution; repeated points' rows
-// 0), the rows of a forward level at once on every core.
+// 0): row by row on the calling goroutine below levelSolveThreads threads
+// (serialSolves), else the rows of a forward level at once on every core,
+// each row's arithmetic the same either way.
 func (t *tri) solveTo(dst, y []float64) {
+	if serialSolves() {
+		for k := range t.n {
+			dst[k] = t.forwardRow(dst, y[k], k)
+		}
+		return
+	}
 	sc := t.sched()
 	levels(sc.fwd, sc.fwdStart, func(rows []int32) {
 		for _, k := range rows {
-			if t.dup[k] {
-				dst[k] = 0
-				continue
-			}
-			s := y[k]
-			for q := t.start[k]; q < t.start[k+1]; q++ {
-				s -= t.off[q] * dst[t.nbr[q]]
-			}
-			dst[k] = s / t.diag[k]
+			dst[k] = t.forwardRow(dst, y[k], int(k))
 		}
 	})
+}
+
+// forwardRow returns row k's value of the forward substitution T^-1 (a
+// repeated point's 0): s (its right-hand side) less its pattern's entries
+// times their rows' values x, over its diagonal.
+func (t *tri) forwardRow(x []float64, s float64, k int) float64 {
+	if t.dup[k] {
+		return 0
+	}
+	for q := t.start[k]; q < t.start[k+1]; q++ {
+		s -= t.off[q] * x[t.nbr[q]]
+	}
+	return s / t.diag[k]
 }
 
 // solveManyTo sets dst to T^-1 y for r right-hand sides at once,
@@ -186,13 +199,19 @@ func (t *tri) solve8To(dst, y []float64) {
 // eliminated.
 func (t *tri) backSubstitute(y []float64, k0 int) {
 	sc, co := t.sched(), t.columns()
-	levels(sc.bwd, sc.bwdStart, func(rows []int32) {
-		for _, p := range rows {
-			if int(p) >= k0 {
-				y[p] = t.backRow(sc, co, y, y[p], int(p), k0)
-			}
+	if serialSolves() {
+		for p := t.n - 1; p >= k0; p-- {
+			y[p] = t.backRow(sc, co, y, y[p], p, k0)
 		}
-	})
+	} else {
+		levels(sc.bwd, sc.bwdStart, func(rows []int32) {
+			for _, p := range rows {
+				if int(p) >= k0 {
+					y[p] = t.backRow(sc, co, y, y[p], int(p), k0)
+				}
+			}
+		})
+	}
 	parallelFor(0, k0, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			if t.dup[p] {
@@ -230,10 +249,17 @@ func (t *tri) backRow(sc *schedule, co, x []float64, s float64, p, k0 int) float
 }
 
 // solveTransTo sets dst = T'^-1 y (back substitution: each row's value
-// gathers its column's entries from the last row down), the rows of a
-// backward level at once on every core. y is not modified.
+// gathers its column's entries from the last row down), row by row from
+// the last (serialSolves) or the rows of a backward level at once on
+// every core. y is not modified.
 func (t *tri) solveTransTo(dst, y []float64) {
 	sc, co := t.sched(), t.columns()
+	if serialSolves() {
+		for p := t.n - 1; p >= 0; p-- {
+			dst[p] = t.backRow(sc, co, dst, y[p], p, 0)
+		}
+		return
+	}
 	levels(sc.bwd, sc.bwdStart, func(rows []int32) {
 		for _, p := range rows {
 			dst[p] = t.backRow(sc, co, dst, y[p], int(p), 0)
