@@ -212,21 +212,7 @@ func TestKDInBox(t *testing.T) {
 // the distances of the points in the same box of the chosen point that
 // maxMinInto's tree query visits.
 func bruteMaxMin(x []float64, n, d int) []int {
-	mean := make([]float64, d)
-	for i := range n {
-		for k := range d {
-			mean[k] += x[i*d+k]
-		}
-	}
-	for k := range mean {
-		mean[k] /= float64(n)
-	}
-	first, best := 0, math.Inf(1)
-	for i := range n {
-		if s := sqDist(x[i*d:i*d+d], mean); s < best {
-			first, best = i, s
-		}
-	}
+	first := nearestMean(x, n, d)
 	key := make([]float64, n)
 	chosen := make([]bool, n)
 	chosen[first] = true

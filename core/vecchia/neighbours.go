@@ -45,16 +45,9 @@ func MaxMin(x []float64, n, d int) []int {
 	return order
 }
 
-// maxMinInto is MaxMin, its order written into order (n positions), and
-// ready (if not nil) told of each count of positions written that
-// EarlierNeighbours works on (prefixDone), so that its searches of the
-// first positions run while the order goes on.
-func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
-	rows := make([]int, n)
-	for i := range rows {
-		rows[i] = i
-	}
-	tree := newKDTree(x, d, rows, 1)
+// nearestMean returns the first of the n points x (n x d) nearest their
+// mean: the maxmin order's first point.
+func nearestMean(x []float64, n, d int) int {
 	mean := make([]float64, d)
 	for i := range n {
 		for k := range d {
@@ -70,6 +63,20 @@ func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
 			first, best = i, s
 		}
 	}
+	return first
+}
+
+// maxMinInto is MaxMin, its order written into order (n positions), and
+// ready (if not nil) told of each count of positions written that
+// EarlierNeighbours works on (prefixDone), so that its searches of the
+// first positions run while the order goes on.
+func maxMinInto(x []float64, n, d int, order []int, ready func(int)) {
+	rows := make([]int, n)
+	for i := range rows {
+		rows[i] = i
+	}
+	tree := newKDTree(x, d, rows, 1)
+	first := nearestMean(x, n, d)
 	order[0] = first
 	cnt := 1
 	tell := func() {
