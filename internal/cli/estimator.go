@@ -239,11 +239,42 @@ func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, progre
 	if p.SiteScale < 1 {
 		e.rep.warnf("the proposal keeps only %.3g of EP's sites after its dense block (their fill-in is more than the Vecchia pattern holds: length scales long beside the points' spacing, or many features): the estimate is exact, its variance larger; more neighbours, or the dense path, do better", p.SiteScale)
 	}
+	c.correctionCheck(e, p, progress)
 	prep := fmt.Sprintf("laplace_steps=%d block=%d ep_rounds=%d shift=%g clipped=%d site_scale=%g", p.Laplace.Iterations, p.Block, p.EP.Sweeps, p.Shift, p.Clipped, p.SiteScale)
 	if p.Complete() {
 		prep += " complete=true" // the dense path's sites, the exact factor (docs/vecchia.md)
 	}
 	return &vecchiaProblem{Estimator: p, s: s, ep: p.EP, prep: prep, n: s.Model.N, t: s.Model.T, ess: c.ESS, seed: c.Seed}, nil
+}
+
+// correctionProbes are the probes of correctionCheck's estimate.
+const correctionProbes = 16
+
+// correctionCheck estimates, before the particles run, the variance of
+// the correction that the proposal's incomplete factor leaves to the
+// particles' final weights (vecchia.Prepared.CorrectionVariance: about
+// 3 s at N = 10^6), notes it with --progress, and warns where it is
+// beyond what a group samples: exp(r) spreads like a log-normal of
+// variance v, whose effective sample size is about n exp(-v) of n
+// particles, so past v = log n a group's estimate is about one
+// particle's and the groups' estimates are heavy-tailed whatever n
+// (docs/vecchia.md, Calibration).
+func (c *estimatorFlags) correctionCheck(e *env, p *vecchia.Prepared, progress bool) {
+	if p.Complete() || c.plan != nil && c.plan.PrepareOnly {
+		return // exact; or no particles run here (the shards check)
+	}
+	groups := c.Groups
+	if groups == 0 {
+		groups = core.DefaultGroups(core.MethodEP, c.Samples)
+	}
+	size := max(1, c.Samples/max(1, groups))
+	v, se := p.CorrectionVariance(correctionProbes)
+	if progress {
+		e.rep.note("the proposal's deferred correction: variance %.3g (se %.2g) under q, against log %d = %.3g for groups of %d particles", v, se, size, math.Log(float64(size)), size)
+	}
+	if v > math.Log(float64(size)) {
+		e.rep.warnf("the proposal's incomplete factor leaves the particles' final weights a correction of variance %.3g (se %.2g), beyond the log %d = %.3g that groups of %d particles sample: expect heavy-tailed group estimates and a standard error that is not reliable (docs/vecchia.md, Calibration: what the tail at 10^6 is)", v, se, size, math.Log(float64(size)), size)
+	}
 }
 
 // estimatorMeta is the metadata that says how an estimate was made.

@@ -255,3 +255,26 @@ func TestVecchiaAutoTool(t *testing.T) {
 		t.Errorf("gpc:vecchia_select = %q", v)
 	}
 }
+
+// TestVecchiaCorrectionWarns checks gpc-train's check of the proposal's
+// deferred correction before the particles run, on 7000 points (above
+// the complete proposal's limit, so that the incomplete factor drops
+// fill) in groups of 250: with m = 10 its variance is below log 250, so
+// there is no such warning and --progress notes the figure; with m = 3
+// it is above, and gpc-train warns.
+func TestVecchiaCorrectionWarns(t *testing.T) {
+	train, _ := vecchiaFiles(t, 7000, 0)
+	const warn = "gpc-train: warning: the proposal's incomplete factor leaves the particles' final weights a correction of variance"
+	for _, c := range []struct {
+		m, kernelWarns string
+		warn           bool
+	}{{"10", "gpc-kernel: warning: the Vecchia approximation with m = 10 is poor here", false}, {"3", "gpc-kernel: warning: the Vecchia approximation with m = 3 is poor here", true}} {
+		model := runCLI(t, Kernel, cliCase{args: []string{"--alpha", "1", "--beta", "10", "--vecchia", c.m, "--train", train}, stderr: c.kernelWarns})
+		var errb bytes.Buffer
+		code := Train([]string{"--samples", "2000", "--groups", "8", "--progress"}, bytes.NewReader(model), io.Discard, &errb)
+		if code != 0 || strings.Contains(errb.String(), warn) != c.warn ||
+			!strings.Contains(errb.String(), "against log 250 = 5.52 for groups of 250 particles") {
+			t.Errorf("m = %s: exit %d, stderr %q: want the variance noted, and a warning %v", c.m, code, errb.String(), c.warn)
+		}
+	}
+}
