@@ -101,7 +101,7 @@ func NewScoreBatches(f *Factor, c *Cloud, method Method, batch int, fn func(firs
 	symProductTo(rinv, y, n, n, &ws, workers)
 
 	groups := len(c.Groups)
-	s := &Score{N: n, Weight: make([]float64, groups)}
+	s := &Score{N: n}
 	logZ := make([]float64, groups)
 	sizes := make([]int, groups)
 	sec := make([]float64, n*n)
@@ -169,7 +169,24 @@ func NewScoreBatches(f *Factor, c *Cloud, method Method, batch int, fn func(firs
 			bufs = nil // handed over whole: NewScore keeps them
 		}
 	}
-	// w_g = n_g I_g / sum n I, relative to the largest I_g.
+	w, err := GroupWeights(sizes, logZ)
+	if err != nil {
+		return nil, err
+	}
+	s.Weight = w
+	return s, nil
+}
+
+// GroupWeights returns the weights w_g = n_g I_g / sum_h n_h I_h of
+// independent particle groups of the sizes given whose estimates of log P
+// are logZ (Score.Weight: the ratio estimator's weights of a posterior
+// expectation), or an error if every group estimated P = 0. It panics if
+// the lengths differ.
+func GroupWeights(sizes []int, logZ []float64) ([]float64, error) {
+	if len(sizes) != len(logZ) {
+		panic("core: GroupWeights: the lengths differ")
+	}
+	// Relative to the largest I_g.
 	mx := math.Inf(-1)
 	for _, l := range logZ {
 		mx = math.Max(mx, l)
@@ -177,15 +194,16 @@ func NewScoreBatches(f *Factor, c *Cloud, method Method, batch int, fn func(firs
 	if math.IsInf(mx, -1) || math.IsNaN(mx) {
 		return nil, errors.New("core: the gradient needs a cloud with P > 0")
 	}
+	w := make([]float64, len(logZ))
 	tot := 0.0
 	for g, l := range logZ {
-		s.Weight[g] = float64(sizes[g]) * math.Exp(l-mx)
-		tot += s.Weight[g]
+		w[g] = float64(sizes[g]) * math.Exp(l-mx)
+		tot += w[g]
 	}
-	for g := range s.Weight {
-		s.Weight[g] /= tot
+	for g := range w {
+		w[g] /= tot
 	}
-	return s, nil
+	return w, nil
 }
 
 // symProductTo sets c (n x n) to x x', x n x k (row-major), on

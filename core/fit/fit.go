@@ -73,7 +73,15 @@ const scoreBatchBytes = 256 << 20
 // gradient combines the groups' derivatives tg (one row of len(Params) per
 // group of the score sc) into the gradient at theta.
 func (s *Surface) gradient(sc *core.Score, tg, theta []float64) *Gradient {
-	k := len(s.Params)
+	return GradientOf(theta, sc, tg)
+}
+
+// GradientOf is the gradient at theta from the groups' derivatives tg
+// (one row of len(theta) per group of sc, whose Weight alone is used):
+// their ratio estimate, standard errors and covariance (Gradient), with
+// Result unset.
+func GradientOf(theta []float64, sc *core.Score, tg []float64) *Gradient {
+	k := len(theta)
 	groups := len(sc.Weight)
 	g := &Gradient{Theta: append([]float64(nil), theta...), Grad: make([]float64, k), SE: make([]float64, k), Cov: make([]float64, k*k)}
 	col := make([]float64, groups)
@@ -306,16 +314,7 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 	if len(theta0) != k {
 		panic("fit: theta0 has the wrong length")
 	}
-	if cfg.Rounds == 0 {
-		cfg.Rounds = 2
-	}
-	if cfg.FinalSamples == 0 {
-		cfg.FinalSamples = 4 * cfg.Samples
-	}
-	if cfg.MaxIterations == 0 {
-		cfg.MaxIterations = defaultIterations(k)
-	}
-	prior := cfg.Prior.logDensityGrad
+	cfg = cfg.exactDefaults(k)
 	out := &FitResult{EPLogZ: math.NaN()}
 	theta := cfg.clip(theta0)
 	if err := s.trapAt(theta, false); err != nil {
@@ -329,133 +328,20 @@ func (s *Surface) Fit(ctx context.Context, theta0 []float64, cfg FitConfig) (*Fi
 			return nil, err
 		}
 		theta, out.EPTheta, out.EPLogZ = x, append([]float64(nil), x...), lz
-		// A hyperparameter on the box's edge at EP's optimum (run off, or
-		// moved there by snapOff: EP's evidence is flat or rising from its
-		// optimum to the edge) stays there in the exact stage, where its
-		// gradient is Monte Carlo noise.
-		cfg.Lower, cfg.Upper = slices.Clone(cfg.Lower), slices.Clone(cfg.Upper)
-		for j, t := range theta {
-			if cfg.Upper != nil && t >= cfg.Upper[j] {
-				cfg.Lower[j] = cfg.Upper[j]
-			}
-			if cfg.Lower != nil && t <= cfg.Lower[j] {
-				cfg.Upper[j] = cfg.Lower[j]
-			}
-		}
+		cfg = PinEdges(cfg, theta)
 	}
 
-	limited := false // the last round ran out of iterations
-	for r := range cfg.Rounds {
-		m := max(MinFitSamples, cfg.Samples>>(2*(cfg.Rounds-1-r)))
-		seed := cfg.Seed + uint64(r)
-		// A values-only estimate keeps its cloud, so that the gradient at
-		// the point the line search accepts (asked for next) costs the
-		// score alone, not a second preparation and estimate.
-		var lastX []float64
-		var lastRes core.Result
-		var lastF *core.Factor
-		var lastSE []float64 // the standard errors of the last gradient
-		eval := func(x []float64, grad bool) (float64, []float64, error) {
-			var f float64
-			var gr []float64
-			if grad {
-				var g *Gradient
-				var err error
-				if lastF != nil && floatsEqual(x, lastX) {
-					g, err = s.gradFrom(lastRes, lastF, x)
-				} else {
-					out.Evals++
-					g, err = s.Grad(ctx, x, m, seed)
-				}
-				lastF, lastRes.Cloud = nil, nil
-				if err != nil {
-					return 0, nil, err
-				}
-				f, gr, lastSE = g.Result.LogP, g.Grad, g.SE
-			} else {
-				out.Evals++
-				lastF, lastRes.Cloud = nil, nil
-				res, fac, err := s.Eval(ctx, x, m, seed, true)
-				if err != nil {
-					return 0, nil, err
-				}
-				lastX, lastRes, lastF = append(lastX[:0], x...), res, fac
-				f = res.LogP
-			}
-			if gr != nil {
-				f += prior(x, gr)
-			} else {
-				f += cfg.Prior.LogDensityOrZero(x)
-			}
-			if cfg.Progress != nil {
-				cfg.Progress("exact", m, x, f)
-			}
-			return f, gr, nil
-		}
-		sc := search{maxIter: cfg.MaxIterations, ftol: exactFTol, lower: cfg.Lower, upper: cfg.Upper,
-			noise: func() []float64 { return lastSE }}
-		x, it, err := maximize(ctx, theta, eval, sc)
-		limited = it < 0
-		if limited {
-			it = -it - 1
-		}
-		out.Iterations += it
-		if err != nil {
-			return nil, fmt.Errorf("fit: exact stage (%d particles): %w", m, err)
-		}
-		theta = x
-	}
-
-	fin, err := s.Grad(ctx, theta, cfg.FinalSamples, cfg.Seed+uint64(cfg.Rounds))
+	smp := &surfaceSampler{s: s}
+	limited, err := Exact(ctx, smp, theta, out.EPTheta, cfg, out)
 	if err != nil {
-		return nil, fmt.Errorf("fit: final estimate: %w", err)
+		return nil, err
 	}
-	out.Theta, out.Final = theta, fin
-	out.Gain, out.SEGain = math.NaN(), math.NaN()
-	if out.EPTheta != nil && floatsEqual(theta, out.EPTheta) {
-		out.Gain, out.SEGain, out.KeptEP = 0, 0, true // the exact stage did not move
-	} else if out.EPTheta != nil {
-		// Keep EP's optimum unless the exact stage's point is better by
-		// more than MinGain and by more than KeepMargin standard errors of
-		// the difference, both estimated on the final seed (common random
-		// numbers).
-		ep, err := s.Grad(ctx, out.EPTheta, cfg.FinalSamples, cfg.Seed+uint64(cfg.Rounds))
-		if err != nil {
-			return nil, fmt.Errorf("fit: final estimate at EP's optimum: %w", err)
-		}
-		out.Gain = fin.Result.LogP + cfg.Prior.LogDensityOrZero(theta) - ep.Result.LogP - cfg.Prior.LogDensityOrZero(out.EPTheta)
-		out.SEGain = DiffSE(&ep.Result, &fin.Result)
-		if KeepEP(out.Gain, out.SEGain) {
-			out.Theta, out.Final, out.KeptEP = append([]float64(nil), out.EPTheta...), ep, true
-			theta, fin = out.Theta, ep
-		}
-	}
-	if !allFinite(fin.Grad) {
-		return nil, fmt.Errorf("fit: final estimate: %w", ErrNonFinite)
-	}
-	if cfg.Prior.Mu != nil {
-		prior(theta, fin.Grad)
-	}
-	for j := range k {
-		out.GradNorm += fin.Grad[j] * fin.Grad[j]
-		out.NoiseNorm += fin.SE[j] * fin.SE[j]
-	}
-	out.GradNorm, out.NoiseNorm = math.Sqrt(out.GradNorm), math.Sqrt(out.NoiseNorm)
 	if cfg.Hessian {
-		if err := s.hessian(ctx, out, cfg, prior); err != nil {
+		if err := Hessian(ctx, smp, out, cfg); err != nil {
 			return nil, err
 		}
 	}
-	out.Bound = make([]int, k)
-	for j, t := range out.Theta {
-		switch {
-		case lower == nil || lower[j] == upper[j]:
-		case t <= lower[j]:
-			out.Bound[j] = -1
-		case t >= upper[j]:
-			out.Bound[j] = 1
-		}
-	}
+	out.Bound = BoundOf(out.Theta, lower, upper)
 	if err := s.trapAt(out.Theta, true); err != nil {
 		return out, err
 	}
@@ -630,10 +516,13 @@ func (p LogNormalPrior) logDensityGrad(theta, grad []float64) float64 {
 // hessStep is the central-difference step of the Hessian in log units.
 const hessStep = 0.05
 
-// hessian sets out.Hessian by central differences of the gradient at
-// out.Theta (common random numbers), and out.MCSE from it.
-func (s *Surface) hessian(ctx context.Context, out *FitResult, cfg FitConfig, prior func(theta, grad []float64) float64) error {
+// Hessian sets out.Hessian by central differences of smp's gradient (with
+// the prior's) at out.Theta, FinalSamples particles on the final seed
+// (common random numbers), and out.MCSE from it and out.Final.Cov.
+func Hessian(ctx context.Context, smp Sampler, out *FitResult, cfg FitConfig) error {
 	k := len(out.Theta)
+	cfg = cfg.exactDefaults(k)
+	prior := cfg.Prior.logDensityGrad
 	h := make([]float64, k*k)
 	seed := cfg.Seed + uint64(cfg.Rounds)
 	for j := range k {
@@ -641,7 +530,7 @@ func (s *Surface) hessian(ctx context.Context, out *FitResult, cfg FitConfig, pr
 		for side, sign := range []float64{1, -1} {
 			x := append([]float64(nil), out.Theta...)
 			x[j] += sign * hessStep
-			g, err := s.Grad(ctx, x, cfg.FinalSamples, seed)
+			g, _, err := smp.Estimate(ctx, x, cfg.FinalSamples, seed, true)
 			if err != nil {
 				return fmt.Errorf("fit: Hessian: %w", err)
 			}
