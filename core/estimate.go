@@ -344,6 +344,12 @@ type CloudGroup struct {
 	// kept.
 	Paths []float32
 	PathW []float64
+	// Score holds what a core/vecchia group estimates of the gradient of
+	// log P in the model's log-hyperparameters, by Fisher's identity over
+	// its final weighted paths (vecchia.Prepared.Score: the moments of
+	// vecchia.ScoreMoments, which vecchia.GroupScores combines); nil when
+	// not asked.
+	Score []float64
 }
 
 // Len returns the group's particle count.

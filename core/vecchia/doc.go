@@ -61,13 +61,14 @@
 // (Structure.ConditionalDerivs, and their contraction with a derivative in
 // A's entries, Structure.AdjointGradTo) give the gradient of the Vecchia
 // prior's log density of a latent path or of weighted paths
-// (Model.LogPrior, Model.PriorAdjoint, InnovationMoments: Fisher's
-// identity's average over a particle filter's paths), and of the model's
+// (Model.LogPrior, Model.PriorAdjoint, InnovationMoments), the estimator's
+// Fisher score (Prepared.Score: each group's weighted moments of the prior's
+// score and of its Stein-identity twin, combined by GroupScores), and of the model's
 // Laplace evidence (LaplaceEvidence: the posterior mode by Newton's method,
 // log det(A'A + W) by the incomplete factor in A's pattern with a dense
 // block of the coarsest rows, differentiated backwards, the mode's
 // dependence by the implicit function theorem). Package vfit maximizes the
-// evidence.
+// evidence, and then the estimate (its exact stage).
 //
 // References: A. V. Vecchia (1988), "Estimation and model identification
 // for continuous spatial processes", JRSS B 50:297-312; M. Katzfuss and J.

@@ -27,7 +27,15 @@ func (p *Prepared) Dim() int { return p.m.N }
 // Its groups' outputs are their test posteriors, T values each, so a Sink
 // lets every finished group wait for it.
 func (p *Prepared) Plan(cfg core.Config) (core.Config, int, error) {
+	if p.Score != nil {
+		if err := checkScore(p.m, p.Score); err != nil {
+			return cfg, 0, err
+		}
+	}
 	per := runnerBytes(1, p.m.N)
+	if p.Score != nil {
+		per += scoreBytes(p.m.N)
+	}
 	if p.KeepPaths > 0 {
 		// A worker's kept paths and those of a finished group waiting
 		// for the Sink: at most twice the kept share of a particle's
@@ -71,8 +79,15 @@ func (r *runner) Output() core.CloudGroup {
 			r.pg[t] = math.NaN()
 		}
 		r.keepPaths(r.g, nil)
+		if r.p.Score != nil {
+			r.sc = make([]float64, ScoreMoments*len(r.p.Score.Hypers))
+			for j := range r.sc {
+				r.sc[j] = math.NaN()
+			}
+		}
 	}
-	grp := core.CloudGroup{LogZ: r.logZ, Post: r.pg}
+	grp := core.CloudGroup{LogZ: r.logZ, Post: r.pg, Score: r.sc}
+	r.sc = nil
 	if r.kept[r.g] > 0 {
 		grp.Paths, grp.PathW = r.paths, r.pw
 		r.paths, r.pw = nil, nil

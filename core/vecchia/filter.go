@@ -70,6 +70,8 @@ type runner struct {
 	kept  []int     // the paths each group keeps (KeptSizes)
 	paths []float32 // the last group's kept paths (keepPaths)
 	pw    []float64 // their weights
+	sc    []float64 // the last group's score (Prepared.Score), nil if none
+	sw    *scoreWork
 	logZ  float64
 	minES float64
 	res   int
@@ -364,6 +366,9 @@ func (r *runner) finish() {
 		w[i] = math.Exp(w[i]-mx) / s1
 	}
 	r.off = testPosteriors(r.pg, md, 0, md.T, r.x, w, r.mu[:m], r.off)
+	if d := r.p.Score; d != nil {
+		r.sc = r.score(d, w)
+	}
 	r.keepPaths(r.g, w)
 }
 

@@ -87,6 +87,14 @@ type Prepared struct {
 	// KeptSizes says; each group's go with its output
 	// (core.CloudGroup.Paths).
 	KeepPaths int
+	// Score, if not nil, makes each group estimate the gradient of log P
+	// in the kernel's log-hyperparameters by Fisher's identity over its
+	// final weighted paths (score.go; core.CloudGroup.Score): the model's
+	// conditionals' derivatives, ConditionalDerivs of the structure and
+	// kernel that made the model. At a group's end it adds two
+	// triangular solves and 2 m passes over its particles per row, and
+	// 16 bytes per particle and row of scratch.
+	Score *CondDerivs
 }
 
 // maxProposalShift is the largest diagonal shift of the proposal's own

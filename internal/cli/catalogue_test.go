@@ -417,7 +417,10 @@ func catalogue(t *testing.T) []badInput {
 		// gpc-fit: a gradient where there is none, an optimizer that does not
 		// converge, a non-finite gradient; gpc-kernel --hyper's table.
 		{tool: "gpc-fit", what: "a run that cannot fit in memory: 400000 training rows on the dense path", args: []string{"--train", "-"}, stdin: "big.csv", input: huge, code: ExitData, want: "gpc-fit --vecchia auto fits on the Vecchia path instead"},
-		{tool: "gpc-fit", what: "--vecchia with a flag of the dense fit's Monte Carlo stage: --hessian", args: tinyTrain("--vecchia", "3", "--hessian"), code: ExitUsage, want: "--hessian with --vecchia"},
+		{tool: "gpc-fit", what: "--vecchia with a flag of the exact stage but not --vecchia-exact: --hessian", args: tinyTrain("--vecchia", "3", "--hessian"), code: ExitUsage, want: "--hessian with --vecchia: it is the exact stage's"},
+		{tool: "gpc-fit", what: "--vecchia-exact with a flag the Vecchia path does not have: --no-ep", args: tinyTrain("--vecchia", "3", "--vecchia-exact", "--no-ep"), code: ExitUsage, want: "--no-ep with --vecchia"},
+		{tool: "gpc-fit", what: "--vecchia-exact without --vecchia", args: tinyTrain("--vecchia-exact"), code: ExitUsage, want: "--vecchia-exact without --vecchia"},
+		{tool: "gpc-fit", what: "--vecchia-exact with three classes", args: []string{"--train", "-", "--vecchia", "2", "--vecchia-exact"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "built for two"},
 		{tool: "gpc-fit", what: "--vecchia with a kernel per class", args: []string{"--train", "-", "--vecchia", "3", "--per-class"}, stdin: "train.csv", input: text(train3CSV), code: ExitUsage, want: "--per-class with --vecchia"},
 		{tool: "gpc-fit", what: "--vecchia m with no more than m training points", args: tinyTrain("--vecchia", "50"), code: ExitUsage, want: "give --vecchia below"},
 		{tool: "gpc-fit", what: "--vecchia auto with no more than 50 training points", args: tinyTrain("--vecchia", "auto"), code: ExitUsage, want: "--vecchia auto: it conditions each point on m = 50 neighbours"},

@@ -2,7 +2,8 @@ package cli
 
 // gpc-fit --vecchia m (docs/vecchia-fit.md): the hyperparameters fitted on
 // the Vecchia path by the Vecchia model's Laplace evidence
-// (vfit.MaximizeStarts), written as the dense fit's table (gpc.hyper/1)
+// (vfit.MaximizeStarts), then with --vecchia-exact by its log marginal
+// likelihood (vfit.Exact), written as the dense fit's table (gpc.hyper/1)
 // that gpc-kernel --hyper reads.
 
 import (
@@ -21,7 +22,7 @@ import (
 )
 
 // fitVecchiaHelp is gpc-fit's --help paragraph on --vecchia.
-const fitVecchiaHelp = `The Vecchia path (--vecchia m, or auto for m = 50; docs/vecchia-fit.md): for many training points (from about 10^4, where the dense fit's N x N matrices take GBs and its N^3 work minutes to hours), the hyperparameters are fitted on all the rows by maximizing the Vecchia model's Laplace evidence (the model that gpc-kernel --vecchia m writes: each point conditioned on its m nearest earlier points in the maxmin order), O(N m^3) per evaluation with its exact gradient, by the same L-BFGS steps, start, box, run-off, traps, --restarts, --prior-sd and --seed as the dense fit's ep stage. It is one stage, deterministic, and approximate twice over: the Vecchia model for m below N - 1, and Laplace's approximation of its evidence. The Monte Carlo stage of the dense fit (the exact log marginal likelihood's gradient by Fisher's identity) is not built for the Vecchia path: log_ml in the output is the Vecchia model's Laplace evidence at the optimum (se_log_ml, mc_se_log, ep_value and ep_log_z NaN), grad its gradient (with the prior's), exact, se_grad 0, and gpc:evidence in the metadata says so. Three or more classes: the multinomial probit classifier with one kernel shared by the classes (the model gpc-kernel --vecchia m writes for them), its Laplace evidence in the classes' C - 1 contrasts per point, the gradient by central differences (two evaluations per hyperparameter); --per-class is refused. The exact stage's flags (--samples, --final-samples, --rounds, --hessian, --no-ep, --method, --order, --groups, --ess, --jitter) are refused with --vecchia. The ard kernel's ordering and neighbours follow its length scales: computed at the start, and again at an optimum whose length scales have moved relative to one another by more than a factor 2 (up to 4 times). The Vecchia model's log marginal likelihood itself, which log_ml approximates, is what gpc-train estimates on gpc-kernel --vecchia m's model (its gpc:log_ml).`
+const fitVecchiaHelp = `The Vecchia path (--vecchia m, or auto for m = 50; docs/vecchia-fit.md): for many training points (from about 10^4, where the dense fit's N x N matrices take GBs and its N^3 work minutes to hours), the hyperparameters are fitted on all the rows by maximizing the Vecchia model's Laplace evidence (the model that gpc-kernel --vecchia m writes: each point conditioned on its m nearest earlier points in the maxmin order), O(N m^3) per evaluation with its exact gradient, by the same L-BFGS steps, start, box, run-off, traps, --restarts, --prior-sd and --seed as the dense fit's ep stage. This stage is deterministic, and approximate twice over: the Vecchia model for m below N - 1, and Laplace's approximation of its evidence: log_ml in the output is the Vecchia model's Laplace evidence at the optimum (se_log_ml, mc_se_log, ep_value and ep_log_z NaN), grad its gradient (with the prior's), exact, se_grad 0, and gpc:evidence in the metadata says so. With --vecchia-exact (two classes) the dense fit's exact stage follows it on the Vecchia model's own log marginal likelihood: gpc-train's estimator on the model gpc-kernel --vecchia m writes, its gradient by Fisher's identity over each particle group's final weighted paths, on common random numbers with the ordering and neighbours of the Laplace stage's end fixed, --rounds rounds up to --samples particles, the final estimate with --final-samples on a fresh seed (the bits gpc-train gives on the fitted kernel with that seed); log_ml and se_log_ml are that estimate, grad and se_grad its gradient, ep_value and ep_log_z the Laplace stage's optimum and evidence, kept unless the exact stage's point beats it by 2 standard errors of the difference and 0.005 nats (gpc:exact_gain). The gradient's noise is larger than the dense fit's (the latent values' prior is nearly singular at the default nugget: docs/vecchia-fit.md), so the stage moves where the Laplace evidence's error is large beside it, and stops at once where it is not. Three or more classes: the multinomial probit classifier with one kernel shared by the classes (the model gpc-kernel --vecchia m writes for them), its Laplace evidence in the classes' C - 1 contrasts per point, the gradient by central differences (two evaluations per hyperparameter); --per-class is refused. The exact stage's flags (--samples, --final-samples, --rounds, --hessian) are taken with --vecchia-exact only; --no-ep, --method, --order, --groups, --ess and --jitter are refused with --vecchia. The ard kernel's ordering and neighbours follow its length scales: computed at the start, and again at an optimum whose length scales have moved relative to one another by more than a factor 2 (up to 4 times). The Vecchia model's log marginal likelihood itself, which log_ml approximates, is what gpc-train estimates on gpc-kernel --vecchia m's model (its gpc:log_ml).`
 
 // fitVecchiaFlags are gpc-fit's --vecchia and its settings; they are
 // checked and resolved (auto) by gpc-kernel's rule (vecchiaFlags).
@@ -29,6 +30,7 @@ type fitVecchiaFlags struct {
 	Vecchia       neighbours `placeholder:"m" default:"0" help:"Fit on the Vecchia path: maximize the Laplace evidence of the Vecchia model with m neighbours per point (the model gpc-kernel --vecchia m writes) on all the training rows, instead of the dense fit's two stages; auto: m = 50 (gpc-kernel's --vecchia auto chooses its sets from the data and the fitted kernel). At most 254; 0: the dense fit. See the Vecchia path, above."`
 	VecchiaOrder  string     `enum:"maxmin,given" default:"maxmin" help:"With --vecchia: the order of the training points, as gpc-kernel's --vecchia-order (give gpc-kernel the same)."`
 	VecchiaNugget float64    `default:"1e-4" help:"With --vecchia: the part of the probit's noise variance moved into the latent process, as gpc-kernel's --vecchia-nugget (give gpc-kernel the same)."`
+	VecchiaExact  bool       `name:"vecchia-exact" help:"With --vecchia, two classes: after the Laplace stage, the exact stage on the Vecchia model's own log marginal likelihood (gpc-train's estimate, its gradient by Fisher's identity), with --samples, --rounds, --final-samples and --hessian as the dense fit's exact stage; the Laplace optimum is kept unless the exact stage's point beats it by 2 standard errors of the difference and 0.005 nats. See the Vecchia path, above."`
 
 	// v is the flags as gpc-kernel's, resolved by validateFitVecchia.
 	v vecchiaFlags
@@ -50,19 +52,26 @@ func (c *fitCmd) validateFitVecchia() error {
 		f.v.Vecchia, f.v.autoFixed = neighbours(vecchia.DefaultM), true
 	}
 	if f.v.Vecchia == 0 {
+		if f.VecchiaExact {
+			return usagef("--vecchia-exact without --vecchia: the dense fit has its exact stage always; give --vecchia m (or auto) for the Vecchia path's")
+		}
 		return nil
 	}
 	for _, x := range []struct {
-		set  bool
-		flag string
+		set, exact bool // exact: the flag is the exact stage's, taken with --vecchia-exact
+		flag       string
 	}{
-		{c.Samples != 2000, "--samples"}, {c.FinalSamples != 0, "--final-samples"}, {c.Rounds != 2, "--rounds"},
-		{c.Hessian, "--hessian"}, {!c.EP, "--no-ep"}, {c.Method != "auto", "--method"}, {c.Order != "auto", "--order"},
-		{c.Groups != 0, "--groups"}, {c.ESS != 0, "--ess"}, {c.Jitter != 0, "--jitter"},
-		{c.PerClass, "--per-class"}, {c.ClassAlpha != nil, "--class-alpha"}, {c.ClassBeta != nil, "--class-beta"},
+		{c.Samples != 2000, true, "--samples"}, {c.FinalSamples != 0, true, "--final-samples"}, {c.Rounds != 2, true, "--rounds"},
+		{c.Hessian, true, "--hessian"}, {!c.EP, false, "--no-ep"}, {c.Method != "auto", false, "--method"}, {c.Order != "auto", false, "--order"},
+		{c.Groups != 0, false, "--groups"}, {c.ESS != 0, false, "--ess"}, {c.Jitter != 0, false, "--jitter"},
+		{c.PerClass, false, "--per-class"}, {c.ClassAlpha != nil, false, "--class-alpha"}, {c.ClassBeta != nil, false, "--class-beta"},
 	} {
-		if x.set {
-			return usagef("%s with --vecchia: gpc-fit --vecchia maximizes the Vecchia model's Laplace evidence alone, and has no Monte Carlo stage and one kernel shared by the classes (docs/vecchia-fit.md): drop %s, or --vecchia for the dense fit", x.flag, x.flag)
+		switch {
+		case !x.set || x.exact && f.VecchiaExact:
+		case x.exact:
+			return usagef("%s with --vecchia: it is the exact stage's, which gpc-fit --vecchia runs only with --vecchia-exact (docs/vecchia-fit.md): add --vecchia-exact, or drop %s", x.flag, x.flag)
+		default:
+			return usagef("%s with --vecchia: gpc-fit --vecchia maximizes the Vecchia model's Laplace evidence, then with --vecchia-exact its log marginal likelihood by gpc-train's estimator, with one method, order and nugget, and one kernel shared by the classes (docs/vecchia-fit.md): drop %s, or --vecchia for the dense fit", x.flag, x.flag)
 		}
 	}
 	return nil
@@ -75,6 +84,9 @@ func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *la
 	n := train.rows
 	if int(v.Vecchia) >= n {
 		return v.tooFewPoints(n)
+	}
+	if c.VecchiaExact && len(labels.classes) > 2 {
+		return usagef("--vecchia-exact: %d classes; the Vecchia path's exact stage is built for two (docs/vecchia-fit.md): drop --vecchia-exact", len(labels.classes))
 	}
 	if avail, ok := availableMemory(); ok {
 		// The multi-class evidence's expanded model: C - 1 latent values
@@ -130,10 +142,27 @@ func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *la
 	if err != nil {
 		return fmt.Errorf("the evidence's gradient at the optimum: %w", err)
 	}
+	var exact *fit.FitResult
+	if c.VecchiaExact {
+		if exact, err = c.vecchiaExact(e, ev, res.Theta, lz, cfg, names, theta0, scale, train.names); err != nil {
+			return err
+		}
+	}
 	rows, ranOff, gnorm := vecchiaHyperRows(k, ev.KernelAt(res.Theta), params, grad, res, cfg, names, train.names)
 	hf := format.HyperFit{Kernel: c.Kernel, Standardize: c.Standardize, LogML: lz, SELogML: math.NaN(), EPLogZ: math.NaN(),
 		LogPrior: cfg.Prior.LogPDF(res.Theta)}
+	if exact != nil {
+		rows, ranOff = exactHyperRows(rows, ev, exact, cfg, names)
+		hf.LogML, hf.SELogML, hf.EPLogZ, hf.LogPrior = exact.Final.Result.LogP, exact.Final.Result.SE, lz, cfg.Prior.LogPDF(exact.Theta)
+		gnorm = exact.GradNorm
+	}
 	meta := c.vecchiaFitMeta(dataMeta, res, order, startDesc, priorSD, gnorm, names, cfg, ranOff, starts, best)
+	if exact != nil {
+		c.vecchiaExactMeta(meta, exact)
+		if ok, why := exact.Final.Result.Trust(); !ok {
+			e.rep.warnf("the final estimate's standard error is not reliable: %s", why)
+		}
+	}
 	if labels.classes != nil {
 		meta[format.KeyClasses] = format.JoinClasses(labels.classes)
 		delete(meta, format.KeyLabelPositive)
@@ -153,8 +182,13 @@ func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *la
 		if priorSD > 0 {
 			post = fmt.Sprintf(", log prior %.6g (sd %g), log posterior %.6g", hf.LogPrior, priorSD, hf.LogML+hf.LogPrior)
 		}
-		e.rep.note("Vecchia-Laplace log evidence %.6g (m = %d)%s at %s; gradient norm %.3g; %d evaluations, %d gradients, %s",
-			hf.LogML, v.Vecchia, post, describeTheta(names, res.Theta), gnorm, res.Evals, res.Grads, fmtDuration(time.Since(start).Seconds()))
+		if exact != nil {
+			e.rep.note("Vecchia log ML %.6g (se %.2g, m = %d)%s at %s; gradient norm %.3g against noise %.3g; %d estimates after the Laplace stage's %d evaluations, %s",
+				hf.LogML, hf.SELogML, v.Vecchia, post, describeTheta(names, exact.Theta), gnorm, exact.NoiseNorm, exact.Evals, res.Evals, fmtDuration(time.Since(start).Seconds()))
+		} else {
+			e.rep.note("Vecchia-Laplace log evidence %.6g (m = %d)%s at %s; gradient norm %.3g; %d evaluations, %d gradients, %s",
+				hf.LogML, v.Vecchia, post, describeTheta(names, res.Theta), gnorm, res.Evals, res.Grads, fmtDuration(time.Since(start).Seconds()))
+		}
 	}
 	return format.WriteTable(e.stdout, format.HyperTable(hf, rows, meta), c.outputFormat(e.stdout), 0, format.NewAllocator())
 }
@@ -267,4 +301,65 @@ func describeVecchiaStarts(starts []vfit.Start, best int, names []string) string
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// vecchiaExact runs the exact stage (vfit.Exact) from the Laplace stage's
+// optimum theta (evidence lz there) on ev's final structure, with the
+// exact stage's flags.
+func (c *fitCmd) vecchiaExact(e *env, ev *vfit.Evidence, theta []float64, lz float64, cfg fit.FitConfig, names []string, theta0 []float64, scale *fit.DataScale, features []string) (*fit.FitResult, error) {
+	cfg.Samples, cfg.Rounds, cfg.FinalSamples, cfg.Hessian = c.Samples, c.Rounds, c.FinalSamples, c.Hessian
+	if c.Progress {
+		e.rep.note("the exact stage: the Vecchia model's log marginal likelihood by gpc-train's estimator, %d rounds up to %d particles, from the Laplace optimum %s", max(1, c.Rounds), c.Samples, describeTheta(names, theta))
+	}
+	res, err := vfit.Exact(e.ctx, ev, theta, lz, cfg)
+	var nc *fit.ErrNotConverged
+	switch {
+	case errors.As(err, &nc):
+		return nil, &dataError{nc.Error()}
+	case err != nil && res == nil:
+		return nil, c.fitError(err, names, theta0, scale, features)
+	case err != nil:
+		return nil, c.fitError(err, names, res.Theta, scale, features)
+	}
+	return res, nil
+}
+
+// exactHyperRows are the Laplace stage's rows moved to the exact stage's
+// result: each value at its optimum, the Monte Carlo gradient (with the
+// prior's) and its standard error, mc_se_log with --hessian, ep_value the
+// Laplace optimum's value; and the hyperparameters that ran off.
+func exactHyperRows(rows []format.HyperRow, ev *vfit.Evidence, res *fit.FitResult, cfg fit.FitConfig, names []string) ([]format.HyperRow, []string) {
+	kf, kl := ev.KernelAt(res.Theta), ev.KernelAt(res.EPTheta)
+	var ranOff []string
+	for j, h := range ev.Params {
+		r := &rows[j]
+		r.Value, r.EPValue, r.Grad, r.SEGrad, r.Bound = h.Get(kf), h.Get(kl), res.Final.Grad[j], res.Final.SE[j], ""
+		if res.MCSE != nil {
+			r.MCSELog = res.MCSE[j]
+		}
+		switch res.Bound[j] {
+		case -1:
+			r.Bound = "lower"
+			ranOff = append(ranOff, names[j]+" to its lower bound "+fmtFloat(math.Exp(cfg.Lower[j])))
+		case 1:
+			r.Bound = "upper"
+			ranOff = append(ranOff, names[j]+" to its upper bound "+fmtFloat(math.Exp(cfg.Upper[j])))
+		}
+	}
+	return rows, ranOff
+}
+
+// vecchiaExactMeta adds the exact stage's metadata to the Vecchia fit's.
+func (c *fitCmd) vecchiaExactMeta(meta map[string]string, res *fit.FitResult) {
+	meta["gpc:evidence"] = "vecchia-exact: the Vecchia model's log marginal likelihood, estimated by gpc-train's estimator (EP-twisted SMC on the sparse model) with its gradient by Fisher's identity on common random numbers, maximized from the optimum of " + meta["gpc:evidence"]
+	final := c.FinalSamples
+	if final == 0 {
+		final = 4 * c.Samples
+	}
+	meta[format.KeySamples] = strconv.Itoa(c.Samples)
+	meta["gpc:final_samples"] = strconv.Itoa(final)
+	meta["gpc:noise_norm"] = fmtFloat(res.NoiseNorm)
+	meta["gpc:estimates"] = strconv.Itoa(res.Evals)
+	meta["gpc:iterations"] = strconv.Itoa(res.Iterations)
+	meta["gpc:exact_gain"] = fmt.Sprintf("%s (se %s); kept the Laplace optimum: %t", fmtFloat(res.Gain), fmtFloat(res.SEGain), res.KeptEP)
 }

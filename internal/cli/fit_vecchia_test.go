@@ -304,3 +304,55 @@ func TestFitVecchiaClasses(t *testing.T) {
 	}
 	runCLI(t, Fit, cliCase{args: append(args, "--per-class"), code: 80, stderr: "--per-class with --vecchia"})
 }
+
+// TestFitVecchiaExact runs gpc-fit --vecchia --vecchia-exact on tied
+// data: the exact stage's final estimate is gpc-train's on the fitted
+// kernel (the same particles and seed: the same bits), the Laplace stage's
+// optimum and evidence are kept beside it, --threads 1 and 3 give the same
+// bytes, and the flags that make no sense are refused.
+func TestFitVecchiaExact(t *testing.T) {
+	t.Parallel()
+	train, test, _, _ := vecchiaFitData(t, 300, 4)
+	args := []string{"--train", train, "--vecchia", "20", "--vecchia-exact", "--samples", "2000", "--seed", "3", "--quiet"}
+	out := runCLI(t, Fit, cliCase{args: append(args, "--threads", "1")})
+	if three := runCLI(t, Fit, cliCase{args: append(args, "--threads", "3")}); !bytes.Equal(out, three) {
+		t.Error("--threads 1 and 3 differ")
+	}
+	hf, rows, meta := readFit(t, out)
+	if !(hf.SELogML > 0) || math.IsNaN(hf.EPLogZ) || !strings.HasPrefix(meta["gpc:evidence"], "vecchia-exact") || meta["gpc:exact_gain"] == "" {
+		t.Fatalf("se_log_ml %v, ep_log_z %v, gpc:evidence %q, gpc:exact_gain %q", hf.SELogML, hf.EPLogZ, meta["gpc:evidence"], meta["gpc:exact_gain"])
+	}
+	// Each hyperparameter's Monte Carlo gradient, its standard error and
+	// the Laplace optimum's value, in the table's columns.
+	csv := strings.Split(strings.TrimSpace(string(runCLI(t, Fit, cliCase{args: append(args, "--format", "csv")}))), "\n")
+	if len(csv) != len(rows)+1 {
+		t.Fatalf("csv: %q", csv)
+	}
+	head := strings.Split(csv[0], ",")
+	for _, line := range csv[1:] {
+		cell := map[string]float64{}
+		for i, v := range strings.Split(line, ",") {
+			cell[head[i]], _ = strconv.ParseFloat(v, 64)
+		}
+		if !(cell["se_grad"] > 0) || !(cell["ep_value"] > 0) || cell["grad"] == 0 || math.IsNaN(cell["grad"]) {
+			t.Errorf("%s: grad %v se_grad %v ep_value %v", line, cell["grad"], cell["se_grad"], cell["ep_value"])
+		}
+	}
+	// The final estimate: 4 x 2000 particles on seed 3 + 2 rounds.
+	model := runCLI(t, Kernel, cliCase{args: []string{"--hyper", "-", "--vecchia", "20", "--train", train, "--test", test}, stdin: out, stderr: "repeat"})
+	cloud := runCLI(t, Train, cliCase{args: []string{"--samples", "8000", "--seed", "5", "--quiet"}, stdin: model})
+	post := runCLI(t, Predict, cliCase{stdin: cloud})
+	cm, err := format.StreamMeta(bytes.NewReader(post), "posteriors", format.NewAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strconv.FormatFloat(hf.LogML, 'g', -1, 64); cm[format.KeyLogML] != want {
+		t.Errorf("gpc-train's log ML on the fitted kernel %s, the fit's final estimate %s", cm[format.KeyLogML], want)
+	}
+	base := []string{"--train", train, "--vecchia", "20", "--quiet"}
+	runCLI(t, Fit, cliCase{args: append(base, "--samples", "500"), code: 80, stderr: "--vecchia-exact"})
+	runCLI(t, Fit, cliCase{args: append(base, "--vecchia-exact", "--no-ep"), code: 80, stderr: "--no-ep with --vecchia"})
+	runCLI(t, Fit, cliCase{args: []string{"--train", train, "--vecchia-exact"}, code: 80, stderr: "--vecchia-exact without --vecchia"})
+	iris := []string{"--standardize", "--label", "species", "--id", "id", "--train", "../../examples/iris/train.csv", "--vecchia", "20", "--vecchia-exact", "--quiet"}
+	runCLI(t, Fit, cliCase{args: iris, code: 80, stderr: "built for two"})
+}

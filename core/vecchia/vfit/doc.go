@@ -37,8 +37,13 @@
 // changes by the difference between the two structures' Vecchia models at
 // the same theta.
 //
-// The package does numerics only: no I/O. The exact stage (the Monte
-// Carlo estimate of the Vecchia model's log marginal likelihood and its
-// gradient by Fisher's identity over particle paths,
-// vecchia.InnovationMoments) is not here yet.
+// The exact stage (Exact, two classes) follows the Laplace stage as the
+// dense fit's follows EP's, on the same code (fit.Exact): its Sampler
+// estimates the Vecchia model's log marginal likelihood as gpc-train does,
+// on the Laplace stage's last structure held fixed (common random numbers
+// across theta), with the gradient by Fisher's identity over each particle
+// group's final weighted paths (vecchia.Prepared.Score,
+// vecchia.GroupScores).
+//
+// The package does numerics only: no I/O.
 package vfit

@@ -533,16 +533,7 @@ func maximize(ctx context.Context, p *Problem, k gp.Kernel, params []gp.Hyper, t
 	out.Evals, out.Grads = out.Evals+ev.Evals, out.Grads+ev.Grads
 	ev.Evals, ev.Grads = 0, 0
 	out.Theta, out.Evidence = theta, ev
-	out.Bound = make([]int, len(theta))
-	for j, t := range theta {
-		switch {
-		case cfg.Lower == nil || cfg.Lower[j] == cfg.Upper[j]:
-		case t <= cfg.Lower[j]:
-			out.Bound[j] = -1
-		case t >= cfg.Upper[j]:
-			out.Bound[j] = 1
-		}
-	}
+	out.Bound = fit.BoundOf(theta, cfg.Lower, cfg.Upper)
 	if err := trapAt(p, ev.KernelAt(theta), true); err != nil {
 		return out, err
 	}
