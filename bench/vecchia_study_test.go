@@ -43,8 +43,10 @@ import (
 //	             bench/vecchia/threeclass's problem), its reference the
 //	             dense path on the model's implied covariance of the
 //	             label differences (GPC_VECCHIA_REF_SAMPLES particles, 10^6
-//	             unless set; GPC_VECCHIA_SAMPLES and GPC_VECCHIA_GROUPS set
-//	             the estimator's particles and groups)
+//	             unless set, or GPC_VECCHIA_REF="logP,se" to reuse one;
+//	             GPC_VECCHIA_SAMPLES, GPC_VECCHIA_GROUPS and GPC_VECCHIA_ESS
+//	             set the estimator's particles, groups and resampling
+//	             threshold)
 //	real         the real data sets (bench/vecchia/satellite.sh, dna.sh,
 //	             spam.sh write them to GPC_VECCHIA_DATA) with the kernels
 //	             fitted in bench/vecchia/hyper, against the dense path, for
@@ -501,27 +503,40 @@ func vecchiaCalibration3(t *testing.T) {
 		n, m, prep.Block, prep.BlockRule, prep.EP, prep.SiteScale, prep.Clipped, prep.Widened, (processCPU() - c0).Seconds(), time.Since(w0).Seconds())
 
 	// The reference: core's dense estimator on the implied covariance.
-	c0, w0 = processCPU(), time.Now()
-	cov, _, _ := md.Implied()
-	box := core.Box{N: n * (classes - 1), Cov: cov}
-	cand := core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy}
-	f, err := core.PrepareTrace(box, cand, 12345, 0, nil)
-	if err != nil {
-		t.Fatal(err)
+	var ref core.Result
+	if v := os.Getenv("GPC_VECCHIA_REF"); v != "" {
+		if _, err := fmt.Sscanf(v, "%g,%g", &ref.LogP, &ref.SE); err != nil {
+			t.Fatalf("GPC_VECCHIA_REF=%q: want log P and its standard error, comma-separated: %v", v, err)
+		}
+		fmt.Printf("reference (GPC_VECCHIA_REF): log P %.5f (se %.5f)\n", ref.LogP, ref.SE)
+	} else {
+		c0, w0 = processCPU(), time.Now()
+		cov, _, _ := md.Implied()
+		box := core.Box{N: n * (classes - 1), Cov: cov}
+		cand := core.Candidate{Method: core.MethodEP, Order: core.OrderGreedy}
+		f, err := core.PrepareTrace(box, cand, 12345, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref, err = core.Estimate(ctx, f, core.Config{Method: core.MethodEP, Samples: refSamples, Seed: 12345}); err != nil {
+			t.Fatal(err)
+		}
+		refOK, why := ref.Trust()
+		fmt.Printf("reference: log P %.5f (se %.5f, %v, M = %d in %d groups, %.1f effective; trusted %v %s), %.1f CPU s, %.1f s wall\n",
+			ref.LogP, ref.SE, cand, ref.Samples, ref.Groups, ref.EffectiveGroups, refOK, why, (processCPU() - c0).Seconds(), time.Since(w0).Seconds())
 	}
-	ref, err := core.Estimate(ctx, f, core.Config{Method: core.MethodEP, Samples: refSamples, Seed: 12345})
-	if err != nil {
-		t.Fatal(err)
+	ess := 0.0
+	if v := os.Getenv("GPC_VECCHIA_ESS"); v != "" {
+		if _, err := fmt.Sscanf(v, "%g", &ess); err != nil || !(ess > 0 && ess <= 1) {
+			t.Fatalf("GPC_VECCHIA_ESS=%q: want a resampling threshold in (0, 1]", v)
+		}
 	}
-	refOK, why := ref.Trust()
-	fmt.Printf("reference: log P %.5f (se %.5f, %v, M = %d in %d groups, %.1f effective; trusted %v %s), %.1f CPU s, %.1f s wall\n",
-		ref.LogP, ref.SE, cand, ref.Samples, ref.Groups, ref.EffectiveGroups, refOK, why, (processCPU() - c0).Seconds(), time.Since(w0).Seconds())
 
 	c0, w0 = processCPU(), time.Now()
 	var within, warned, warnedWithin int
 	var z2, sum, sum2, se2 float64
 	for sd := 1; sd <= seeds; sd++ {
-		res, err := vecchia.EstimateMulticlass(ctx, prep, core.Config{Samples: samples, Groups: groups, Seed: uint64(sd)}, nil)
+		res, err := vecchia.EstimateMulticlass(ctx, prep, core.Config{Samples: samples, Groups: groups, ESSThreshold: ess, Seed: uint64(sd)}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

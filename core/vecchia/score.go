@@ -85,9 +85,9 @@ func likGrad(x, lo, hi, s float64) float64 {
 	case math.IsInf(lo, -1) && math.IsInf(hi, 1):
 		return 0
 	case math.IsInf(hi, 1):
-		return math.Exp(core.LogPhiDensity(a)-core.LogPhi(-a)) / s
+		return invMills(-a) / s
 	case math.IsInf(lo, -1):
-		return -math.Exp(core.LogPhiDensity(b)-core.LogPhi(b)) / s
+		return -invMills(b) / s
 	}
 	ld := core.LogPhiDiff(a, b)
 	return (math.Exp(core.LogPhiDensity(a)-ld) - math.Exp(core.LogPhiDensity(b)-ld)) / s
@@ -98,6 +98,15 @@ func likGrad(x, lo, hi, s float64) float64 {
 // its final paths of s_j, of s~_j, of s_j^2, of s_j s~_j and of s~_j^2
 // (above), from which GroupScores makes each group's estimate.
 const ScoreMoments = 5
+
+// invMills returns phi(z) / Phi(z) (classes_lik.go's millsRatio, faster): directly above z = -30, where
+// Phi(z) is above 1e-198 (one exp and one erfc), and in logs below.
+func invMills(z float64) float64 {
+	if z > -30 {
+		return math.Exp(-z*z/2) / (math.Sqrt(2*math.Pi) * 0.5 * math.Erfc(-z/math.Sqrt2))
+	}
+	return math.Exp(core.LogPhiDensity(z) - core.LogPhi(z))
+}
 
 // groupScore sets dst (ScoreMoments values per hyperparameter of d) to the
 // weighted moments, over the m paths x (md.N rows of m float32 values, by
@@ -140,14 +149,19 @@ func groupScore(dst []float64, md *Model, d *CondDerivs, x []float32, m int, w, 
 			hk[i] *= sd // 1 / A_kk
 		}
 		for q := md.Start[k]; q < md.Start[k+1]; q++ {
-			c := md.Coef[q] / sd // -A_kq
-			dst := h[int(md.Nbr[q])*m : int(md.Nbr[q])*m+m]
-			for i, v := range hk {
-				dst[i] += c * v
-			}
+			nb := int(md.Nbr[q])
+			core.Axpy(h[nb*m:nb*m+m], md.Coef[q]/sd, hk) // -A_kq h_k
 		}
 	}
 	// A r = h, forward: r_k = D_k^1/2 h_k + B_k r_c(k).
+	var off []int64
+	offsets := func(k int) []int64 {
+		off = off[:0]
+		for _, j := range md.Nbr[md.Start[k]:md.Start[k+1]] {
+			off = append(off, int64(j)*int64(m))
+		}
+		return off
+	}
 	for k := range n {
 		cv := md.CondVar[k]
 		rk := r[k*m : k*m+m]
@@ -159,45 +173,37 @@ func groupScore(dst []float64, md *Model, d *CondDerivs, x []float32, m int, w, 
 		for i, v := range h[k*m : k*m+m] {
 			rk[i] = sd * v
 		}
-		for q := md.Start[k]; q < md.Start[k+1]; q++ {
-			c, src := md.Coef[q], r[int(md.Nbr[q])*m:int(md.Nbr[q])*m+m]
-			for i, v := range src {
-				rk[i] += c * v
-			}
-		}
+		core.Combine(rk, r, offsets(k), md.Coef[md.Start[k]:md.Start[k+1]])
 	}
-	// The rows' terms, particle by particle.
+	// The rows' terms, particle by particle: e_k = (x_k - B_k x_c) / D_k^1/2,
+	// and dB_kj x_c, dB_kj r_c two hyperparameters at a time, each on the
+	// vector kernels that read the rows side by side.
 	for k := range n {
 		cv := md.CondVar[k]
 		if cv == 0 {
 			continue
 		}
 		lo, hi := md.Start[k], md.Start[k+1]
-		for i, xv := range x[k*m : k*m+m] {
-			e[i] = float64(xv)
-		}
+		off := offsets(k)
+		clear(e)
+		core.CombineF32(e, x, off, md.Coef[lo:hi])
 		clear(bx)
 		clear(br)
-		for q := lo; q < hi; q++ {
-			nb := int(md.Nbr[q])
-			c, xq, rq := md.Coef[q], x[nb*m:nb*m+m], r[nb*m:nb*m+m]
-			for i, xv := range xq {
-				e[i] -= c * float64(xv)
-			}
-			for j, dc := range d.DCoef {
-				b := dc[q]
-				bxj, brj := bx[j*m:j*m+m], br[j*m:j*m+m]
-				for i, xv := range xq {
-					bxj[i] += b * float64(xv)
-					brj[i] += b * rq[i]
-				}
+		for j := 0; j < p; j += 2 {
+			bxj, brj := bx[j*m:j*m+m], br[j*m:j*m+m]
+			if j+1 < p {
+				core.Combine2F32(bxj, bx[(j+1)*m:(j+2)*m], x, off, d.DCoef[j][lo:hi], d.DCoef[j+1][lo:hi])
+				core.Combine2(brj, br[(j+1)*m:(j+2)*m], r, off, d.DCoef[j][lo:hi], d.DCoef[j+1][lo:hi])
+			} else {
+				core.CombineF32(bxj, x, off, d.DCoef[j][lo:hi])
+				core.Combine(brj, r, off, d.DCoef[j][lo:hi])
 			}
 		}
 		sd := math.Sqrt(cv)
-		hk := h[k*m : k*m+m]
-		for i := range e {
-			e[i] /= sd
+		for i, xv := range x[k*m : k*m+m] {
+			e[i] = (float64(xv) - e[i]) / sd
 		}
+		hk := h[k*m : k*m+m]
 		for j, dd := range d.DCondVar {
 			a := dd[k] / (2 * cv)
 			saj, taj, bxj, brj := sa[j*m:j*m+m], ta[j*m:j*m+m], bx[j*m:j*m+m], br[j*m:j*m+m]

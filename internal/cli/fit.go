@@ -42,6 +42,7 @@ More than two classes: the exact log marginal likelihood of the multinomial prob
   gpc-fit --standardize --alpha 30 --beta 1e4 --train examples/crabs/train.csv --format csv > hyper.csv
   gpc-fit --standardize --kernel ard --train examples/crabs/train.csv --format table   # one length scale per feature
   gpc-fit --vecchia 30 --standardize --train examples/crabs/train.csv | gpc-kernel --hyper - --vecchia 30 --standardize --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-train | gpc-predict   # the Vecchia path (for many rows: --vecchia auto)
+  gpc-fit --vecchia 30 --vecchia-exact --standardize --train examples/crabs/train.csv --format table   # and its exact stage on the Vecchia model's log marginal likelihood
   gpc-fit --standardize --label species --id id --train examples/iris/train.csv | gpc-kernel --hyper - --standardize --label species --id id --train examples/iris/train.csv --test examples/iris/test.csv | gpc-train | gpc-predict   # three classes
 
 ` + exitHelp
@@ -300,17 +301,27 @@ func (m *fitModel) hyperRows(surf *fit.Surface, res *fit.FitResult, k *gp.Kernel
 		if epks != nil {
 			r.EPValue = h.Get(epks[h.Class])
 		}
-		switch res.Bound[j] {
-		case -1:
-			r.Bound = "lower"
-			ranOff = append(ranOff, names[j]+" to its lower bound "+fmtFloat(math.Exp(lower[j])))
-		case 1:
-			r.Bound = "upper"
-			ranOff = append(ranOff, names[j]+" to its upper bound "+fmtFloat(math.Exp(upper[j])))
+		var off string
+		if r.Bound, off = ranOffAt(res.Bound[j], names[j], lower, upper, j); off != "" {
+			ranOff = append(ranOff, off)
 		}
 		rows[j] = r
 	}
 	return rows, ranOff
+}
+
+// ranOffAt returns the bound column's word for hyperparameter j (name) of
+// a fit whose fit.FitResult.Bound value is b ("lower", "upper" or ""),
+// and for one that ran off the warning's phrase naming the bound (lower,
+// upper: the box, in log units).
+func ranOffAt(b int, name string, lower, upper []float64, j int) (word, off string) {
+	switch b {
+	case -1:
+		return "lower", name + " to its lower bound " + fmtFloat(math.Exp(lower[j]))
+	case 1:
+		return "upper", name + " to its upper bound " + fmtFloat(math.Exp(upper[j]))
+	}
+	return "", ""
 }
 
 // fitMeta is the metadata of gpc-fit's output.

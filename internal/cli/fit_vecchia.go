@@ -207,14 +207,10 @@ func vecchiaHyperRows(k, kf *gp.Kernel, params []gp.Hyper, grad []float64, res *
 		if k.Kind == gp.KernelARD && h.Kind == gp.HyperAlpha {
 			r.Feature = features[h.Index]
 		}
-		switch res.Bound[j] {
-		case -1:
-			r.Bound = "lower"
-			ranOff = append(ranOff, names[j]+" to its lower bound "+fmtFloat(math.Exp(cfg.Lower[j])))
-		case 1:
-			r.Bound = "upper"
-			ranOff = append(ranOff, names[j]+" to its upper bound "+fmtFloat(math.Exp(cfg.Upper[j])))
-		default:
+		var off string
+		if r.Bound, off = ranOffAt(res.Bound[j], names[j], cfg.Lower, cfg.Upper, j); off != "" {
+			ranOff = append(ranOff, off)
+		} else {
 			gnorm += grad[j] * grad[j]
 		}
 		rows[j] = r
@@ -333,17 +329,13 @@ func exactHyperRows(rows []format.HyperRow, ev *vfit.Evidence, res *fit.FitResul
 	var ranOff []string
 	for j, h := range ev.Params {
 		r := &rows[j]
-		r.Value, r.EPValue, r.Grad, r.SEGrad, r.Bound = h.Get(kf), h.Get(kl), res.Final.Grad[j], res.Final.SE[j], ""
+		r.Value, r.EPValue, r.Grad, r.SEGrad = h.Get(kf), h.Get(kl), res.Final.Grad[j], res.Final.SE[j]
 		if res.MCSE != nil {
 			r.MCSELog = res.MCSE[j]
 		}
-		switch res.Bound[j] {
-		case -1:
-			r.Bound = "lower"
-			ranOff = append(ranOff, names[j]+" to its lower bound "+fmtFloat(math.Exp(cfg.Lower[j])))
-		case 1:
-			r.Bound = "upper"
-			ranOff = append(ranOff, names[j]+" to its upper bound "+fmtFloat(math.Exp(cfg.Upper[j])))
+		var off string
+		if r.Bound, off = ranOffAt(res.Bound[j], names[j], cfg.Lower, cfg.Upper, j); off != "" {
+			ranOff = append(ranOff, off)
 		}
 	}
 	return rows, ranOff

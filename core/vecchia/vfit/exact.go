@@ -125,12 +125,15 @@ func (s *Sampler) estimate(ctx context.Context, theta []float64, samples int, se
 // fit.KeepMargin standard errors (FitResult.KeptEP, EPTheta theta, EPLogZ
 // the Laplace evidence lz there). It returns *fit.ErrNotConverged, with
 // the result, as fit's Fit does, and a *fit.TrapError, with the result,
-// if the end is in a trap.
+// if the end is in a trap. It releases ev's evaluator first (the Laplace
+// stage's factors: ev.At fails after it), so that the two stages' memory
+// does not add up.
 func Exact(ctx context.Context, ev *Evidence, theta []float64, lz float64, cfg fit.FitConfig) (*fit.FitResult, error) {
 	smp, err := NewSampler(ev)
 	if err != nil {
 		return nil, err
 	}
+	ev.release()
 	out := &fit.FitResult{EPTheta: slices.Clone(theta), EPLogZ: lz}
 	box := cfg
 	cfg = fit.PinEdges(cfg, theta)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/gpc-mc/gpc/core"
@@ -99,5 +100,40 @@ func TestExactClasses(t *testing.T) {
 	}
 	if _, err := NewSampler(ev); !errors.Is(err, ErrExactClasses) {
 		t.Errorf("three classes: %v", err)
+	}
+}
+
+// TestExact runs the exact stage from the Laplace stage's optimum on a
+// small problem: the result's first-stage point is that optimum, its final
+// estimate has a standard error and a gradient with standard errors, the
+// result does not depend on the thread count, and the Laplace evaluator
+// is released (At fails after it).
+func TestExact(t *testing.T) {
+	ctx := context.Background()
+	x, y, d := twoClass(300, 0, 1, 3)
+	var prev *fit.FitResult
+	for _, threads := range []int{1, 3} {
+		p := &Problem{X: x, D: d, Y: y, M: 10, Threads: threads}
+		k, hs, th, lo, hi := start(t, p, gp.KernelRBF)
+		cfg := fit.FitConfig{Samples: 2000, Seed: 4, Lower: lo, Upper: hi}
+		res, err := Maximize(ctx, p, k, hs, th, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := res.Evidence
+		ex, err := Exact(ctx, ev, res.Theta, res.LogZ, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ex.EPTheta, res.Theta) || ex.EPLogZ != res.LogZ || !(ex.Final.Result.SE > 0) || len(ex.Final.SE) != len(hs) || ex.Evals < 2 {
+			t.Fatalf("first stage %v (%v), final se %v, gradient se %v, %d estimates", ex.EPTheta, ex.EPLogZ, ex.Final.Result.SE, ex.Final.SE, ex.Evals)
+		}
+		if _, _, err := ev.At(ctx, res.Theta, false); !errors.Is(err, errReleased) {
+			t.Errorf("the evidence after Exact: %v", err)
+		}
+		if prev != nil && (!slices.Equal(prev.Theta, ex.Theta) || prev.Final.Result.LogP != ex.Final.Result.LogP || !slices.Equal(prev.Final.Grad, ex.Final.Grad)) {
+			t.Errorf("threads 1 and 3 differ: %v %v, %v %v", prev.Theta, ex.Theta, prev.Final.Result.LogP, ex.Final.Result.LogP)
+		}
+		prev = ex
 	}
 }

@@ -261,6 +261,9 @@ func (e *Evidence) MetricDrift(theta []float64) float64 {
 // conditionals cannot be computed.
 func (e *Evidence) At(ctx context.Context, theta []float64, grad bool) (float64, []float64, error) {
 	p := e.P
+	if e.lap == nil && e.clap == nil {
+		return 0, nil, errReleased
+	}
 	if e.last != nil && slices.Equal(theta, e.last) && (!grad || e.lastGrad != nil) {
 		// The last evaluation's point again (a search's end, judged and
 		// reported): its value, and its gradient if it was computed.
@@ -317,6 +320,16 @@ func (e *Evidence) At(ctx context.Context, theta []float64, grad bool) (float64,
 	}
 	e.lastGrad = slices.Clone(g)
 	return e.lastLZ, g, nil
+}
+
+// errReleased is At's error after release.
+var errReleased = errors.New("vfit: the evidence's evaluator was released (Exact)")
+
+// release frees the evaluator's factors and mode (the Laplace stage's
+// memory, which the exact stage does not need); At fails after it, the
+// structure, block and counts stay.
+func (e *Evidence) release() {
+	e.lap, e.clap, e.mode, e.last, e.lastGrad = nil, nil, nil, nil, nil
 }
 
 // FDStep is the step, in each log-hyperparameter, of the multi-class
