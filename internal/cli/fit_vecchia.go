@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -92,8 +93,18 @@ func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *la
 		// The multi-class evidence's expanded model: C - 1 latent values
 		// per point, each conditioned on C - 1 per neighbour.
 		l := max(len(labels.classes)-1, 1)
-		if need := vecchiaFitBytes(n*l, int(v.Vecchia)*l); need > float64(avail) {
-			return &dataError{fmt.Sprintf("%s: the Vecchia fit of %d training rows with m = %d neighbours needs about %s, and only %s of memory is available: give fewer neighbours (--vecchia 30: about %s) or fit on fewer rows", train.source, n, v.Vecchia, format.Bytes(need), format.Bytes(float64(avail)), format.Bytes(vecchiaFitBytes(n, 30)))}
+		need, what := vecchiaFitBytes(n*l, int(v.Vecchia)*l), ""
+		if c.VecchiaExact {
+			final := c.FinalSamples
+			if final == 0 {
+				final = 4 * c.Samples
+			}
+			ex := vecchiaExactBytes(n, int(v.Vecchia), final, c.Threads)
+			what = fmt.Sprintf(" (%s of it the exact stage's, for %d final particles: fewer --samples or --final-samples take less)", format.Bytes(ex), final)
+			need += ex
+		}
+		if need > float64(avail) {
+			return &dataError{fmt.Sprintf("%s: the Vecchia fit of %d training rows with m = %d neighbours needs about %s%s, and only %s of memory is available: give fewer neighbours (--vecchia 30: about %s for the Laplace stage) or fit on fewer rows", train.source, n, v.Vecchia, format.Bytes(need), what, format.Bytes(float64(avail)), format.Bytes(vecchiaFitBytes(n, 30)))}
 		}
 	}
 	params := k.Hypers()
@@ -273,6 +284,24 @@ func (c *fitCmd) vecchiaFitMeta(dataMeta map[string]string, res *vfit.Result, or
 func vecchiaFitBytes(n, m int) float64 {
 	fm := float64(m)
 	return float64(n) * (4400 + 130*fm + 3*fm*fm)
+}
+
+// vecchiaExactBytes is what the exact stage (--vecchia-exact) adds to the
+// fit's peak memory on n training rows with m neighbours, its largest
+// estimate of final particles on threads goroutines (0: GOMAXPROCS): the
+// estimator's preparation (its pair cache grows as m^2), fitted to
+// gpc-train's peak at n = 10^5, m = 30 (617 MB) and to the exact stage's
+// addition at n = 10^5, m = 50 (3.34 GB against the Laplace stage's 2.02
+// GB, with 8000 final particles), and the particles beyond those 8000: a
+// group of the default 64 per goroutine, 20 bytes per particle and row
+// (the latent values and the score's scratch).
+func vecchiaExactBytes(n, m, final, threads int) float64 {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	fm := float64(m)
+	extra := float64(threads) * float64(max(0, final-8000)/64+1) * float64(n) * 20
+	return float64(n)*(2260+4.4*fm*fm) + extra
 }
 
 // describeVecchiaStarts writes each start of a Vecchia fit with restarts:
