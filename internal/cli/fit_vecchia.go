@@ -244,7 +244,7 @@ func (c *fitCmd) vecchiaFitMeta(dataMeta map[string]string, res *vfit.Result, or
 	if ev.P.Classes > 2 {
 		model, grad = fmt.Sprintf(" (the multinomial probit classifier of %d classes, one kernel; in the classes' %d contrasts per point)", ev.P.Classes, ev.P.Classes-1), fmt.Sprintf("its gradient by central differences of step %g in each log-hyperparameter", vfit.FDStep)
 	}
-	meta["gpc:evidence"] = fmt.Sprintf("vecchia-laplace: the Laplace evidence of the Vecchia model%s with m = %d neighbours per point in the %s order (nugget %s), its log-determinant's factor incomplete beyond a dense block of %d rows, %s; an approximation of the log marginal likelihood, maximized deterministically: no Monte Carlo stage (Fisher's identity) on the Vecchia path", model, v.Vecchia, order, fmtFloat(v.VecchiaNugget), ev.Block, grad)
+	meta["gpc:evidence"] = fmt.Sprintf("vecchia-laplace: the Laplace evidence of the Vecchia model%s with m = %d neighbours per point in the %s order (nugget %s), its log-determinant's factor incomplete beyond a dense block of %d rows, %s; an approximation of the log marginal likelihood, maximized deterministically", model, v.Vecchia, order, fmtFloat(v.VecchiaNugget), ev.Block, grad)
 	meta[format.KeyVecchiaM] = strconv.Itoa(int(v.Vecchia))
 	meta[format.KeyVecchiaOrder] = order.String()
 	meta[format.KeyVecchiaNugget] = fmtFloat(v.VecchiaNugget)
