@@ -60,7 +60,7 @@ func (s *Surface) gradFrom(res core.Result, f *core.Factor, theta []float64) (*G
 	if err != nil {
 		return nil, err
 	}
-	g := s.gradient(sc, tg, theta)
+	g := GradientOf(theta, sc, tg)
 	g.Result = res
 	return g, nil
 }
@@ -69,12 +69,6 @@ func (s *Surface) gradFrom(res core.Result, f *core.Factor, theta []float64) (*G
 // holds at once (core.NewScoreBatches): one N x N matrix per particle
 // group, 162 MB each for digits' N (C - 1) = 4500 differences.
 const scoreBatchBytes = 256 << 20
-
-// gradient combines the groups' derivatives tg (one row of len(Params) per
-// group of the score sc) into the gradient at theta.
-func (s *Surface) gradient(sc *core.Score, tg, theta []float64) *Gradient {
-	return GradientOf(theta, sc, tg)
-}
 
 // GradientOf is the gradient at theta from the groups' derivatives tg
 // (one row of len(theta) per group of sc, whose Weight alone is used):
@@ -130,7 +124,7 @@ func (s *Surface) epGrad(e *core.EP, theta []float64) ([]float64, error) {
 	}
 	tg := make([]float64, len(s.Params))
 	s.Data.KernelGradTo(tg, s.kernels(theta), s.Params, sc.A)
-	return s.gradient(sc, tg, theta).Grad, nil
+	return GradientOf(theta, sc, tg).Grad, nil
 }
 
 // FitConfig holds the tunables of Surface.Fit. The zero value of every

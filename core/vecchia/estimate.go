@@ -27,13 +27,11 @@ func (p *Prepared) Dim() int { return p.m.N }
 // Its groups' outputs are their test posteriors, T values each, so a Sink
 // lets every finished group wait for it.
 func (p *Prepared) Plan(cfg core.Config) (core.Config, int, error) {
+	per := runnerBytes(1, p.m.N)
 	if p.Score != nil {
 		if err := checkScore(p.m, p.Score); err != nil {
 			return cfg, 0, err
 		}
-	}
-	per := runnerBytes(1, p.m.N)
-	if p.Score != nil {
 		per += scoreBytes(p.m.N)
 	}
 	if p.KeepPaths > 0 {

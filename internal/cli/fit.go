@@ -152,10 +152,7 @@ func (c *fitCmd) run(e *env) error {
 	cand := c.fitCandidate()
 	cfg := c.config(c.Threads, byteSize(0).limit())
 	cfg.Method = cand.Method
-	final := c.FinalSamples
-	if final == 0 {
-		final = 4 * c.Samples
-	}
+	final := c.finalSamples()
 	big := cfg
 	big.Samples = final
 	if err := checkMemoryFlag("--final-samples", train.source, m.vars, &big, []core.Candidate{cand}, true); err != nil {
@@ -218,6 +215,14 @@ func (c *fitCmd) run(e *env) error {
 			hf.LogML, hf.SELogML, post, describeTheta(names, res.Theta), res.GradNorm, res.NoiseNorm, res.Evals, fmtDuration(time.Since(start).Seconds()))
 	}
 	return format.WriteTable(e.stdout, format.HyperTable(hf, rows, meta), c.outputFormat(e.stdout), 0, format.NewAllocator())
+}
+
+// finalSamples is --final-samples, its 0 resolved (4 x --samples).
+func (c *fitCmd) finalSamples() int {
+	if c.FinalSamples == 0 {
+		return 4 * c.Samples
+	}
+	return c.FinalSamples
 }
 
 // fitModel is the model gpc-fit fits: the binary classifier, or the

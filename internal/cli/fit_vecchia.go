@@ -95,10 +95,7 @@ func (c *fitCmd) runVecchia(e *env, start time.Time, train *features, labels *la
 		l := max(len(labels.classes)-1, 1)
 		need, what := vecchiaFitBytes(n*l, int(v.Vecchia)*l), ""
 		if c.VecchiaExact {
-			final := c.FinalSamples
-			if final == 0 {
-				final = 4 * c.Samples
-			}
+			final := c.finalSamples()
 			ex := vecchiaExactBytes(n, int(v.Vecchia), final, c.Threads)
 			what = fmt.Sprintf(" (%s of it the exact stage's, for %d final particles: fewer --samples or --final-samples take less)", format.Bytes(ex), final)
 			need += ex
@@ -373,10 +370,7 @@ func exactHyperRows(rows []format.HyperRow, ev *vfit.Evidence, res *fit.FitResul
 // vecchiaExactMeta adds the exact stage's metadata to the Vecchia fit's.
 func (c *fitCmd) vecchiaExactMeta(meta map[string]string, res *fit.FitResult) {
 	meta["gpc:evidence"] = "vecchia-exact: the Vecchia model's log marginal likelihood, estimated by gpc-train's estimator (EP-twisted SMC on the sparse model) with its gradient by Fisher's identity on common random numbers, maximized from the optimum of " + meta["gpc:evidence"]
-	final := c.FinalSamples
-	if final == 0 {
-		final = 4 * c.Samples
-	}
+	final := c.finalSamples()
 	meta[format.KeySamples] = strconv.Itoa(c.Samples)
 	meta["gpc:final_samples"] = strconv.Itoa(final)
 	meta["gpc:noise_norm"] = fmtFloat(res.NoiseNorm)

@@ -59,20 +59,19 @@ func NewSampler(ev *Evidence) (*Sampler, error) {
 
 // Estimate is fit.Sampler's: the gradient comes with every estimate.
 func (s *Sampler) Estimate(ctx context.Context, theta []float64, samples int, seed uint64, grad bool) (*fit.Gradient, bool, error) {
-	if s.last != nil && slices.Equal(theta, s.lastTheta) && samples == s.lastM && seed == s.lastSeed {
-		g := *s.last
-		g.Grad, g.SE, g.Cov = slices.Clone(g.Grad), slices.Clone(g.SE), slices.Clone(g.Cov)
-		return &g, false, nil
+	fresh := !(s.last != nil && slices.Equal(theta, s.lastTheta) && samples == s.lastM && seed == s.lastSeed)
+	if fresh {
+		s.last = nil
+		g, err := s.estimate(ctx, theta, samples, seed)
+		if err != nil {
+			return nil, true, err
+		}
+		s.last, s.lastM, s.lastSeed, s.lastTheta = g, samples, seed, slices.Clone(theta)
 	}
-	s.last = nil
-	g, err := s.estimate(ctx, theta, samples, seed)
-	if err != nil {
-		return nil, true, err
-	}
-	s.last, s.lastM, s.lastSeed, s.lastTheta = g, samples, seed, slices.Clone(theta)
-	out := *g
-	out.Grad, out.SE, out.Cov = slices.Clone(g.Grad), slices.Clone(g.SE), slices.Clone(g.Cov)
-	return &out, true, nil
+	// A copy: the search adds the prior's gradient to what it is given.
+	g := *s.last
+	g.Grad, g.SE, g.Cov = slices.Clone(g.Grad), slices.Clone(g.SE), slices.Clone(g.Cov)
+	return &g, fresh, nil
 }
 
 // estimate is Estimate without the last estimate's reuse.
