@@ -94,7 +94,8 @@ type VecchiaGroup struct {
 // VecchiaCloud is a read Vecchia cloud: its test rows' input rows, ids
 // (nil: none) and labels (NaN: none), its group rows in order, and its
 // metadata; Kept is each group's kept paths (nil: the cloud keeps none)
-// and N the paths' length (gpc:n).
+// and N the paths' length (VecchiaPathVars: gpc:n, times C - 1 with C
+// classes).
 type VecchiaCloud struct {
 	Row    []int
 	ID     []string
@@ -256,6 +257,18 @@ func (cw *VecchiaCloudWriter) WritePaths(g, n int, paths []float32, w []float64)
 // values.
 func pathRowVars(k int) int { return max(1, (1<<20)/max(1, k)) }
 
+// VecchiaPathVars is the variables of a kept path of a Vecchia model of
+// n training rows and c classes (0 or 2: two classes): a latent value per
+// row, or with more than two classes the classes' c - 1 contrasts at each
+// (the multi-class estimator's coordinates, a kernel shared by the
+// classes).
+func VecchiaPathVars(n, c int) int {
+	if c > 2 {
+		return n * (c - 1)
+	}
+	return n
+}
+
 // VecchiaPathRows is the rows WritePaths writes for n x k kept paths
 // (none for k = 0): the weights row and the path rows.
 func VecchiaPathRows(n, k int) int {
@@ -359,12 +372,20 @@ func readVecchiaCloud(r io.Reader, name string, shard, paths bool, mem memory.Al
 	return c, nil
 }
 
-// keptPaths reads a cloud's gpc:kept_paths (a count per group) and gpc:n
-// (the paths' length).
+// keptPaths reads a cloud's gpc:kept_paths (a count per group) and the
+// paths' length: gpc:n, times C - 1 for a multi-class cloud's C classes
+// (gpc:classes: the classes' contrasts at each point, VecchiaPathVars).
 func keptPaths(meta map[string]string, name string) ([]int, int, error) {
 	n, err := strconv.Atoi(meta[KeyN])
 	if err != nil || n < 1 {
 		return nil, 0, dataErrorf(name, "metadata %s = %q is not a count of training rows", KeyN, meta[KeyN])
+	}
+	if v, ok := meta[KeyClasses]; ok {
+		names, err := SplitClasses(v)
+		if err != nil {
+			return nil, 0, dataErrorf(name, "%v", err)
+		}
+		n = VecchiaPathVars(n, len(names))
 	}
 	var kept []int
 	for _, f := range strings.Split(meta[KeyKeptPaths], ",") {
@@ -523,7 +544,7 @@ func (c *VecchiaCloud) addPathRow(rec arrow.Record, i int, path bool, name, wher
 	a, b := l.ValueOffsets(i)
 	vals := l.ListValues().(*array.Float32)
 	if v := int(b - a); v == 0 || v%k != 0 || c.next+v/k > c.N || vals.NullN() > 0 {
-		return dataErrorf(name, "%s: group %d's path row has %d values: not a whole number of variables (%d values each, %s) up to the %d of %s", where, grp.Group, b-a, k, KeyKeptPaths, c.N, KeyN)
+		return dataErrorf(name, "%s: group %d's path row has %d values: not a whole number of variables (%d values each, %s) up to a path's %d", where, grp.Group, b-a, k, KeyKeptPaths, c.N)
 	}
 	x := vals.Float32Values()[a:b]
 	for _, v := range x {

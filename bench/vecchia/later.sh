@@ -13,17 +13,21 @@
 #   bench/vecchia/later.sh 100000 10000 30 auto
 #
 # The data are made by bench/vecchia/twoclass (seeds 1 and 2) in DIR
-# (GPC_BENCH_DIR, default a temporary directory), the tools built into it.
+# (GPC_BENCH_DIR, default a temporary directory), the tools built into it;
+# with GPC_LATER_CLASSES=3 by bench/vecchia/threeclass (the same kernel),
+# the posteriors compared over every class's probability.
 set -euo pipefail
 n=$1 t=$2 m=$3 keep=${4:-auto}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${GPC_BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$dir"
 cd "$root"
-[ -x "$dir/bin/gpc-kernel" ] || go build -o "$dir/bin/" ./cmd/... ./bench/vecchia/twoclass
-train=$dir/train-$n.csv test=$dir/test-$t.csv
-[ -s "$train" ] || "$dir/bin/twoclass" -n "$n" -seed 1 > "$train"
-[ -s "$test" ] || "$dir/bin/twoclass" -n "$t" -seed 2 > "$test"
+gen=twoclass
+[ "${GPC_LATER_CLASSES:-2}" = 3 ] && gen=threeclass
+[ -x "$dir/bin/gpc-kernel" ] && [ -x "$dir/bin/$gen" ] || go build -o "$dir/bin/" ./cmd/... ./bench/vecchia/$gen
+train=$dir/$gen-train-$n.csv test=$dir/$gen-test-$t.csv
+[ -s "$train" ] || "$dir/bin/$gen" -n "$n" -seed 1 > "$train"
+[ -s "$test" ] || "$dir/bin/$gen" -n "$t" -seed 2 > "$test"
 b=$dir/bin
 kernel=("$b/gpc-kernel" --alpha 1 --beta 10 --vecchia "$m")
 timed() { # label, then the command: its time line
@@ -41,5 +45,8 @@ start=$(date +%s.%N)
 /usr/bin/time -f "gpc-kernel --test wall_s=%e cpu_s=%U+%S peak_MB=%M" "${kernel[@]}" --train "$train" --test "$test" |
   /usr/bin/time -f "gpc-predict --cloud wall_s=%e cpu_s=%U+%S peak_MB=%M" "$b/gpc-predict" --cloud "$dir/cloud.arrows" --format csv > "$dir/later.csv"
 echo "kernel | predict --cloud: wall_s=$(echo "$(date +%s.%N) - $start" | bc)"
-paste -d, "$dir/pass.csv" "$dir/later.csv" | awk -F, 'NR > 1 { d = $2 - $7; if (d < 0) d = -d; s += d; if (d > mx) mx = d; k++ } END { printf "rows=%d mean_abs_diff=%.3g max_abs_diff=%.3g\n", k, s / k, mx }'
+# The probabilities' columns (p, or p_CLASS), each against its twin.
+paste -d, "$dir/pass.csv" "$dir/later.csv" | awk -F, 'NR == 1 { h = NF / 2; for (i = 1; i <= h; i++) head[i] = $i; next }
+  { for (i = 1; i <= h; i++) if (head[i] ~ /^p(_|$)/) { d = $i - $(i + h); if (d < 0) d = -d; s += d; if (d > mx) mx = d; k++ } }
+  END { printf "probabilities=%d mean_abs_diff=%.3g max_abs_diff=%.3g\n", k, s / k, mx }'
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -23,7 +23,16 @@ func (p *PreparedMulticlass) Dim() int { return p.m.N }
 // groups, the groups run at once; each particle holds C values per
 // training row.
 func (p *PreparedMulticlass) Plan(cfg core.Config) (core.Config, int, error) {
-	return plan(cfg, p.m.N, classRunnerBytes(1, p.m.N, p.L, p.m.C))
+	per := classRunnerBytes(1, p.m.N, p.L, p.m.C)
+	if p.KeepPaths > 0 {
+		// As Prepared.Plan: a worker's kept paths and a finished group's.
+		per += 2 * int64(p.m.N*p.L) * 4 * int64(min(p.KeepPaths, cfg.Samples)) / int64(max(1, cfg.Samples))
+	}
+	planned, workers, err := plan(cfg, p.m.N, per)
+	if p.KeepPaths > 0 {
+		planned.SinkAhead = 1
+	}
+	return planned, workers, err
 }
 
 // classRunnerBytes is the memory of one running group of m particles on
@@ -82,6 +91,10 @@ type classRunner struct {
 	rng *rand.Rand
 
 	pg    []float64 // T C weighted test posteriors
+	g     int
+	kept  []int     // the paths each group keeps (KeptSizes)
+	paths []float32 // the last group's kept paths (keepPaths)
+	pw    []float64
 	wfin  []float64
 	logZ  float64
 	minES float64
@@ -104,6 +117,7 @@ func newClassRunner(p *PreparedMulticlass, cfg *core.Config, maxM int) *classRun
 	r.idx, r.tmpI, r.orig, r.seen = make([]int, maxM), make([]int, maxM), make([]int, maxM), make([]bool, maxM)
 	r.vec = make([]float64, 2*c)
 	r.pg = make([]float64, p.m.T*c)
+	r.kept = KeptSizes(p.KeepPaths, core.GroupSizes(cfg.Samples, cfg.Groups))
 	r.rng = rand.New(&r.src)
 	// A repeat's step weighs its label's probability at its point's
 	// values: the differences' noise alone, Noise (1 + [j = i]).
@@ -123,7 +137,7 @@ func newClassRunner(p *PreparedMulticlass, cfg *core.Config, maxM int) *classRun
 
 // RunGroup propagates group g of m particles (core.GroupRunner).
 func (r *classRunner) RunGroup(ctx context.Context, g, m int, s core.PCG, progress func(int64)) (core.GroupResult, error) {
-	r.m, r.src = m, s
+	r.m, r.src, r.g = m, s, g
 	r.logZ, r.minES, r.res = 0, 1, 0
 	var err error
 	if r.dead, err = runRows(ctx, r.p.m.N, m, r.p.m.Dup, r, r.logw[:m], r.r[:m], r.orig[:m], &r.logZ, progress); err != nil {
@@ -388,11 +402,11 @@ func (r *classRunner) reorder(idx []int, k int) {
 
 // finish applies each particle's correction to the model's target, adds
 // its log mean to the estimate, and sets the group's weighted test
-// posteriors: each test row's class probabilities given the particle's
-// training values (classProbs), averaged with the final weights.
+// posteriors (testPosteriors) and kept paths (keptPaths: the L N
+// coordinates of a path, by variable, in float32; drawn after the test
+// posteriors, so that these do not depend on the paths kept).
 func (r *classRunner) finish() {
-	p, m, md := r.p, r.m, r.p.m
-	c, l := md.C, p.L
+	m := r.m
 	logw, corr, w := r.logw[:m], r.r[:m], r.wfin[:m]
 	mx := math.Inf(-1)
 	for i := range m {
@@ -405,59 +419,102 @@ func (r *classRunner) finish() {
 	for i := range w {
 		w[i] = math.Exp(w[i]-mx) / s1
 	}
+	r.testPosteriors(w)
+	r.keepPaths(w)
+}
+
+// keepPaths sets the group's kept paths and their weights from its final
+// particles, whose normalized weights are w (nil: a dead group's zero
+// paths), as the two-class runner's keepPaths.
+func (r *classRunner) keepPaths(w []float64) {
+	r.paths, r.pw = keptPaths(r.paths, r.pw, r.kept[r.g], r.m, r.p.m.N*r.p.L, r.x, w, r.idx, &r.src)
+}
+
+// testPosteriors sets the group's weighted test posteriors: each test
+// row's class probabilities given a particle's training values
+// (classRow), averaged with the final weights w.
+func (r *classRunner) testPosteriors(w []float64) {
+	p, m, md := r.p, r.m, r.p.m
+	c, l := md.C, p.L
 	if md.T == 0 {
 		return
 	}
-	// The test row's coordinates' means (L x m, in mh), its classes'
-	// (E times them) and their utilities' standard deviations: a test
-	// row's coordinates are independent given the training ones, each
-	// with its conditional variance, so its classes' differences have
-	// the variances of independent utilities of variances TCondVar_c +
-	// Noise (the contrasts' common level is no part of them).
+	// The test row's coordinates' means (L x m, in mh): a test row's
+	// coordinates are independent given the training ones, each with its
+	// conditional variance.
 	means := r.mh[:l*m]
-	sd := make([]float64, c)
-	prob := make([]float64, c)
-	xm := make([]float64, 2*c)
-	nb := make([]int32, 0, md.M())
+	rs := newClassRowScratch(c)
+	combine := func(mu []float64, off []int64, coef []float64) { core.Combine(mu, r.x, off, coef) }
 	for t := range md.T {
-		s, e := md.TStart[t], md.TStart[t+1]
-		for a := range l {
-			i := 0
-			if !md.Shared() {
-				i = a
-			}
-			mu := means[a*m : (a+1)*m]
-			clear(mu)
-			nb = nb[:0]
-			for _, j := range md.TNbr[s:e] {
-				nb = append(nb, j*int32(l)+int32(a))
-			}
-			core.Combine(mu, r.x, r.offsets(nb), md.TCoef[i][s:e])
+		r.off = md.testMeans(means, t, l, m, r.off, combine)
+		md.classRow(r.pg[t*c:(t+1)*c], t, means, w, p.e, rs, r.rng)
+	}
+}
+
+// testMeans sets means (L x m, by coordinate) to test row t's L latent
+// coordinates' conditional means given each of m particles' training
+// coordinates, with combine(mu, off, coef) adding to mu the coefficients
+// coef times the particles' values of the variables whose rows of m
+// values start at the offsets off (variable k L + a for row k's
+// coordinate a). off is scratch, returned grown.
+func (md *Multiclass) testMeans(means []float64, t, l, m int, off []int64, combine func(mu []float64, off []int64, coef []float64)) []int64 {
+	s, e := md.TStart[t], md.TStart[t+1]
+	for a := range l {
+		i := 0
+		if !md.Shared() {
+			i = a
+		}
+		mu := means[a*m : (a+1)*m]
+		clear(mu)
+		off = off[:0]
+		for _, j := range md.TNbr[s:e] {
+			off = append(off, (int64(j)*int64(l)+int64(a))*int64(m))
+		}
+		combine(mu, off, md.TCoef[i][s:e])
+	}
+	return off
+}
+
+// classRowScratch is classRow's scratch for C classes.
+type classRowScratch struct{ sd, prob, xm []float64 }
+
+func newClassRowScratch(c int) *classRowScratch {
+	return &classRowScratch{sd: make([]float64, c), prob: make([]float64, c), xm: make([]float64, 2*c)}
+}
+
+// classRow sets pg (C values) to test row t's class probabilities
+// averaged over the particles with the normalized weights w, given the
+// means of the row's L latent coordinates for each particle (means: L x
+// len(w), by coordinate) and their map e (C x L) to the classes' latent
+// values: each particle's classProbs, the classes' utilities independent
+// of variances TCondVar_c + Noise (the contrasts' common level is no part
+// of them), in a fixed order.
+func (md *Multiclass) classRow(pg []float64, t int, means, w, e []float64, rs *classRowScratch, rng *rand.Rand) {
+	c, m := md.C, len(w)
+	l := len(e) / c
+	sd, prob, xm := rs.sd, rs.prob, rs.xm
+	for cl := range c {
+		sd[cl] = math.Sqrt(md.TCondVar[md.class(cl)][t] + md.Noise)
+	}
+	clear(pg)
+	for i := range m {
+		if w[i] == 0 {
+			continue
 		}
 		for cl := range c {
-			sd[cl] = math.Sqrt(md.TCondVar[md.class(cl)][t] + md.Noise)
-		}
-		pg := r.pg[t*c : (t+1)*c]
-		clear(pg)
-		for i := range m {
-			if w[i] == 0 {
-				continue
+			v := 0.0
+			for a := range l {
+				v += e[cl*l+a] * means[a*m+i]
 			}
-			for cl := range c {
-				v := 0.0
-				for a := range l {
-					v += p.e[cl*l+a] * means[a*m+i]
-				}
-				xm[cl] = v
-			}
-			classProbs(prob, xm[:c], sd, r.rng, xm[c:])
-			for cl, v := range prob {
-				pg[cl] = math.FMA(w[i], v, pg[cl])
-			}
+			xm[cl] = v
 		}
-		for cl := range pg {
-			pg[cl] = min(pg[cl], 1) // the weights sum to 1 up to rounding
+		classProbs(prob, xm[:c], sd, rng, xm[c:])
+		for cl, v := range prob {
+			pg[cl] = math.FMA(w[i], v, pg[cl])
 		}
+	}
+	for cl := range pg {
+		pg[cl] = min(pg[cl], 1) // the weights sum to 1 up to rounding
 	}
 }
 
@@ -534,23 +591,30 @@ func (r *classRunner) offsets(nbr []int32) []int64 {
 	return r.off
 }
 
-// Output returns the group's estimate and test posteriors (NaN for a dead
-// group), their array detached (core.Runner).
+// Output returns the group's estimate, test posteriors (NaN for a dead
+// group) and kept paths, their arrays detached (core.Runner).
 func (r *classRunner) Output() core.CloudGroup {
 	if r.dead >= 0 {
 		for t := range r.pg {
 			r.pg[t] = math.NaN()
 		}
+		r.keepPaths(nil)
 	}
 	grp := core.CloudGroup{LogZ: r.logZ, Post: r.pg}
+	if r.kept[r.g] > 0 {
+		grp.Paths, grp.PathW = r.paths, r.pw
+		r.paths, r.pw = nil, nil
+	}
 	r.pg = nil
 	return grp
 }
 
-// Reuse takes a spare's posteriors' array, or makes one (core.Runner).
+// Reuse takes a spare's posteriors' and kept paths' arrays, or makes the
+// posteriors' (core.Runner).
 func (r *classRunner) Reuse(spare core.CloudGroup) {
 	r.pg = spare.Post
 	if r.pg == nil {
 		r.pg = make([]float64, r.p.m.T*r.p.m.C)
 	}
+	r.paths, r.pw = spare.Paths, spare.PathW
 }

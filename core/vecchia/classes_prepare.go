@@ -99,6 +99,9 @@ type PreparedMulticlass struct {
 	// SiteScale is the share of the sites after the block that the
 	// proposal keeps (Prepared.SiteScale).
 	SiteScale float64
+	// KeepPaths is the number of particle paths the estimate keeps for
+	// later prediction (Prepared.KeepPaths): each of L N coordinates.
+	KeepPaths int
 }
 
 // ClassSites is Laplace's approximation of a Multiclass model's labels:

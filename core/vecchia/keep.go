@@ -2,6 +2,7 @@ package vecchia
 
 import (
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 
@@ -40,42 +41,52 @@ func KeptSizes(keep int, sizes []int) []int {
 // A dead group (no weights) keeps K zero paths, equally weighted: its
 // estimate is -Inf and it weighs nothing.
 func (r *runner) keepPaths(g int, w []float64) {
-	m, n := r.m, r.p.m.N
-	k := r.kept[g]
+	r.paths, r.pw = keptPaths(r.paths, r.pw, r.kept[g], r.m, r.p.m.N, r.x, w, r.idx, &r.src)
+}
+
+// keptPaths returns paths and pw, grown where needed, set to k of the m
+// particles' paths (x: n variables of m values each, by variable) and
+// their weights, for the final normalized weights w (nil for a dead
+// group: k zero paths): every particle with its weight where k = m, else
+// k drawn by systematic resampling with one uniform from src, equally
+// weighted.
+func keptPaths[T float32 | float64](paths []float32, pw []float64, k, m, n int, x []T, w []float64, idx []int, src *core.PCG) ([]float32, []float64) {
 	if k == 0 {
-		r.paths, r.pw = r.paths[:0], r.pw[:0]
-		return
+		return paths[:0], pw[:0]
 	}
-	if cap(r.paths) < n*k {
-		r.paths = make([]float32, n*k)
+	if cap(paths) < n*k {
+		paths = make([]float32, n*k)
 	}
-	if cap(r.pw) < k {
-		r.pw = make([]float64, k)
+	if cap(pw) < k {
+		pw = make([]float64, k)
 	}
-	r.paths, r.pw = r.paths[:n*k], r.pw[:k]
+	paths, pw = paths[:n*k], pw[:k]
 	if w == nil {
-		clear(r.paths)
-		for q := range r.pw {
-			r.pw[q] = 1 / float64(k)
+		clear(paths)
+		for q := range pw {
+			pw[q] = 1 / float64(k)
 		}
-		return
+		return paths, pw
 	}
 	if k == m {
-		copy(r.paths, r.x[:n*m])
-		copy(r.pw, w)
-		return
+		for i, v := range x[:n*m] {
+			paths[i] = float32(v)
+		}
+		copy(pw, w)
+		return paths, pw
 	}
-	idx := r.idx[:k]
-	systematicK(idx, w, r.src.Float64Open())
+	idx = idx[:k]
+	systematicK(idx, w, src.Float64Open())
 	for v := range n {
-		row, dst := r.x[v*m:v*m+m], r.paths[v*k:v*k+k]
+		row, dst := x[v*m:v*m+m], paths[v*k:v*k+k]
 		for q, i := range idx {
-			dst[q] = row[i]
+			dst[q] = float32(row[i])
 		}
 	}
-	for q := range r.pw {
-		r.pw[q] = 1 / float64(k)
+	for q := range pw {
+		pw[q] = 1 / float64(k)
 	}
+	return paths, pw
 }
 
 // systematicK draws len(idx) indices from the normalized weights w by
@@ -151,11 +162,59 @@ func PredictPaths(pg []float64, md *Model, paths []float32, w []float64, threads
 	if k == 0 || md.T == 0 {
 		return
 	}
+	overTestRows(md.T, threads, func() func(lo, hi int) {
+		scratch := make([]float64, k)
+		var off []int64
+		return func(lo, hi int) { off = testPosteriors(pg, md, lo, hi, paths, w, scratch, off) }
+	})
+}
+
+// PredictPaths sets pg (T C values: test row t's class c at t C + c) to
+// the class probabilities a group's kept paths give (its L N latent
+// coordinates, L = C - 1 for a kernel shared by the classes, K float32
+// values each by variable, as core.CloudGroup.Paths holds them, with
+// their K normalized weights w): what the group computed at its end for
+// its own test rows (classRow), computed for md's. md's training part
+// must be the one the paths were drawn on (the caller checks its
+// fingerprint). For more than three classes, test row t's class
+// probabilities draw from the random stream core.GroupStream(seed, t).
+// threads workers (0: GOMAXPROCS) split the test rows; the result does
+// not depend on them.
+func (md *Multiclass) PredictPaths(pg []float64, paths []float32, w []float64, seed uint64, threads int) {
+	k, c := len(w), md.C
+	l, e := md.latentDims()
+	if len(pg) != md.T*c || len(paths) != md.N*l*k {
+		panic("vecchia: Multiclass.PredictPaths: the lengths disagree")
+	}
+	if k == 0 || md.T == 0 {
+		return
+	}
+	overTestRows(md.T, threads, func() func(lo, hi int) {
+		means := make([]float64, l*k)
+		rs := newClassRowScratch(c)
+		var src core.PCG
+		rng := rand.New(&src)
+		var off []int64
+		combine := func(mu []float64, off []int64, coef []float64) { core.CombineF32(mu, paths, off, coef) }
+		return func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				off = md.testMeans(means, t, l, k, off, combine)
+				src = core.GroupStream(seed, t)
+				md.classRow(pg[t*c:(t+1)*c], t, means, w, e, rs, rng)
+			}
+		}
+	})
+}
+
+// overTestRows runs the functions that work returns, one per worker
+// (threads of them; 0: GOMAXPROCS), over chunks [lo, hi) of t test rows
+// until every row is done.
+func overTestRows(t, threads int, work func() func(lo, hi int)) {
 	const chunk = 256
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	threads = max(1, min(threads, (md.T+chunk-1)/chunk))
+	threads = max(1, min(threads, (t+chunk-1)/chunk))
 	var wg sync.WaitGroup
 	var next int64
 	var mu sync.Mutex
@@ -163,17 +222,16 @@ func PredictPaths(pg []float64, md *Model, paths []float32, w []float64, threads
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			scratch := make([]float64, k)
-			var off []int64
+			f := work()
 			for {
 				mu.Lock()
 				lo := int(next)
 				next += chunk
 				mu.Unlock()
-				if lo >= md.T {
+				if lo >= t {
 					return
 				}
-				off = testPosteriors(pg, md, lo, min(md.T, lo+chunk), paths, w, scratch, off)
+				f(lo, min(t, lo+chunk))
 			}
 		}()
 	}

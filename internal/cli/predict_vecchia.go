@@ -60,7 +60,7 @@ func (c *predictCmd) runVecchia(e *env, r interface{ Read([]byte) (int, error) }
 		return err
 	}
 	if names != nil {
-		return c.vecchiaClasses(e, cl, post, names, outMeta, name, mem)
+		return c.vecchiaClasses(e, &format.TestRows{Y: cl.Y, ID: cl.ID}, post, names, outMeta, name, mem)
 	}
 	return c.writeVecchia(e, &format.TestRows{Y: cl.Y, ID: cl.ID}, post, pg, outMeta, pos, neg, mem)
 }

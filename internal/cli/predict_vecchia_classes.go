@@ -13,9 +13,9 @@ import (
 )
 
 // vecchiaClasses writes the class probabilities post of a multi-class
-// Vecchia cloud cl's test points (C rows each), a batch of points at a
-// time.
-func (c *predictCmd) vecchiaClasses(e *env, cl *format.VecchiaCloud, post []core.Posterior, names []string, outMeta map[string]string, name string, mem format.Allocator) error {
+// Vecchia cloud's test points (C rows each, as tests' ids and labels), a
+// batch of points at a time.
+func (c *predictCmd) vecchiaClasses(e *env, tests *format.TestRows, post []core.Posterior, names []string, outMeta map[string]string, name string, mem format.Allocator) error {
 	if _, sk, err := c.shard(); err != nil {
 		return err
 	} else if sk > 0 {
@@ -29,7 +29,6 @@ func (c *predictCmd) vecchiaClasses(e *env, cl *format.VecchiaCloud, post []core
 	if points > 0 && math.IsNaN(post[0].SE) {
 		e.rep.warnf("the cloud has one particle group: the posteriors have no standard error (train with --groups)")
 	}
-	tests := &format.TestRows{Y: cl.Y, ID: cl.ID}
 	proto := classTable(names, nil, nil, 0)
 	proto.Meta = outMeta
 	tw := format.NewTableWriter(e.stdout, c.outputFormat(e.stdout), proto, points, c.BatchSize, mem)

@@ -19,9 +19,11 @@ import (
 // model whose training part must be the cloud's (cname: its fingerprint
 // is checked), from the cloud's kept paths: each group's posteriors as
 // the group computed its own test rows' at its end
-// (vecchia.PredictPaths), combined as gpc-predict combines a Vecchia
-// cloud's (weights n_g I_g, standard errors from their spread). The
-// paths are held in memory, 4 N K bytes.
+// (vecchia.PredictPaths, or with more than two classes
+// Multiclass.PredictPaths, whose draws for more than three classes come
+// from --seed), combined as gpc-predict combines a Vecchia cloud's
+// (weights n_g I_g, standard errors from their spread). The paths are
+// held in memory, 4 N K bytes (4 N (C - 1) K with C classes).
 func (c *predictCmd) predictLater(e *env, cloud io.Reader, cname string, r io.Reader, name string, mem format.Allocator) error {
 	if c.Count != "soft" {
 		return usagef("--count %s: --cloud %s is a Vecchia cloud, whose kept paths predict by the soft count: drop --count", c.Count, c.Cloud)
@@ -39,7 +41,7 @@ func (c *predictCmd) predictLater(e *env, cloud io.Reader, cname string, r io.Re
 		cl, err := format.ReadVecchiaCloudPaths(cloud, cname, format.NewRecyclingAllocator(), c.laterHead(cname))
 		done <- cloudRead{cl, err}
 	}()
-	md, s, err := c.laterModel(r, name, mem)
+	s, mc, names, err := c.laterModel(r, name, mem)
 	read := <-done
 	if err != nil {
 		return err
@@ -47,15 +49,22 @@ func (c *predictCmd) predictLater(e *env, cloud io.Reader, cname string, r io.Re
 	if read.err != nil {
 		return read.err
 	}
-	cl := read.cl
-	if fp, want := format.VecchiaFingerprint(md), cl.Meta[format.KeyFingerprint]; fp != want {
+	cl, md := read.cl, s.Model
+	if err := laterClasses(cl.Meta, cname, names, name); err != nil {
+		return err
+	}
+	fp := format.VecchiaFingerprint(md)
+	if names != nil {
+		fp = format.VecchiaClassesFingerprint(md, s.Meta[format.KeyClasses], s.Y)
+	}
+	if want := cl.Meta[format.KeyFingerprint]; fp != want {
 		return &dataError{fmt.Sprintf("%s: its training part (fingerprint %s) is not the one %s was trained on (%s): build the model from the same training data with the same kernel, neighbours and order (gpc-kernel --vecchia ... --test FILE), or train a new cloud", name, fp, cname, want)}
 	}
 	sizes, err := vecchiaGroups(cl, cname)
 	if err != nil {
 		return err
 	}
-	t := md.T
+	t := md.T * max(1, len(names)) // a test point's C posteriors with classes
 	logZ := make([]float64, len(sizes))
 	// The groups that kept paths predict; with fewer paths kept than
 	// groups, the others only count in the log marginal likelihood.
@@ -69,7 +78,11 @@ func (c *predictCmd) predictLater(e *env, cloud io.Reader, cname string, r io.Re
 		}
 		useSizes, useLogZ = append(useSizes, sizes[g]), append(useLogZ, grp.Out.LogZ)
 		pg = append(pg, make([]float64, t)...)
-		if !math.IsInf(grp.Out.LogZ, -1) { // a dead group weighs 0
+		switch {
+		case math.IsInf(grp.Out.LogZ, -1): // a dead group weighs 0
+		case mc != nil:
+			mc.PredictPaths(pg[len(pg)-t:], grp.Paths, grp.PathW, uint64(c.Seed), c.Threads)
+		default:
 			vecchia.PredictPaths(pg[len(pg)-t:], md, grp.Paths, grp.PathW, c.Threads)
 		}
 		grp.Paths = nil // its memory goes at the next collection
@@ -80,51 +93,64 @@ func (c *predictCmd) predictLater(e *env, cloud io.Reader, cname string, r io.Re
 	}
 	outMeta, pos, neg := c.vecchiaMeta(cl.Meta, logZ, sizes)
 	outMeta[format.KeyKeptPaths] = cl.Meta[format.KeyKeptPaths]
-	tests := &format.TestRows{Y: s.Y[md.N:]}
+	var ids []string
 	if s.ID != nil {
-		tests.ID = s.ID[md.N:]
+		ids = s.ID[md.N:]
+	}
+	_, ids, y := perClass(nil, ids, s.Y[md.N:], len(names))
+	tests := &format.TestRows{Y: y, ID: ids}
+	if names != nil {
+		if mc.C > 3 {
+			outMeta["gpc:count_seed"] = strconv.FormatInt(c.Seed, 10)
+		}
+		return c.vecchiaClasses(e, tests, post, names, outMeta, cname, mem)
 	}
 	return c.writeVecchia(e, tests, post, pg, outMeta, pos, neg, mem)
 }
 
-// laterModel reads predictLater's input, a two-class Vecchia model with
-// test rows.
-func (c *predictCmd) laterModel(r io.Reader, name string, mem format.Allocator) (*vecchia.Model, *format.VecchiaStream, error) {
+// laterModel reads predictLater's input, a Vecchia model with test rows,
+// and returns it with, for more than two classes, its multi-class model
+// and class names.
+func (c *predictCmd) laterModel(r io.Reader, name string, mem format.Allocator) (*format.VecchiaStream, *vecchia.Multiclass, []string, error) {
 	schema, all, err := format.Sniff(r, name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if schema != format.SchemaVecchia {
-		return nil, nil, &dataError{fmt.Sprintf("%s: not a Vecchia model (schema %q): --cloud %s is a Vecchia cloud, which predicts the test rows of gpc-kernel --vecchia's model of its training data (the same training data, kernel and neighbours, with --test FILE)", name, schema, c.Cloud)}
+		return nil, nil, nil, &dataError{fmt.Sprintf("%s: not a Vecchia model (schema %q): --cloud %s is a Vecchia cloud, which predicts the test rows of gpc-kernel --vecchia's model of its training data (the same training data, kernel and neighbours, with --test FILE)", name, schema, c.Cloud)}
 	}
 	s, err := format.ReadVecchia(all, name, mem)
 	if err != nil {
-		return nil, nil, err
-	}
-	if classes, err := s.Classes(name); err != nil {
-		return nil, nil, err
-	} else if classes != nil {
-		return nil, nil, usagef("--cloud %s: %s is a multi-class Vecchia model, whose clouds keep no particle paths yet: give the new rows to gpc-kernel --vecchia with --test and run gpc-train again", c.Cloud, name)
+		return nil, nil, nil, err
 	}
 	if s.Model.T == 0 {
-		return nil, nil, &dataError{name + ": the Vecchia model has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE"}
+		return nil, nil, nil, &dataError{name + ": the Vecchia model has no test rows (gpc-kernel had no --test), so there is nothing to predict: give gpc-kernel --test FILE"}
 	}
-	return s.Model, s, nil
+	names, err := s.Classes(name)
+	if err != nil || names == nil {
+		return s, nil, nil, err
+	}
+	mc, err := s.Multiclass(name, names)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return s, mc, names, nil
 }
 
 // laterHead checks a Vecchia cloud's head for predictLater, before its
-// paths are read: two classes, kept paths, and room for them in memory
-// (--max-memory).
+// paths are read: kept paths, and room for them in memory (--max-memory).
 func (c *predictCmd) laterHead(cname string) func(map[string]string, int) error {
 	return func(meta map[string]string, _ int) error {
-		if _, ok := meta[format.KeyClasses]; ok {
-			return usagef("--cloud %s: a multi-class Vecchia cloud keeps no particle paths yet, so it cannot predict new rows: give them to gpc-kernel --vecchia with --test and run gpc-train again", c.Cloud)
-		}
 		if _, ok := meta[format.KeyKeptPaths]; !ok {
 			return usagef("--cloud %s: this Vecchia cloud keeps no particle paths, only the posteriors of the test rows it was trained with: train it with gpc-train --keep K (the default when the model has no test rows keeps 4000) to predict new rows later, or give the new rows to gpc-kernel --vecchia with --test and train again", c.Cloud)
 		}
 		kept, _ := metaInts(meta[format.KeyKeptPaths])
 		n, _ := strconv.Atoi(meta[format.KeyN])
+		names, err := cloudClasses(meta, cname)
+		if err != nil {
+			return err
+		}
+		n = format.VecchiaPathVars(n, len(names))
 		k := 0
 		for _, v := range kept {
 			k += max(0, v)
@@ -134,4 +160,24 @@ func (c *predictCmd) laterHead(cname string) func(map[string]string, int) error 
 		}
 		return nil
 	}
+}
+
+// laterClasses checks that the cloud (cname, its metadata meta) and the
+// model (name, its class names: nil for two) have the same number of
+// classes, before their fingerprints are compared.
+func laterClasses(meta map[string]string, cname string, names []string, name string) error {
+	cnames, err := cloudClasses(meta, cname)
+	if err != nil {
+		return err
+	}
+	what := func(names []string) string {
+		if names == nil {
+			return "a two-class"
+		}
+		return fmt.Sprintf("a %d-class", len(names))
+	}
+	if len(cnames) != len(names) {
+		return &dataError{fmt.Sprintf("%s is %s Vecchia model and %s %s Vecchia cloud: build the model from the cloud's training data, with its labels (gpc-kernel --vecchia ... --test FILE)", name, what(names), cname, what(cnames))}
+	}
+	return nil
 }

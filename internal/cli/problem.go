@@ -232,6 +232,10 @@ type vecchiaProblem struct {
 	seed    int64        // --seed as given
 }
 
+// pathVars is the variables of the problem's kept particle paths
+// (format.VecchiaPathVars).
+func (v *vecchiaProblem) pathVars() int { return format.VecchiaPathVars(v.n, len(v.classes)) }
+
 func (v *vecchiaProblem) meta(cfg core.Config) map[string]string {
 	meta := map[string]string{
 		format.KeyVersion:     Version,
@@ -257,18 +261,31 @@ func (v *vecchiaProblem) tests() (rows []int, ids []string, y []float64) {
 	if v.s.ID != nil {
 		ids = v.s.ID[v.n:]
 	}
-	nc := len(v.classes)
+	return perClass(rows, ids, y, len(v.classes))
+}
+
+// perClass repeats each test row's input row (rows may be nil), id (ids
+// may be nil) and label nc times, for the C rows per test point of a
+// multi-class cloud and its posteriors (nc above 0; 0: as they are).
+func perClass(rows []int, ids []string, y []float64, nc int) ([]int, []string, []float64) {
 	if nc == 0 {
 		return rows, ids, y
 	}
-	er, ey := make([]int, 0, len(rows)*nc), make([]float64, 0, len(rows)*nc)
+	var er []int
 	var eid []string
-	if ids != nil {
-		eid = make([]string, 0, len(rows)*nc)
+	ey := make([]float64, 0, len(y)*nc)
+	if rows != nil {
+		er = make([]int, 0, len(y)*nc)
 	}
-	for j := range rows {
+	if ids != nil {
+		eid = make([]string, 0, len(y)*nc)
+	}
+	for j := range y {
 		for range nc {
-			er, ey = append(er, rows[j]), append(ey, y[j])
+			ey = append(ey, y[j])
+			if rows != nil {
+				er = append(er, rows[j])
+			}
 			if ids != nil {
 				eid = append(eid, ids[j])
 			}

@@ -16,7 +16,7 @@ const trainDescription = `Estimate a GP classifier's marginal likelihood and kee
 
 The input is a covariance stream (gpc-kernel's output): its train block is the orthant problem P(v >= 0) whose log probability is the log marginal likelihood. gpc-train runs the estimator on it (as gpc-orthant does) and writes the cloud stream as the estimate runs, never holding it: the train block, the test rows of the input (ahead of the particles when they take at most a quarter of the cloud's memory, else after them), and each group of particles with their log weights as soon as it and the groups before it are done, followed by the group's estimate of log P.
 
-The input may also be a Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(m) per particle and training point for m neighbours (EP-twisted SMC on the sparse model: no --method, --order or --jitter; --prepare-only writes its preparation as a gpc.vecchia-plan/1 stream that --plan reads), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not all the particles (a particle is a value per training point: 40 GB for 10^4 particles at N = 10^6 in float32), so gpc-predict combines the posteriors the groups computed as they ended (with more than two classes, each test point's C class probabilities; their standard error holds, 93-97 % of intervals covering, from about 625 particles a group, --samples 40000 with 64 groups, and covers about 92 % at the default's 156: docs/vecchia.md, Calibration). To predict new rows later, the cloud keeps --keep K particle paths (float32, drawn by each group from its final weights; by default 4000 when the model has no test rows, none otherwise): 4 N K bytes, 1.6 GB at N = 10^5, and gpc-predict --cloud predicts from them the test rows of a model of the same training data (docs/vecchia.md). A sharded run and a multi-class model keep none yet.
+The input may also be a Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(m) per particle and training point for m neighbours (EP-twisted SMC on the sparse model: no --method, --order or --jitter; --prepare-only writes its preparation as a gpc.vecchia-plan/1 stream that --plan reads), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not all the particles (a particle is a value per training point: 40 GB for 10^4 particles at N = 10^6 in float32), so gpc-predict combines the posteriors the groups computed as they ended (with more than two classes, each test point's C class probabilities; their standard error holds, 93-97 % of intervals covering, from about 625 particles a group, --samples 40000 with 64 groups, and covers about 92 % at the default's 156: docs/vecchia.md, Calibration). To predict new rows later, the cloud keeps --keep K particle paths (float32, drawn by each group from its final weights; by default 4000 when the model has no test rows, none otherwise): 4 N K bytes, 1.6 GB at N = 10^5 (with C classes a path holds each point's C - 1 class contrasts: 4 N (C - 1) K bytes), and gpc-predict --cloud predicts from them the test rows of a model of the same training data (docs/vecchia.md). A sharded run keeps none yet.
 
 With --shard I/K it estimates only shard I of K, a fixed range of the particle groups, and writes a sub-cloud (gpc.cloud-shard/1: the train and test rows and its groups' particles) that gpc-merge joins with the other shards into exactly the unsharded cloud (docs/scale-out.md).
 
@@ -41,7 +41,7 @@ type trainCmd struct {
 	batchFlags     `embed:""`
 	shardFlags     `embed:""`
 	planFlags      `embed:""`
-	Keep           string `default:"auto" placeholder:"K" help:"On a Vecchia model: the particle paths the cloud keeps for predicting new rows later (gpc-predict --cloud), K in all, split over the groups and drawn by each from its final weights; 0 keeps none. auto (the default): 4000 when the model has no test rows (fewer past N = 134217, so that the cloud stays within 2 GiB, with a warning), else none; at least one per particle group. The cloud grows by 4 N K bytes (1.6 GB for K = 4000 at N = 10^5)."`
+	Keep           string `default:"auto" placeholder:"K" help:"On a Vecchia model: the particle paths the cloud keeps for predicting new rows later (gpc-predict --cloud), K in all, split over the groups and drawn by each from its final weights; 0 keeps none. auto (the default): 4000 when the model has no test rows (fewer past N (C - 1) = 134217 for C classes, so that the cloud stays within 2 GiB, with a warning), else none; at least one per particle group. The cloud grows by 4 N K bytes (1.6 GB for K = 4000 at N = 10^5), 4 N (C - 1) K with C classes."`
 	commonFlags    `embed:""`
 }
 
@@ -412,7 +412,7 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 	}
 	keep := 0
 	if !summary {
-		if keep, err = c.keepPaths(p, name); err != nil {
+		if keep, err = c.keepPaths(p); err != nil {
 			return err
 		}
 	}
@@ -435,7 +435,7 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 	if err != nil {
 		return err
 	}
-	if keep, err = c.keepPerGroup(e, keep, plan.Groups, p.n); err != nil {
+	if keep, err = c.keepPerGroup(e, keep, plan.Groups, p.pathVars(), p.n); err != nil {
 		return err
 	}
 	var kept []int
@@ -454,7 +454,7 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 	if kept != nil {
 		meta[format.KeyKeptPaths] = format.JoinInts(kept)
 		for _, k := range kept {
-			rowCount += format.VecchiaPathRows(p.n, k)
+			rowCount += format.VecchiaPathRows(p.pathVars(), k)
 		}
 	}
 	meta[format.KeyRows] = strconv.Itoa(rowCount)
@@ -468,7 +468,7 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 		if err := cw.WriteGroup(g, out, grp.Post); err != nil || kept == nil || kept[g] == 0 {
 			return err
 		}
-		return cw.WritePaths(g, p.n, grp.Paths, grp.PathW)
+		return cw.WritePaths(g, p.pathVars(), grp.Paths, grp.PathW)
 	}
 	if err := c.estimate(e, p, cfg, plan, sh); err != nil {
 		return err
@@ -479,35 +479,38 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 // keepPaths sets the particle paths a Vecchia model's estimate keeps in
 // all for later prediction (--keep; auto: defaultKeep where the model has
 // no test rows), before the estimate is planned (the kept paths take
-// memory), and returns it. A sharded run and a multi-class model keep
-// none: asked for them, --keep is refused.
-func (c *trainCmd) keepPaths(p *vecchiaProblem, name string) (int, error) {
+// memory), and returns it. A sharded run keeps none: asked for them,
+// --keep is refused.
+func (c *trainCmd) keepPaths(p *vecchiaProblem) (int, error) {
 	k, _ := c.keep()
 	_, sk, _ := c.shard()
 	if k < 0 {
 		k = 0
-		if p.t == 0 && sk == 0 && p.classes == nil {
-			k = min(defaultKeep, maxAutoKeepBytes/(4*max(p.n, 1)))
+		if p.t == 0 && sk == 0 {
+			k = min(defaultKeep, maxAutoKeepBytes/(4*max(p.pathVars(), 1)))
 		}
 	}
 	if k == 0 {
 		return 0, nil
 	}
-	switch {
-	case p.classes != nil:
-		return 0, usagef("--keep %s: %s is a multi-class Vecchia model, whose cloud keeps no particle paths yet: predict new rows by giving them to gpc-kernel --vecchia with --test and running gpc-train again (drop --keep)", c.Keep, name)
-	case sk > 0:
+	if sk > 0 {
 		return 0, usagef("--keep %s with --shard: a sharded Vecchia cloud keeps no particle paths yet (gpc-merge joins posteriors only): train unsharded to keep them, or drop --keep", c.Keep)
 	}
-	p.Estimator.(*vecchia.Prepared).KeepPaths = k
+	switch est := p.Estimator.(type) {
+	case *vecchia.Prepared:
+		est.KeepPaths = k
+	case *vecchia.PreparedMulticlass:
+		est.KeepPaths = k
+	}
 	return k, nil
 }
 
 // keepPerGroup checks the kept paths against the groups, every one of
 // which keeps at least one: a --keep below the group count is refused,
 // auto's is raised to it; and says when auto keeps fewer than defaultKeep
-// (a cloud of at most maxAutoKeepBytes).
-func (c *trainCmd) keepPerGroup(e *env, keep, groups, n int) (int, error) {
+// (a cloud of at most maxAutoKeepBytes), for paths of vars values on n
+// training rows.
+func (c *trainCmd) keepPerGroup(e *env, keep, groups, vars, n int) (int, error) {
 	if keep == 0 {
 		return 0, nil
 	}
@@ -516,7 +519,7 @@ func (c *trainCmd) keepPerGroup(e *env, keep, groups, n int) (int, error) {
 	}
 	keep = max(keep, groups)
 	if c.Keep == "auto" && keep < defaultKeep {
-		e.rep.warnf("--keep auto keeps %d particle paths (a %.1f GB cloud at N = %d), not %d: a later prediction is then within about %.3f of the training pass's (0.5/sqrt(K)); --keep K asks for more", keep, float64(keep)*4*float64(n)/1e9, n, defaultKeep, 0.5/math.Sqrt(float64(keep)))
+		e.rep.warnf("--keep auto keeps %d particle paths (a %.1f GB cloud at N = %d), not %d: a later prediction is then within about %.3f of the training pass's (0.5/sqrt(K)); --keep K asks for more", keep, float64(keep)*4*float64(vars)/1e9, n, defaultKeep, 0.5/math.Sqrt(float64(keep)))
 	}
 	return keep, nil
 }
