@@ -38,6 +38,8 @@ From a multi-class cloud (gpc-kernel with three or more classes), one row per te
   gpc-kernel --standardize --alpha 4 --beta 10 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-predict --cloud cloud.arrows --format csv > posteriors.csv
   gpc-kernel --standardize --alpha 4 --beta 10 --vecchia 30 --train examples/crabs/train.csv | gpc-train > vcloud.arrows   # no test rows: keeps 4000 particle paths
   gpc-kernel --standardize --alpha 4 --beta 10 --vecchia 30 --train examples/crabs/train.csv --test examples/crabs/test.csv | gpc-predict --cloud vcloud.arrows
+  gpc-kernel --standardize --alpha 2 --beta 4 --label species --vecchia 20 --train examples/iris/train.csv | gpc-train > iris-cloud.arrows   # three classes
+  gpc-kernel --standardize --alpha 2 --beta 4 --label species --vecchia 20 --train examples/iris/train.csv --test examples/iris/test.csv | gpc-predict --cloud iris-cloud.arrows
 
 ` + exitHelp
 
