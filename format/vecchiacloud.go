@@ -315,6 +315,13 @@ func ReadVecchiaCloudPaths(r io.Reader, name string, mem memory.Allocator, head 
 	return readVecchiaCloud(r, name, false, true, mem, head)
 }
 
+// ReadVecchiaShardPaths is ReadVecchiaCloudPaths of a Vecchia cloud
+// shard (gpc-merge): its groups' kept paths, where it keeps them, in
+// memory.
+func ReadVecchiaShardPaths(r io.Reader, name string, mem memory.Allocator) (c *VecchiaCloud, err error) {
+	return readVecchiaCloud(r, name, true, true, mem, nil)
+}
+
 func readVecchiaCloud(r io.Reader, name string, shard, paths bool, mem memory.Allocator, head func(meta map[string]string, tests int) error) (c *VecchiaCloud, err error) {
 	in, src, schema, err := openArrow(r, name, "a Vecchia cloud is gpc-train's output", mem)
 	if err != nil {

@@ -253,11 +253,14 @@ func checkCloudFile(s *shardIn, sizes []int, mem format.Allocator) (*format.Clou
 }
 
 // unshardedMeta is a shard's metadata without the keys that differ
-// between the shards of one run: the unsharded output's, but for its
-// schema.
+// between the shards of one run (a Vecchia cloud shard's kept paths are
+// its groups'): the unsharded output's, but for its schema, its rows and
+// its kept paths.
 func unshardedMeta(meta map[string]string) map[string]string {
 	m := maps.Clone(meta)
-	maps.DeleteFunc(m, func(k, _ string) bool { return format.IsShardKey(k) || k == format.KeyRows })
+	maps.DeleteFunc(m, func(k, _ string) bool {
+		return format.IsShardKey(k) || k == format.KeyRows || k == format.KeyKeptPaths
+	})
 	return m
 }
 

@@ -11,8 +11,9 @@ import (
 )
 
 // mergeVecchiaCloud merges gpc-train's Vecchia cloud shards: their test
-// rows (the same in each) and their groups, in order, written as the
-// unsharded run writes them.
+// rows (the same in each) and their groups, in order, with their kept
+// paths where the shards keep them (held in memory until written: at
+// most the unsharded cloud's), written as the unsharded run writes them.
 func (c *mergeCmd) mergeVecchiaCloud(e *env, shards []*shardIn, mem format.Allocator) error {
 	if f := c.outputFormat(e.stdout); f != format.Arrow {
 		return usagef("gpc-train's shards merge into a cloud, an Arrow stream: not --format %s (redirect standard output, or pipe it to gpc-predict)", c.Format)
@@ -24,6 +25,7 @@ func (c *mergeCmd) mergeVecchiaCloud(e *env, shards []*shardIn, mem format.Alloc
 	}
 	var first *format.VecchiaCloud
 	var groups []format.VecchiaGroup
+	var kept []int
 	for _, s := range shards {
 		cl, err := readVecchiaShard(s, mem)
 		if err != nil {
@@ -34,22 +36,38 @@ func (c *mergeCmd) mergeVecchiaCloud(e *env, shards []*shardIn, mem format.Alloc
 		} else if len(cl.Row) != len(first.Row) {
 			return &dataError{fmt.Sprintf("%s: %d test rows where %s has %d", s.name, len(cl.Row), shards[0].name, len(first.Row))}
 		}
-		groups = append(groups, cl.Groups...)
+		if (cl.Kept == nil) != (first.Kept == nil) {
+			return &dataError{fmt.Sprintf("%s: it keeps particle paths where %s does not, or the other way round: shards of one run (gpc-train --keep) keep them alike", s.name, shards[0].name)}
+		}
+		groups, kept = append(groups, cl.Groups...), append(kept, cl.Kept...)
 	}
 	out := unshardedMeta(meta)
 	out[format.KeySchema] = meta[format.KeyShardOf]
 	if n, err := strconv.Atoi(out[format.KeyGroups]); err != nil || n != len(groups) {
 		return &dataError{fmt.Sprintf("%s: the shards hold %d groups, and the metadata announces %s", shards[len(shards)-1].name, len(groups), out[format.KeyGroups])}
 	}
-	out[format.KeyRows] = strconv.Itoa(len(first.Row) + len(groups))
+	rows := len(first.Row) + len(groups)
+	if kept != nil {
+		out[format.KeyKeptPaths] = format.JoinInts(kept)
+		for _, k := range kept {
+			rows += format.VecchiaPathRows(first.N, k)
+		}
+	}
+	out[format.KeyRows] = strconv.Itoa(rows)
 	cw, err := format.NewVecchiaCloudWriter(e.stdout, out, first.Row, first.ID, first.Y, batch, mem)
 	if err != nil {
 		return err
 	}
-	for _, g := range groups {
+	for i, g := range groups {
 		if err := cw.WriteGroup(g.Group, g.Out, g.P); err != nil {
 			return err
 		}
+		if kept != nil && kept[i] > 0 {
+			if err := cw.WritePaths(g.Group, first.N, g.Paths, g.PathW); err != nil {
+				return err
+			}
+		}
+		groups[i].Paths = nil // its memory goes at the next collection
 	}
 	return cw.Close()
 }
@@ -62,7 +80,7 @@ func readVecchiaShard(s *shardIn, mem format.Allocator) (*format.VecchiaCloud, e
 		return nil, &format.IOError{Op: "open shard", Err: err}
 	}
 	defer f.Close()
-	cl, err := format.ReadVecchiaCloud(f, s.name, true, mem)
+	cl, err := format.ReadVecchiaShardPaths(f, s.name, mem)
 	if err != nil {
 		return nil, err
 	}

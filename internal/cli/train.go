@@ -16,7 +16,7 @@ const trainDescription = `Estimate a GP classifier's marginal likelihood and kee
 
 The input is a covariance stream (gpc-kernel's output): its train block is the orthant problem P(v >= 0) whose log probability is the log marginal likelihood. gpc-train runs the estimator on it (as gpc-orthant does) and writes the cloud stream as the estimate runs, never holding it: the train block, the test rows of the input (ahead of the particles when they take at most a quarter of the cloud's memory, else after them), and each group of particles with their log weights as soon as it and the groups before it are done, followed by the group's estimate of log P.
 
-The input may also be a Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(m) per particle and training point for m neighbours (EP-twisted SMC on the sparse model: no --method, --order or --jitter; --prepare-only writes its preparation as a gpc.vecchia-plan/1 stream that --plan reads), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not all the particles (a particle is a value per training point: 40 GB for 10^4 particles at N = 10^6 in float32), so gpc-predict combines the posteriors the groups computed as they ended (with more than two classes, each test point's C class probabilities; their standard error holds, 93-97 % of intervals covering, from about 625 particles a group, --samples 40000 with 64 groups, and covers about 92 % at the default's 156: docs/vecchia.md, Calibration). To predict new rows later, the cloud keeps --keep K particle paths (float32, drawn by each group from its final weights; by default 4000 when the model has no test rows, none otherwise): 4 N K bytes, 1.6 GB at N = 10^5 (with C classes a path holds each point's C - 1 class contrasts: 4 N (C - 1) K bytes), and gpc-predict --cloud predicts from them the test rows of a model of the same training data (docs/vecchia.md). A sharded run keeps none yet.
+The input may also be a Vecchia model (gpc-kernel --vecchia m, docs/vecchia.md): gpc-train then runs the Vecchia estimator, O(m) per particle and training point for m neighbours (EP-twisted SMC on the sparse model: no --method, --order or --jitter; --prepare-only writes its preparation as a gpc.vecchia-plan/1 stream that --plan reads), and its cloud (gpc.vecchia-cloud/1) holds the test rows and each group's estimate and weighted test posteriors, not all the particles (a particle is a value per training point: 40 GB for 10^4 particles at N = 10^6 in float32), so gpc-predict combines the posteriors the groups computed as they ended (with more than two classes, each test point's C class probabilities; their standard error holds, 93-97 % of intervals covering, from about 625 particles a group, --samples 40000 with 64 groups, and covers about 92 % at the default's 156: docs/vecchia.md, Calibration). To predict new rows later, the cloud keeps --keep K particle paths (float32, drawn by each group from its final weights; by default 4000 when the model has no test rows, none otherwise): 4 N K bytes, 1.6 GB at N = 10^5 (with C classes a path holds each point's C - 1 class contrasts: 4 N (C - 1) K bytes), and gpc-predict --cloud predicts from them the test rows of a model of the same training data (docs/vecchia.md). A shard (--shard) keeps its groups' share, and gpc-merge joins the shards' paths into the unsharded cloud's.
 
 With --shard I/K it estimates only shard I of K, a fixed range of the particle groups, and writes a sub-cloud (gpc.cloud-shard/1: the train and test rows and its groups' particles) that gpc-merge joins with the other shards into exactly the unsharded cloud (docs/scale-out.md).
 
@@ -438,22 +438,32 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 	if keep, err = c.keepPerGroup(e, keep, plan.Groups, p.pathVars(), p.n); err != nil {
 		return err
 	}
+	// Each group's kept paths, and the rows they take: a shard's
+	// groups' in its cloud, every group's in the merged one.
 	var kept []int
+	pathRows := 0
 	if keep > 0 {
 		kept = vecchia.KeptSizes(keep, core.GroupSizes(plan.Samples, plan.Groups))
+		for _, k := range kept {
+			pathRows += format.VecchiaPathRows(p.pathVars(), k)
+		}
+		if sh.k > 0 {
+			// Shards keeping other paths must not merge.
+			sh.fp = format.ShardFingerprint(sh.fp, "keep="+strconv.Itoa(keep))
+		}
 	}
 	if c.Fingerprint {
 		return printFingerprint(e, sh.fp)
 	}
 	if sh.k > 0 {
 		addShardMeta(meta, format.SchemaVecchiaCloudShard, sh.i, sh.k, sh.lo, sh.hi, sh.fp)
-		meta[format.KeyShardRowsOf] = strconv.Itoa(p.t + plan.Groups)
+		meta[format.KeyShardRowsOf] = strconv.Itoa(p.t + plan.Groups + pathRows)
 		meta[format.KeyShardBatch] = strconv.Itoa(c.BatchSize)
 	}
 	rowCount := p.t + sh.hi - sh.lo
 	if kept != nil {
-		meta[format.KeyKeptPaths] = format.JoinInts(kept)
-		for _, k := range kept {
+		meta[format.KeyKeptPaths] = format.JoinInts(kept[sh.lo:sh.hi])
+		for _, k := range kept[sh.lo:sh.hi] {
 			rowCount += format.VecchiaPathRows(p.pathVars(), k)
 		}
 	}
@@ -479,22 +489,18 @@ func (c *trainCmd) runVecchia(e *env, r io.Reader, name string, cfg core.Config,
 // keepPaths sets the particle paths a Vecchia model's estimate keeps in
 // all for later prediction (--keep; auto: defaultKeep where the model has
 // no test rows), before the estimate is planned (the kept paths take
-// memory), and returns it. A sharded run keeps none: asked for them,
-// --keep is refused.
+// memory), and returns it. A shard keeps its groups' share (gpc-merge
+// joins them).
 func (c *trainCmd) keepPaths(p *vecchiaProblem) (int, error) {
 	k, _ := c.keep()
-	_, sk, _ := c.shard()
 	if k < 0 {
 		k = 0
-		if p.t == 0 && sk == 0 {
+		if p.t == 0 {
 			k = min(defaultKeep, maxAutoKeepBytes/(4*max(p.pathVars(), 1)))
 		}
 	}
 	if k == 0 {
 		return 0, nil
-	}
-	if sk > 0 {
-		return 0, usagef("--keep %s with --shard: a sharded Vecchia cloud keeps no particle paths yet (gpc-merge joins posteriors only): train unsharded to keep them, or drop --keep", c.Keep)
 	}
 	switch est := p.Estimator.(type) {
 	case *vecchia.Prepared:

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	csvpkg "encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -170,7 +171,7 @@ func TestVecchiaClassesPredictLater(t *testing.T) {
 
 // defaultKept trains the model without test rows by default (--samples
 // 8000, keeping defaultKeep paths of vars values each: checked), with
-// --threads 1 and 2 (the same cloud), predicts the model with test rows
+// --threads 1 and 2 and in three shards merged (the same cloud), predicts the model with test rows
 // from it with --threads 1 and 2 (the same posteriors), and returns the
 // training pass's posteriors and the later ones, as CSV.
 func defaultKept(t *testing.T, withTests, noTests []byte, save func(string, []byte) string, vars int) (pass, later []byte) {
@@ -191,6 +192,14 @@ func defaultKept(t *testing.T, withTests, noTests []byte, save func(string, []by
 	}
 	if c2 := runCLI(t, Train, cliCase{args: []string{"--samples", "8000", "--threads", "2"}, stdin: noTests}); !bytes.Equal(cloud, c2) {
 		t.Errorf("the cloud with kept paths differs between --threads 1 and 2")
+	}
+	// Its shards keep their groups' paths and merge into it.
+	var shards []string
+	for i := range 3 {
+		shards = append(shards, save(fmt.Sprintf("shard-%d.arrows", i), runCLI(t, Train, cliCase{args: []string{"--samples", "8000", "--shard", fmt.Sprintf("%d/3", i)}, stdin: noTests})))
+	}
+	if merged := runCLI(t, Merge, cliCase{args: append([]string{"--format", "arrow"}, shards...)}); !bytes.Equal(merged, cloud) {
+		t.Errorf("the cloud's three shards, keeping their paths, merge into another cloud")
 	}
 	path := save("cloud.arrows", cloud)
 	later = runCLI(t, Predict, cliCase{args: append([]string{"--cloud", path, "--threads", "1"}, csv...), stdin: withTests})
