@@ -209,7 +209,7 @@ func (c *mergeCmd) checkFiles(e *env, names []string, mem format.Allocator) erro
 // taken for complete.
 func checkWhole(s *shardIn, mem format.Allocator) error {
 	if s.meta[format.KeySchema] == format.SchemaVecchiaCloudShard {
-		_, err := readVecchiaShard(s, mem)
+		_, err := readVecchiaShard(s, false, mem)
 		return err
 	}
 	if s.meta[format.KeySchema] != format.SchemaCloudShard {
