@@ -351,7 +351,7 @@ func readVecchiaCloud(r io.Reader, name string, shard, paths bool, mem memory.Al
 	}
 	c = &VecchiaCloud{Meta: meta, paths: paths, next: -2}
 	if protoMeta != nil {
-		if c.Kept, c.N, err = keptPaths(meta, name); err != nil {
+		if c.Kept, c.N, err = VecchiaKeptPaths(meta, name); err != nil {
 			return nil, err
 		}
 	}
@@ -379,10 +379,11 @@ func readVecchiaCloud(r io.Reader, name string, shard, paths bool, mem memory.Al
 	return c, nil
 }
 
-// keptPaths reads a cloud's gpc:kept_paths (a count per group) and the
-// paths' length: gpc:n, times C - 1 for a multi-class cloud's C classes
-// (gpc:classes: the classes' contrasts at each point, VecchiaPathVars).
-func keptPaths(meta map[string]string, name string) ([]int, int, error) {
+// VecchiaKeptPaths reads a Vecchia cloud's (or shard's) gpc:kept_paths
+// (a count per group) and the paths' length: gpc:n, times C - 1 for a
+// multi-class cloud's C classes (gpc:classes: the classes' contrasts at
+// each point, VecchiaPathVars). Errors are *DataError naming name.
+func VecchiaKeptPaths(meta map[string]string, name string) ([]int, int, error) {
 	n, err := strconv.Atoi(meta[KeyN])
 	if err != nil || n < 1 {
 		return nil, 0, dataErrorf(name, "metadata %s = %q is not a count of training rows", KeyN, meta[KeyN])

@@ -5,7 +5,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 
 	"github.com/gpc-mc/gpc/format"
@@ -90,17 +89,15 @@ func mergedKept(shards []*shardIn) (kept []int, rows int, err error) {
 		if !ok {
 			continue
 		}
-		ks, err := metaInts(v)
-		if err != nil || len(ks) != s.hi-s.lo || slices.Min(ks) < 0 {
-			return nil, 0, &dataError{fmt.Sprintf("%s: metadata %s = %q is not a count for each of its %d groups", s.name, format.KeyKeptPaths, v, s.hi-s.lo)}
-		}
-		n, _ := strconv.Atoi(s.meta[format.KeyN])
-		names, err := cloudClasses(s.meta, s.name)
+		ks, vars, err := format.VecchiaKeptPaths(s.meta, s.name)
 		if err != nil {
 			return nil, 0, err
 		}
+		if len(ks) != s.hi-s.lo {
+			return nil, 0, &dataError{fmt.Sprintf("%s: metadata %s = %q is not a count for each of its %d groups", s.name, format.KeyKeptPaths, v, s.hi-s.lo)}
+		}
 		for _, k := range ks {
-			rows += format.VecchiaPathRows(format.VecchiaPathVars(n, len(names)), k)
+			rows += format.VecchiaPathRows(vars, k)
 		}
 		kept = append(kept, ks...)
 	}

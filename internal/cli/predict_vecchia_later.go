@@ -53,11 +53,7 @@ func (c *predictCmd) predictLater(e *env, cloud io.Reader, cname string, r io.Re
 	if err := laterClasses(cl.Meta, cname, names, name); err != nil {
 		return err
 	}
-	fp := format.VecchiaFingerprint(md)
-	if names != nil {
-		fp = format.VecchiaClassesFingerprint(md, s.Meta[format.KeyClasses], s.Y)
-	}
-	if want := cl.Meta[format.KeyFingerprint]; fp != want {
+	if fp, want := vecchiaFingerprint(s), cl.Meta[format.KeyFingerprint]; fp != want {
 		return &dataError{fmt.Sprintf("%s: its training part (fingerprint %s) is not the one %s was trained on (%s): build the model from the same training data with the same kernel, neighbours and order (gpc-kernel --vecchia ... --test FILE), or train a new cloud", name, fp, cname, want)}
 	}
 	sizes, err := vecchiaGroups(cl, cname)
@@ -144,13 +140,10 @@ func (c *predictCmd) laterHead(cname string) func(map[string]string, int) error 
 		if _, ok := meta[format.KeyKeptPaths]; !ok {
 			return usagef("--cloud %s: this Vecchia cloud keeps no particle paths, only the posteriors of the test rows it was trained with: train it with gpc-train --keep K (the default when the model has no test rows keeps 4000) to predict new rows later, or give the new rows to gpc-kernel --vecchia with --test and train again", c.Cloud)
 		}
-		kept, _ := metaInts(meta[format.KeyKeptPaths])
-		n, _ := strconv.Atoi(meta[format.KeyN])
-		names, err := cloudClasses(meta, cname)
+		kept, n, err := format.VecchiaKeptPaths(meta, cname)
 		if err != nil {
 			return err
 		}
-		n = format.VecchiaPathVars(n, len(names))
 		k := 0
 		for _, v := range kept {
 			k += max(0, v)
