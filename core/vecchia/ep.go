@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gpc-mc/gpc/core"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Expectation propagation for the proposal's sites. Each row k (each
@@ -52,6 +53,16 @@ type parallelEP struct {
 	say   func(format string, args ...any)
 
 	saveTau, saveNu []float64 // the sites at a round's start
+
+	// corrected: the last correctedRounds rounds correct the block's
+	// prior (correctLambda), decided at the first of them by the
+	// correction's variance (correctMin), and so does the proposal's
+	// factor (Prepared.correctBlock).
+	corrected bool
+	// delta is the block's correction that the first corrected round
+	// computed (blockDelta), by the regular rows deltaReg.
+	delta    *mat.SymDense
+	deltaReg []int
 
 	pd, po []float64
 }
@@ -187,6 +198,23 @@ func (e *parallelEP) run(ctx context.Context) error {
 			clear(h[:k0])
 			t.backSubstitute(h, k0)
 			blk.load(t)
+			if e.stats.Sweeps == epRounds-correctedRounds+1 && k0 < n {
+				// Whether the block needs it: the incomplete factor's
+				// correction variance with the current sites.
+				if err := blk.factor(e.tau); err != nil {
+					return stop(err)
+				}
+				v := e.correctionVariance()
+				e.corrected = correctBlocks && v > correctMin
+				if e.say != nil {
+					e.say("EP: the incomplete factor's correction variance %.3g (the block's marginal corrected above %g: %v)", v, correctMin, e.corrected)
+				}
+			}
+			if e.corrected {
+				if err := e.correctLambda(blk, h); err != nil {
+					return stop(err)
+				}
+			}
 			for range blockSweeps {
 				if err := blk.factor(e.tau); err != nil {
 					return stop(err)
@@ -220,6 +248,66 @@ func (e *parallelEP) run(ctx context.Context) error {
 		e.stats.Change = change
 	}
 	e.stats.Sweeps = epRounds
+	return nil
+}
+
+// correctedRounds is the number of EP's last rounds whose block sweeps
+// see the block's prior given the later sites corrected for the fill the
+// incomplete elimination drops (correctLambda).
+const correctedRounds = 3
+
+// correctionVariance estimates Var_q(r), the variance of the deferred
+// correction that the factor t (its block factored with the current
+// sites) leaves (Prepared.CorrectionVariance's estimate and probes, their
+// products in batches: batchCorrectionVariance).
+func (e *parallelEP) correctionVariance() float64 {
+	return batchCorrectionVariance(e.t, func(dst, ax, x []float64) {
+		priorTimesBatch(e.m, e.t.dup, e.tau, dst, ax, x)
+	})
+}
+
+// correctLambda corrects the block's prior given the later sites, blk's
+// Lambda (blk.load) and linear term h, for the fill that the incomplete
+// elimination of the later rows drops: Lambda gains blockDelta's
+// correction of the factor with the first corrected round's sites (as
+// Prepared's correctBlock; computed once, at about 140 s at N = 10^6,
+// and kept: the later sites, which make the dropped fill, move little
+// from one round to the next), and h becomes (Lambda + diag(tau)) mu - nu on the
+// block's rows, mu q's exact mean (conjugate gradients), so that the
+// block's marginal N((Lambda + diag(tau))^-1 (h + nu), ...) has the exact
+// mean. It leaves e.mean at mu.
+func (e *parallelEP) correctLambda(blk *denseBlock, h []float64) error {
+	t, a := e.t, e.a
+	if err := blk.factor(e.tau); err != nil {
+		return err
+	}
+	if e.delta == nil {
+		reg, delta, ok := blockDelta(t, e.block, func(dst, ax, x []float64) {
+			priorTimesBatch(e.m, t.dup, e.tau, dst, ax, x)
+		})
+		if !ok {
+			return nil
+		}
+		e.deltaReg, e.delta = reg, delta
+	}
+	reg, delta := e.deltaReg, e.delta
+	for i, k := range reg {
+		blk.pd[k] += delta.At(i, i)
+		for j := range i {
+			blk.po[t.start[k]+j] += delta.At(i, j)
+		}
+	}
+	meanOf(e.mean, a, t, e.tau, e.nu, roundMeanTol)
+	for i, k := range reg {
+		s := (blk.pd[k] + e.tau[k]) * e.mean[k]
+		for j := range i {
+			s += blk.po[t.start[k]+j] * e.mean[reg[j]]
+		}
+		for j := i + 1; j < len(reg); j++ {
+			s += blk.po[t.start[reg[j]]+i] * e.mean[reg[j]]
+		}
+		h[k] = s - e.nu[k]
+	}
 	return nil
 }
 

@@ -85,17 +85,23 @@ func TestEstimateOneFactor(t *testing.T) {
 		n, small     int
 		reps         []int
 		wantLateRows bool
-	}{{"n=3", 3, 3, nil, false}, {"n=40", 40, 40, nil, false}, {"n=300", 300, 300, nil, false},
-		{"repeats", 60, 60, []int{1, 2}, false}, {"late rows", 400, 50, []int{60, 300}, true}} {
+		correct      bool // the block's marginal corrected (correctMin 0)
+	}{{"n=3", 3, 3, nil, false, false}, {"n=40", 40, 40, nil, false, false}, {"n=300", 300, 300, nil, false, false},
+		{"repeats", 60, 60, []int{1, 2}, false, false}, {"late rows", 400, 50, []int{60, 300}, true, false},
+		{"late rows, block corrected", 400, 50, []int{60, 300}, true, true}} {
 		t.Run(c.name, func(t *testing.T) {
+			defer func(v float64) { correctMin = v }(correctMin)
+			if c.correct {
+				correctMin = 0
+			}
 			m, d := oneFactorModelSmall(c.n, 1, c.reps, c.small)
 			exact := oracle.OneFactorLogP(d)
 			p, err := Prepare(context.Background(), m, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if late := p.Block < m.N; late != c.wantLateRows {
-				t.Fatalf("the dense block holds %d of %d rows", p.Block, m.N)
+			if late := p.Block < m.N; late != c.wantLateRows || p.BlockCorrected != c.correct {
+				t.Fatalf("the dense block holds %d of %d rows, corrected %v", p.Block, m.N, p.BlockCorrected)
 			}
 			res, err := Estimate(context.Background(), p, core.Config{Samples: 4000, Seed: 3}, nil)
 			if err != nil {

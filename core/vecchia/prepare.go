@@ -82,6 +82,9 @@ type Prepared struct {
 	// succeeds with a diagonal shift of at most maxProposalShift (where the
 	// conditionals are weak beside the sites, their fill-in is not small).
 	SiteScale float64
+	// BlockCorrected reports that the dense block's marginal was corrected
+	// for the fill the incomplete factor drops (correctBlock).
+	BlockCorrected bool
 	// KeepPaths is the number of particle paths the estimate keeps for
 	// later prediction (0: none), split over the groups as
 	// KeptSizes says; each group's go with its output
@@ -212,6 +215,7 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	p.Shift = e.shift
 	p.tau, p.nu = e.tau, e.nu
 	p.Widened = widenSites(m, e)
+	p.BlockCorrected = e.corrected // finish corrects the final factor's block too
 	// The proposal's own factor, in EP's pattern (dense rows in the block,
 	// A's pattern after it), whose A'A is computed already.
 	t := h
@@ -238,6 +242,9 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	// the last round's mean: a start close to the end
 	if err := p.finish(a, t, pd, po, e.rtau, e.rnu, e.mean); err != nil {
 		return nil, err
+	}
+	if p.BlockCorrected {
+		say("the block's marginal corrected on %d Lanczos vectors", min(blockIters, p.Block))
 	}
 	return p, nil
 }
@@ -268,6 +275,9 @@ func (p *Prepared) finish(a, t *tri, pd, po, ertau, ernu, mu []float64) error {
 	p.rtau, p.rnu = rowSites(m, ertau, ernu, p)
 	t.dw = nil // a complete factorisation's scratch
 	p.prop = t
+	if p.BlockCorrected {
+		p.BlockCorrected = p.Block < n && p.correctBlock(t)
+	}
 	p.setPriorCoefficients()
 	// q's mean: the exact mean of p(x) prod site(x), mu = P^-1 Nu with
 	// P = A'A + diag(Tau), by conjugate gradients preconditioned by T'T,

@@ -223,10 +223,12 @@ func TestScheduledKernels(t *testing.T) {
 }
 
 // TestPrepareThreads checks that the preparation does not depend on the
-// thread count, bit for bit.
+// thread count, bit for bit (the block's correction's batches of products
+// on as many threads as there are).
 func TestPrepareThreads(t *testing.T) {
 	defer func(v int) { minParallel = v }(minParallel)
-	minParallel = 16
+	defer func(c float64) { correctMin = c }(correctMin)
+	minParallel, correctMin = 16, 0
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	m, _ := oneFactorModelSmall(3000, 5, []int{7, 300, 2999}, 100)
 	var want PreparedParts
@@ -237,8 +239,8 @@ func TestPrepareThreads(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := p.Parts()
-		if got.Block == 0 || got.Block > m.N/2 {
-			t.Fatalf("a dense block of %d rows of %d: the test wants many rows after it", got.Block, m.N)
+		if got.Block == 0 || got.Block > m.N/2 || !p.BlockCorrected {
+			t.Fatalf("a dense block of %d rows of %d, corrected %v: the test wants many rows after it, and the block's marginal corrected (correctBlock)", got.Block, m.N, p.BlockCorrected)
 		}
 		if procs == 1 {
 			want = got

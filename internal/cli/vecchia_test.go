@@ -259,22 +259,27 @@ func TestVecchiaAutoTool(t *testing.T) {
 // TestVecchiaCorrectionWarns checks gpc-train's check of the proposal's
 // deferred correction before the particles run, on 7000 points (above
 // the complete proposal's limit, so that the incomplete factor drops
-// fill) in groups of 250: with m = 10 its variance is below log 250, so
-// there is no such warning and --progress notes the figure; with m = 3
-// it is above, and gpc-train warns.
+// fill) in groups of 2: with m = 10 its variance is below log 2, so
+// there is no such warning and --progress notes the figure; with m = 2
+// the incomplete factor's is above correctMin, so the block's marginal is
+// corrected (and --progress says so), and what is left is still above
+// log 2, and gpc-train warns.
 func TestVecchiaCorrectionWarns(t *testing.T) {
 	train, _ := vecchiaFiles(t, 7000, 0)
 	const warn = "gpc-train: warning: the proposal's incomplete factor leaves the particles' final weights a correction of variance"
 	for _, c := range []struct {
 		m, kernelWarns string
 		warn           bool
-	}{{"10", "gpc-kernel: warning: the Vecchia approximation with m = 10 is poor here", false}, {"3", "gpc-kernel: warning: the Vecchia approximation with m = 3 is poor here", true}} {
+	}{{"10", "gpc-kernel: warning: the Vecchia approximation with m = 10 is poor here", false}, {"2", "gpc-kernel: warning: the Vecchia approximation with m = 2 is poor here", true}} {
 		model := runCLI(t, Kernel, cliCase{args: []string{"--alpha", "1", "--beta", "10", "--vecchia", c.m, "--train", train}, stderr: c.kernelWarns})
 		var errb bytes.Buffer
-		code := Train([]string{"--samples", "2000", "--groups", "8", "--progress"}, bytes.NewReader(model), io.Discard, &errb)
-		if code != 0 || strings.Contains(errb.String(), warn) != c.warn ||
-			!strings.Contains(errb.String(), "against log 250 = 5.52 for groups of 250 particles") {
-			t.Errorf("m = %s: exit %d, stderr %q: want the variance noted, and a warning %v", c.m, code, errb.String(), c.warn)
+		code := Train([]string{"--samples", "16", "--groups", "8", "--progress"}, bytes.NewReader(model), io.Discard, &errb)
+		// m = 2 leaves a variance of 5 to the incomplete factor, 1.23 once
+		// the block's marginal is corrected; m = 10 0.32, uncorrected.
+		corrected := strings.Contains(errb.String(), "the block's marginal corrected on")
+		if code != 0 || strings.Contains(errb.String(), warn) != c.warn || corrected != c.warn ||
+			!strings.Contains(errb.String(), "against log 2 = 0.693 for groups of 2 particles") {
+			t.Errorf("m = %s: exit %d, stderr %q: want the variance noted, the block corrected and a warning %v", c.m, code, errb.String(), c.warn)
 		}
 	}
 }
