@@ -94,12 +94,13 @@ const blockSeed = 0x626c6f636b
 // would need a shift or leave a row's site beyond maxSiteShare of its
 // precision.
 func (p *Prepared) correctBlock(t *tri) bool {
-	reg, delta, ok := blockDelta(t, p.Block, func(dst, ax, x []float64) {
+	reg, delta, vectors, ok := blockDelta(t, p.Block, func(dst, ax, x []float64) {
 		priorTimesBatch(p.m, t.dup, p.tau, dst, ax, x)
 	})
 	if !ok {
 		return false
 	}
+	p.blockVectors = vectors
 	nb := len(reg)
 	prec := mat.NewSymDense(nb, nil)
 	prec.SymOuterK(1, blockFactor(t, reg)) // T_B'T_B
@@ -136,9 +137,9 @@ func (p *Prepared) correctBlock(t *tri) bool {
 // Q of F = E'(L - I)E give the block's marginal precision T_B'T_B, for t
 // the factor of the precision P whose product ptimesB computes (dst = P
 // x, batchSides interleaved sides, ax scratch) and a dense block of the
-// first block rows. ok is false where the block
-// is too small to correct or the iteration failed.
-func blockDelta(t *tri, block int, ptimesB func(dst, ax, x []float64)) (reg []int, delta *mat.SymDense, ok bool) {
+// first block rows, and the number of Lanczos vectors. ok is false where
+// the block is too small to correct or the iteration failed.
+func blockDelta(t *tri, block int, ptimesB func(dst, ax, x []float64)) (reg []int, delta *mat.SymDense, vectors int, ok bool) {
 	for k := range block {
 		if !t.dup[k] {
 			reg = append(reg, k)
@@ -147,7 +148,7 @@ func blockDelta(t *tri, block int, ptimesB func(dst, ax, x []float64)) (reg []in
 	nb, n := len(reg), t.n
 	kmax := min(blockIters, nb)
 	if kmax < 2 || block >= n {
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	ws := newBatchWorkers()
 	qm, h := blockLanczos(func(dst, v [][]float64) { batchApply(t, reg, ptimesB, ws, dst, v) }, nb, blockWidth, kmax)
@@ -155,7 +156,7 @@ func blockDelta(t *tri, block int, ptimesB func(dst, ax, x []float64)) (reg []in
 	// H = U diag(theta) U', and W = T_B' Q U: delta = W diag(theta) W'.
 	var es mat.EigenSym
 	if !es.Factorize(h, true) {
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	theta := es.Values(nil)
 	var uv, qu, wm mat.Dense
@@ -175,7 +176,7 @@ func blockDelta(t *tri, block int, ptimesB func(dst, ax, x []float64)) (reg []in
 	delta = mat.NewSymDense(nb, nil)
 	delta.SymOuterK(1, plus)
 	delta.SymRankK(delta, -1, minus)
-	return reg, delta, true
+	return reg, delta, kk, true
 }
 
 // blockFactor returns T_B', the transpose of t's block rows reg (dense

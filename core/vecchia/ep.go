@@ -282,7 +282,7 @@ func (e *parallelEP) correctLambda(blk *denseBlock, h []float64) error {
 		return err
 	}
 	if e.delta == nil {
-		reg, delta, ok := blockDelta(t, e.block, func(dst, ax, x []float64) {
+		reg, delta, _, ok := blockDelta(t, e.block, func(dst, ax, x []float64) {
 			priorTimesBatch(e.m, t.dup, e.tau, dst, ax, x)
 		})
 		if !ok {

@@ -85,6 +85,7 @@ type Prepared struct {
 	// BlockCorrected reports that the dense block's marginal was corrected
 	// for the fill the incomplete factor drops (correctBlock).
 	BlockCorrected bool
+	blockVectors   int // the Lanczos vectors of the correction
 	// KeepPaths is the number of particle paths the estimate keeps for
 	// later prediction (0: none), split over the groups as
 	// KeptSizes says; each group's go with its output
@@ -244,7 +245,7 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 		return nil, err
 	}
 	if p.BlockCorrected {
-		say("the block's marginal corrected on %d Lanczos vectors", min(blockIters, p.Block))
+		say("the block's marginal corrected on %d Lanczos vectors", p.blockVectors)
 	}
 	return p, nil
 }
