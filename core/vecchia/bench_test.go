@@ -198,3 +198,52 @@ func BenchmarkSubstitutions(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBlockProducts times one block of blockWidth products of the
+// block correction's operator E'(L - I)E (batchApply: a forward solve, a
+// product with A'A + diag(tau) and a backward solve over all N rows,
+// batchSides sides a thread), on the prior's factor with tau = 0.3 and a
+// block of 2000 rows, the cost of each of blockLanczos's steps:
+//
+//	GPC_BENCH_N=1000000 go test ./core/vecchia -run '^$' -bench BlockProducts -count 5
+func BenchmarkBlockProducts(b *testing.B) {
+	m := benchClassifier(b)
+	t := newTri(m)
+	t.priorFactor(m)
+	tau := make([]float64, m.N)
+	for k := range tau {
+		tau[k] = 0.3
+	}
+	var reg []int
+	for k := range min(2000, m.N) {
+		if !t.dup[k] {
+			reg = append(reg, k)
+		}
+	}
+	v, dst := make([][]float64, blockWidth), make([][]float64, blockWidth)
+	for j := range v {
+		v[j], dst[j] = make([]float64, len(reg)), make([]float64, len(reg))
+		for i := range v[j] {
+			v[j][i] = float64((i+j)%7) - 3
+		}
+	}
+	ws := newBatchWorkers()
+	ptimes := func(d, ax, x []float64) { priorTimesBatch(m, t.dup, tau, d, ax, x) }
+	batchApply(t, reg, ptimes, ws, dst, v)
+	b.ResetTimer()
+	for range b.N {
+		batchApply(t, reg, ptimes, ws, dst, v)
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/float64(blockWidth), "s/vector")
+}
+
+var benchClassifierModel struct {
+	once sync.Once
+	m    *Model
+}
+
+// benchClassifier is the two-class model (m = 30) at benchN, built once.
+func benchClassifier(b *testing.B) *Model {
+	benchClassifierModel.once.Do(func() { benchClassifierModel.m = classifier2D(b, benchN(), 30) })
+	return benchClassifierModel.m
+}

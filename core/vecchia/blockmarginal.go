@@ -48,38 +48,45 @@ var correctBlocks = true
 // lower it.
 var correctMin = 2.0
 
-// batchCorrectionVariance is Prepared.CorrectionVariance's estimate of
-// ||L - I||_F^2 / 2 from its correctionProbes probes (the same random
-// numbers), their products batchSides at a time on every core, for t the
-// factor of the precision whose product ptimesB computes.
-func batchCorrectionVariance(t *tri, ptimesB func(dst, ax, x []float64)) float64 {
+// batchCorrectionVariance is Prepared.CorrectionVariance's Hutchinson
+// estimate of ||L - I||_F^2 / 2 and its standard error from probes
+// Rademacher probes drawn from correctionSeed's streams, their products
+// batchSides at a time on every core (batchApply), for t the factor of
+// the precision whose product ptimesB computes.
+func batchCorrectionVariance(t *tri, probes int, ptimesB func(dst, ax, x []float64)) (v, se float64) {
 	var reg []int
 	for k := range t.n {
 		if !t.dup[k] {
 			reg = append(reg, k)
 		}
 	}
-	v, dst := make([][]float64, correctionProbes), make([][]float64, correctionProbes)
-	for i := range v {
+	z, dst := make([][]float64, probes), make([][]float64, probes)
+	for i := range z {
 		g := core.GroupStream(correctionSeed, i)
-		v[i], dst[i] = make([]float64, len(reg)), make([]float64, len(reg))
-		for j := range v[i] {
-			v[i][j] = 1
+		z[i], dst[i] = make([]float64, len(reg)), make([]float64, len(reg))
+		for j := range z[i] {
+			z[i][j] = 1
 			if g.Float64Open() < 0.5 {
-				v[i][j] = -1
+				z[i][j] = -1
 			}
 		}
 	}
-	batchApply(t, reg, ptimesB, newBatchWorkers(), dst, v)
-	s := 0.0
-	for _, d := range dst {
-		s += dot(d, d) / 2
+	batchApply(t, reg, ptimesB, newBatchWorkers(), dst, z)
+	vals := make([]float64, probes)
+	for i, d := range dst {
+		vals[i] = dot(d, d) / 2
+		v += vals[i]
 	}
-	return s / float64(len(dst))
+	v /= float64(probes)
+	if probes > 1 {
+		ss := 0.0
+		for _, x := range vals {
+			ss += (x - v) * (x - v)
+		}
+		se = math.Sqrt(ss / float64(probes-1) / float64(probes))
+	}
+	return v, se
 }
-
-// correctionProbes is batchCorrectionVariance's number of probes.
-const correctionProbes = 16
 
 // blockIters is the number of Lanczos vectors correctBlock builds (fewer
 // when the block has fewer regular rows).
@@ -251,11 +258,11 @@ func blockLanczos(apply func(dst, v [][]float64), n, s, k int) (*mat.Dense, *mat
 // orthonormalize orthonormalizes the vectors v against the orthonormal
 // vectors of against and each other (modified Gram-Schmidt, twice),
 // dropping those whose norm falls below 1e-8 of theirs, and returns at
-// most max of them.
-func orthonormalize(v, against [][]float64, max int) [][]float64 {
+// most limit of them.
+func orthonormalize(v, against [][]float64, limit int) [][]float64 {
 	var out [][]float64
 	for _, x := range v {
-		if len(out) >= max {
+		if len(out) >= limit {
 			break
 		}
 		n0 := math.Sqrt(dot(x, x))
@@ -385,10 +392,12 @@ func (t *tri) solveTransBatch(y []float64) {
 }
 
 // priorTimesBatch sets dst = (A'A + diag(tau)) x for batchSides
-// interleaved sides (priorPrecisionTimes's arithmetic), with ax scratch, on
-// the calling goroutine, in one pass over the rows: row k's (A x)_k from
-// its neighbours' values, then dst's row k and its share of its
-// neighbours' rows (earlier rows, set already).
+// interleaved sides, with ax scratch, on the calling goroutine, in one
+// pass over the rows from the model's conditionals (A's row k is (e_k -
+// B_k) / sqrt(D_k), a repeated point's empty; A is not built: at N =
+// 10^6 it and its transpose would take about 0.7 GB beside the
+// particles): row k's (A x)_k from its neighbours' values, then dst's row
+// k and its share of its neighbours' rows (earlier rows, set already).
 func priorTimesBatch(m *Model, dup []bool, tau, dst, ax, x []float64) {
 	for k := range m.N {
 		a, d := (*[batchSides]float64)(ax[k*batchSides:]), (*[batchSides]float64)(dst[k*batchSides:])

@@ -103,9 +103,8 @@ func TestBlockLanczos(t *testing.T) {
 // incomplete factor's, each estimated with 64 probes, the ratio by more
 // than four combined standard errors; that EP's rounds do not undo it;
 // that it is not made where the incomplete factor's variance is below
-// correctMin; that batchCorrectionVariance is CorrectionVariance; and
-// that the corrected block's batched products are the one-vector
-// products' (priorPrecisionTimes and the solves).
+// correctMin; and that the corrected block's batched products are the
+// one-vector products' (the solves, and A'A from the prior's factor).
 func TestCorrectBlock(t *testing.T) {
 	defer func(c int) { blockCap = c }(blockCap)
 	defer func(c float64) { correctMin = c }(correctMin)
@@ -129,10 +128,6 @@ func TestCorrectBlock(t *testing.T) {
 		t.Fatal("correctBlocks = false corrected")
 	}
 	v0, se0 := p0.CorrectionVariance(64)
-	vb := batchCorrectionVariance(p0.prop, func(dst, ax, x []float64) { priorTimesBatch(m, p0.prop.dup, p0.tau, dst, ax, x) })
-	if v, _ := p0.CorrectionVariance(correctionProbes); math.Abs(vb-v) > 1e-9*v {
-		t.Errorf("batchCorrectionVariance %v, CorrectionVariance %v with the same probes", vb, v)
-	}
 	correctBlocks, correctMin = true, 2*v0
 	if p2, err := Prepare(context.Background(), m, nil); err != nil || p2.BlockCorrected {
 		t.Errorf("a correction variance of %.3g below correctMin %.3g: corrected %v (%v)", v0, correctMin, p2 != nil && p2.BlockCorrected, err)
@@ -165,6 +160,8 @@ func TestCorrectBlock(t *testing.T) {
 	}
 	ws := newBatchWork(n)
 	ws.apply(tr, reg, func(dst, ax, x []float64) { priorTimesBatch(m, tr.dup, p.tau, dst, ax, x) }, dst, v)
+	a := newTri(m)
+	a.priorFactor(m)
 	z, u, au, pu, w := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	for j, x := range v {
 		clear(z)
@@ -172,7 +169,8 @@ func TestCorrectBlock(t *testing.T) {
 			z[k] = x[i]
 		}
 		tr.solveTo(u, z)
-		p.priorPrecisionTimes(pu, au, u)
+		a.mulTo(au, u)
+		a.mulTransTo(pu, au)
 		for k := range pu {
 			pu[k] += p.tau[k] * u[k]
 		}

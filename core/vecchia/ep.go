@@ -198,12 +198,14 @@ func (e *parallelEP) run(ctx context.Context) error {
 			clear(h[:k0])
 			t.backSubstitute(h, k0)
 			blk.load(t)
+			factored := false
 			if e.stats.Sweeps == epRounds-correctedRounds+1 && k0 < n {
 				// Whether the block needs it: the incomplete factor's
 				// correction variance with the current sites.
 				if err := blk.factor(e.tau); err != nil {
 					return stop(err)
 				}
+				factored = true
 				v := e.correctionVariance()
 				e.corrected = correctBlocks && v > correctMin
 				if e.say != nil {
@@ -211,6 +213,11 @@ func (e *parallelEP) run(ctx context.Context) error {
 				}
 			}
 			if e.corrected {
+				if !factored {
+					if err := blk.factor(e.tau); err != nil {
+						return stop(err)
+					}
+				}
 				if err := e.correctLambda(blk, h); err != nil {
 					return stop(err)
 				}
@@ -261,10 +268,14 @@ const correctedRounds = 3
 // sites) leaves (Prepared.CorrectionVariance's estimate and probes, their
 // products in batches: batchCorrectionVariance).
 func (e *parallelEP) correctionVariance() float64 {
-	return batchCorrectionVariance(e.t, func(dst, ax, x []float64) {
+	v, _ := batchCorrectionVariance(e.t, epCorrectionProbes, func(dst, ax, x []float64) {
 		priorTimesBatch(e.m, e.t.dup, e.tau, dst, ax, x)
 	})
+	return v
 }
+
+// epCorrectionProbes is the probes of correctionVariance's estimate.
+const epCorrectionProbes = 16
 
 // correctLambda corrects the block's prior given the later sites, blk's
 // Lambda (blk.load) and linear term h, for the fill that the incomplete
@@ -275,12 +286,10 @@ func (e *parallelEP) correctionVariance() float64 {
 // from one round to the next), and h becomes (Lambda + diag(tau)) mu - nu on the
 // block's rows, mu q's exact mean (conjugate gradients), so that the
 // block's marginal N((Lambda + diag(tau))^-1 (h + nu), ...) has the exact
-// mean. It leaves e.mean at mu.
+// mean. It leaves e.mean at mu. The block must be factored with the
+// current sites (blk.factor), in e.t's block rows.
 func (e *parallelEP) correctLambda(blk *denseBlock, h []float64) error {
 	t, a := e.t, e.a
-	if err := blk.factor(e.tau); err != nil {
-		return err
-	}
 	if e.delta == nil {
 		reg, delta, _, ok := blockDelta(t, e.block, func(dst, ax, x []float64) {
 			priorTimesBatch(e.m, t.dup, e.tau, dst, ax, x)
