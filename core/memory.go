@@ -176,11 +176,16 @@ func CheckMemory(cfg Config, n int) error {
 // PlanParticles is the memory plan of an Estimator outside this package
 // whose running group takes perParticle bytes per particle (core/vecchia's
 // Prepared.Plan): cfg's defaults resolved as a Factor's Plan resolves them
-// for its Method in n dimensions, Groups raised where cfg.MaxMemory asks for
-// smaller groups (as Plan raises them), and the number of groups that
-// may run at once within it; or a *MemoryError.
-func PlanParticles(cfg Config, n int, perParticle int64) (Config, int, error) {
+// for its Method in n dimensions, but for Groups, which is groups where
+// cfg.Groups is 0 (the estimator's own default; 0: DefaultGroups), Groups
+// raised where cfg.MaxMemory asks for smaller groups (as Plan raises
+// them, a default's as well as DefaultGroups'), and the number of groups
+// that may run at once within it; or a *MemoryError.
+func PlanParticles(cfg Config, n int, perParticle int64, groups int) (Config, int, error) {
 	userGroups := cfg.Groups
+	if cfg.Groups == 0 && groups > 0 {
+		cfg.Groups = groups
+	}
 	c := cfg.withDefaultsFor(n)
 	if c.MaxMemory <= 0 {
 		return c, min(c.Threads, c.Groups), nil

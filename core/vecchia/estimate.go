@@ -60,10 +60,41 @@ func plan(cfg core.Config, n int, perParticle int64) (core.Config, int, error) {
 	if cfg.Keep {
 		return cfg, 0, errors.New("vecchia: the estimator keeps no particles (its groups predict the test rows as they end: use Sink)")
 	}
-	planned, workers, err := core.PlanParticles(cfg, n, perParticle)
+	planned, workers, err := core.PlanParticles(cfg, n, perParticle, DefaultGroups(n, cfg.Samples))
 	planned.SinkAhead = planned.Groups
 	return planned, workers, err
 }
+
+// DefaultGroups returns the particle groups the estimator splits samples
+// particles into on n training rows when core.Config.Groups is 0:
+// MethodEP's (core.DefaultGroups: up to 64 of at least 125), and from
+// LargeGroupRows rows on fewer and larger ones, the count divided by
+// ceil(n / LargeGroupRows) but not below MinLargeGroups (nor above
+// MethodEP's). A group's log-estimate spreads more the more steps its
+// twisted weights take, so at a fixed group size the group estimates grow
+// heavy-tailed with n: on the two-class problem (m = 30, M = 10^4),
+// groups of 156 agree at 10^5 and 3 x 10^5 (effectively 50.8 of 64 at
+// 10^5) but not at 10^6 (28.6 of 64, below the half that
+// core.Result.Trust asks), where groups of 312 do (18.2 of 32) and run
+// faster (longer rows a step), their particles in flight taking twice the
+// memory (docs/vecchia.md, Calibration: "Larger groups from 5 x 10^5
+// rows").
+func DefaultGroups(n, samples int) int {
+	g := core.DefaultGroups(core.MethodEP, samples)
+	if n <= LargeGroupRows {
+		return g
+	}
+	s := (n + LargeGroupRows - 1) / LargeGroupRows
+	return max(min(g, MinLargeGroups), g/s)
+}
+
+// LargeGroupRows and MinLargeGroups are DefaultGroups' bounds: the
+// training rows beyond which groups grow with n, and the fewest groups
+// that leaves (a standard error from 15 degrees of freedom).
+const (
+	LargeGroupRows = 500000
+	MinLargeGroups = 16
+)
 
 // NewRunner returns a worker's runner for groups of at most maxM
 // particles (core.Estimator).

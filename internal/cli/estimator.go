@@ -22,7 +22,7 @@ type estimatorFlags struct {
 	seedFlags
 	Method string  `enum:"auto,ep,smc,met,paper-hard,paper-soft" default:"auto" help:"Estimator: ep (particles propagated under expectation propagation's Gaussian approximation of the truncated normal and weighted step by step by the exact target over it), smc (draws from the truncated conditionals, probability weights, systematic resampling when the ESS halves), met (the same with Botev's minimax exponentially tilted proposal), paper-hard (the paper's Algorithm GPC-MC: rejection and refill, product of acceptance fractions), paper-soft (the same with the paper's soft count), or auto: chosen with the order by pilot runs (gpc-tune and gpc-mcmc choose once, at the grid's middle point or the chain's start, and keep it)."`
 	Order  string  `enum:"auto,given,shuffle,interleave,greedy,variance,sharp" default:"auto" help:"Variable order: given (the input order), shuffle (random, from the seed), interleave (alternate the classes of the y column), greedy (Genz-Bretz: smallest conditional probability first), variance (least predictable variable first), sharp (variables nearly determined by all the others first, then as variance), or auto: with --method auto, ep/greedy or met/sharp, chosen by pilot runs of samples/16 particles each; with ep, greedy or variance; with smc or met, sharp or greedy; with the paper's methods, shuffle. gpc-tune and gpc-mcmc order once, at the grid's middle point or the chain's start."`
-	Groups int     `default:"0" help:"Independent particle groups; the estimate is their mean and the standard error comes from their spread (0: up to 32, at least 250 particles each, and for gpc-mcmc at least 8; 1 for the paper's methods, which then report no standard error)."`
+	Groups int     `default:"0" help:"Independent particle groups; the estimate is their mean and the standard error comes from their spread (0: up to 32, at least 250 particles each; for --method ep and the Vecchia path up to 64, at least 125 each, and on the Vecchia path from 5 x 10^5 training rows on fewer and larger ones, 32 at 10^6 and at least 16; for gpc-mcmc at least 8; 1 for the paper's methods, which then report no standard error)."`
 	ESS    float64 `name:"ess" default:"0" help:"Resample when the effective sample size falls below this fraction of the particles, in (0, 1] (0: 0.5 for smc, and for ep below 1000 variables, 0.8 for ep from 1000 on, 0.001 for met)."`
 	Jitter float64 `default:"0" help:"Add this to the covariance diagonal before factorising; recorded in the output metadata (gpc:jitter)."`
 	// plan is the tool's --prepare-only and --plan (plan.go), nil for the
@@ -232,7 +232,6 @@ func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, progre
 	if err != nil {
 		return nil, err
 	}
-	releaseLarge(s.Model.N) // the preparation's scratch, before the particles
 	if p.Shift > 0 {
 		e.rep.warnf("the proposal's incomplete factorisation needed its diagonal raised by %.3g: the estimate is exact, its variance larger", p.Shift)
 	}
@@ -240,6 +239,7 @@ func (c *estimatorFlags) prepareVecchia(e *env, r io.Reader, name string, progre
 		e.rep.warnf("the proposal keeps only %.3g of EP's sites after its dense block (their fill-in is more than the Vecchia pattern holds: length scales long beside the points' spacing, or many features): the estimate is exact, its variance larger; more neighbours, or the dense path, do better", p.SiteScale)
 	}
 	c.correctionCheck(e, p, progress)
+	releaseLarge(s.Model.N) // the preparation's and the check's scratch, before the particles
 	prep := fmt.Sprintf("laplace_steps=%d block=%d ep_rounds=%d shift=%g clipped=%d site_scale=%g", p.Laplace.Iterations, p.Block, p.EP.Sweeps, p.Shift, p.Clipped, p.SiteScale)
 	if p.Complete() {
 		prep += " complete=true" // the dense path's sites, the exact factor (docs/vecchia.md)
@@ -265,7 +265,7 @@ func (c *estimatorFlags) correctionCheck(e *env, p *vecchia.Prepared, progress b
 	}
 	groups := c.Groups
 	if groups == 0 {
-		groups = core.DefaultGroups(core.MethodEP, c.Samples)
+		groups = vecchia.DefaultGroups(p.Dim(), c.Samples)
 	}
 	size := max(1, c.Samples/max(1, groups))
 	v, se := p.CorrectionVariance(correctionProbes)

@@ -57,14 +57,19 @@ func estimateGroups(e *env, p problem, cfg, plan core.Config, lo, hi int, progre
 	if err != nil {
 		return nil, err
 	}
-	warnSplit(e, cfg, plan)
+	warnSplit(e, p, cfg, plan)
 	return outs, nil
 }
 
 // warnSplit warns when the particles were split into more groups than
-// asked to fit --max-memory.
-func warnSplit(e *env, cfg, plan core.Config) {
-	if cfg.Groups == 0 && plan.Groups > core.DefaultGroups(plan.Method, cfg.Samples) {
+// p's default (its plan without a memory limit) to fit --max-memory.
+func warnSplit(e *env, p problem, cfg, plan core.Config) {
+	if cfg.Groups != 0 {
+		return
+	}
+	free := cfg
+	free.MaxMemory = 0
+	if def, err := planned(p, free); err == nil && plan.Groups > def.Groups {
 		e.rep.warnf("the particles were split into %d groups of %d to fit --max-memory (%.3g GB)", plan.Groups, plan.Samples/plan.Groups, float64(cfg.MaxMemory)/1e9)
 	}
 }

@@ -283,3 +283,21 @@ func TestVecchiaCorrectionWarns(t *testing.T) {
 		}
 	}
 }
+
+// TestVecchiaSplit: where no group of the Vecchia estimator's default
+// (vecchia.DefaultGroups) fits --max-memory, gpc-train splits the
+// particles into more, smaller groups and warns that it did; the user's
+// --groups is refused instead.
+func TestVecchiaSplit(t *testing.T) {
+	train, _ := vecchiaFiles(t, 300, 0)
+	model := runCLI(t, Kernel, cliCase{args: []string{"--alpha", "1", "--beta", "10", "--vecchia", "20", "--train", train}})
+	// 16 groups of 125 (MethodEP's default at 2000 particles): a running
+	// group takes 125 x (300 x 4 + 160) bytes = 170 kB.
+	args := []string{"--samples", "2000", "--threads", "1", "--format", "csv"}
+	whole := runCLI(t, Train, cliCase{args: args, stdin: model})
+	split := runCLI(t, Train, cliCase{args: append(args, "--max-memory", "100kB"), stdin: model, stderr: "split into"})
+	if g0, g1 := csvField(t, whole, "groups"), csvField(t, split, "groups"); g0 != 16 || g1 <= g0 {
+		t.Errorf("groups: %v without a limit (want 16), %v within 100 kB (want more)", g0, g1)
+	}
+	runCLI(t, Train, cliCase{args: append(args, "--max-memory", "100kB", "--groups", "16"), stdin: model, code: ExitUsage, stderr: "memory"})
+}
