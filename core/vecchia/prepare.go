@@ -199,6 +199,7 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 		case err != nil:
 			return nil, err
 		case ok:
+			p.prop.release()
 			return p, nil
 		}
 	}
@@ -247,6 +248,7 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	if p.BlockCorrected {
 		say("the block's marginal corrected on %d Lanczos vectors", p.blockVectors)
 	}
+	t.release()
 	return p, nil
 }
 
