@@ -266,6 +266,7 @@ func PrepareMulticlass(ctx context.Context, m *Multiclass, tr core.Trace) (*Prep
 	p.MeanSteps = p.mean(mu, a, t, meanTol)
 	t.mulTo(p.eta, mu)
 	p.ghkOrder(mu)
+	t.release()
 	return p, nil
 }
 
