@@ -75,10 +75,9 @@ func plan(cfg core.Config, n int, perParticle int64) (core.Config, int, error) {
 // heavy-tailed with n: on the two-class problem (m = 30, M = 10^4),
 // groups of 156 agree at 10^5 and 3 x 10^5 (effectively 50.8 of 64 at
 // 10^5) but not at 10^6 (28.6 of 64, below the half that
-// core.Result.Trust asks), where groups of 312 do (18.2 of 32) and run
-// faster (longer rows a step), their particles in flight taking twice the
-// memory (docs/vecchia.md, Calibration: "Larger groups from 5 x 10^5
-// rows").
+// core.Result.Trust asks), where groups of 312 do (18.2 of 32), their
+// particles in flight taking twice the memory (docs/vecchia.md,
+// Calibration: "Larger groups from 5 x 10^5 rows").
 func DefaultGroups(n, samples int) int {
 	g := core.DefaultGroups(core.MethodEP, samples)
 	if n <= LargeGroupRows {
