@@ -942,8 +942,8 @@ func (t *tri) setFull(k0 int) {
 // of, the level schedule, the dense scratch), keeping its pattern and
 // values: what the particles and the substitutions read (a schedule is
 // built again at first use), as NewPreparedFromParts builds it from a
-// plan. At N = 10^6 they are about 2.6 GB that gpc-train would otherwise
-// hold beside the particles.
+// plan. At N = 10^6 with them held beside the particles (32 groups of
+// 312) gpc-train's peak was 6337 MB, without them 5051 MB.
 func (t *tri) release() {
 	t.slot, t.buf, t.pc = nil, nil, nil
 	t.aaOf, t.aaD, t.aaO = nil, nil, nil
