@@ -72,12 +72,15 @@ func plan(cfg core.Config, n int, perParticle int64) (core.Config, int, error) {
 // ceil(n / LargeGroupRows) but not below MinLargeGroups (nor above
 // MethodEP's). A group's log-estimate spreads more the more steps its
 // twisted weights take, so at a fixed group size the group estimates grow
-// heavy-tailed with n: on the two-class problem (m = 30, M = 10^4),
-// groups of 156 agree at 10^5 and 3 x 10^5 (effectively 50.8 of 64 at
-// 10^5) but not at 10^6 (28.6 of 64, below the half that
-// core.Result.Trust asks), where groups of 312 do (18.2 of 32), their
-// particles in flight taking twice the memory (docs/vecchia.md,
-// Calibration: "Larger groups from 5 x 10^5 rows").
+// heavy-tailed with n, and larger groups spread less: on the two-class
+// problem (m = 30, M = 10^4), groups of 156 agree at 10^5 and 3 x 10^5
+// (effectively 50.8 of 64 at 10^5) but not at 10^6 (28.6 of 64, below the
+// half that core.Result.Trust asks); there, from one preparation, 32
+// groups of 312 gave 18.2 and 13.1 of 32 on two seeds and 16 of 625 12.7
+// of 16 on one, whose particles in flight take over 6 GB on two threads
+// (docs/vecchia.md, Calibration: "Larger groups from 5 x 10^5 rows").
+// So the rule narrows the groups' spread where memory allows, but at
+// 10^6 it does not yet make their agreement sure.
 func DefaultGroups(n, samples int) int {
 	g := core.DefaultGroups(core.MethodEP, samples)
 	if n <= LargeGroupRows {
