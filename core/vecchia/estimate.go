@@ -72,15 +72,16 @@ func plan(cfg core.Config, n int, perParticle int64) (core.Config, int, error) {
 // ceil(n / LargeGroupRows) but not below MinLargeGroups (nor above
 // MethodEP's). A group's log-estimate spreads more the more steps its
 // twisted weights take, so at a fixed group size the group estimates grow
-// heavy-tailed with n, and larger groups spread less: on the two-class
-// problem (m = 30, M = 10^4), groups of 156 agree at 10^5 and 3 x 10^5
-// (effectively 50.8 of 64 at 10^5) but not at 10^6 (28.6 of 64, below the
-// half that core.Result.Trust asks); there, from one preparation, 32
-// groups of 312 gave 18.2 and 13.1 of 32 on two seeds and 16 of 625 12.7
-// of 16 on one, whose particles in flight take over 6 GB on two threads
-// (docs/vecchia.md, Calibration: "Larger groups from 5 x 10^5 rows").
-// So the rule narrows the groups' spread where memory allows, but at
-// 10^6 it does not yet make their agreement sure.
+// heavy-tailed with n, and larger groups should spread less: on the
+// two-class problem (m = 30, M = 10^4), groups of 156 agree at 10^5 and 3
+// x 10^5 (effectively 50.8 of 64 at 10^5) but not at 10^6 (28.6 of 64 on
+// one seed, below the half that core.Result.Trust asks); there, from one
+// preparation, 32 groups of 312 gave 18.2, 13.1 and 16.7 of 32 on three
+// seeds (the second below half) and 16 of 625 12.7 of 16 on one, whose
+// particles in flight take over 6 GB on two threads (docs/vecchia.md,
+// Calibration: "Larger groups from 5 x 10^5 rows"). So the rule goes the
+// way the 16-group run points, within the memory, but is not shown to
+// help on average, and at 10^6 the groups' agreement is not yet sure.
 func DefaultGroups(n, samples int) int {
 	g := core.DefaultGroups(core.MethodEP, samples)
 	if n <= LargeGroupRows {
