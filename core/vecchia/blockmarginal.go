@@ -51,9 +51,9 @@ var correctMin = 2.0
 // batchCorrectionVariance is Prepared.CorrectionVariance's Hutchinson
 // estimate of ||L - I||_F^2 / 2 and its standard error from probes
 // Rademacher probes drawn from correctionSeed's streams, their products
-// batchSides at a time on every core (batchApply), for t the factor of
-// the precision whose product ptimesB computes.
-func batchCorrectionVariance(t *tri, probes int, ptimesB func(dst, ax, x []float64)) (v, se float64) {
+// batchSides at a time on every core (batchApply), for t the factor of P
+// = A'A + diag(tau), A the model m's prior factor.
+func batchCorrectionVariance(t *tri, probes int, m *Model, tau []float64) (v, se float64) {
 	var reg []int
 	for k := range t.n {
 		if !t.dup[k] {
@@ -71,7 +71,7 @@ func batchCorrectionVariance(t *tri, probes int, ptimesB func(dst, ax, x []float
 			}
 		}
 	}
-	batchApply(t, reg, ptimesB, newBatchWorkers(), dst, z)
+	batchApply(t, reg, m, tau, newBatchWorkers(), dst, z)
 	vals := make([]float64, probes)
 	for i, d := range dst {
 		vals[i] = dot(d, d) / 2
@@ -101,9 +101,7 @@ const blockSeed = 0x626c6f636b
 // would need a shift or leave a row's site beyond maxSiteShare of its
 // precision.
 func (p *Prepared) correctBlock(t *tri) bool {
-	reg, delta, vectors, ok := blockDelta(t, p.Block, func(dst, ax, x []float64) {
-		priorTimesBatch(p.m, t.dup, p.tau, dst, ax, x)
-	})
+	reg, delta, vectors, ok := blockDelta(t, p.Block, p.m, p.tau)
 	if !ok {
 		return false
 	}
@@ -142,11 +140,11 @@ func (p *Prepared) correctBlock(t *tri) bool {
 // blockDelta returns the block's regular rows reg and the correction
 // delta = T_B'Q H Q'T_B (nb x nb, by regular row) that the Lanczos vectors
 // Q of F = E'(L - I)E give the block's marginal precision T_B'T_B, for t
-// the factor of the precision P whose product ptimesB computes (dst = P
-// x, batchSides interleaved sides, ax scratch) and a dense block of the
-// first block rows, and the number of Lanczos vectors. ok is false where
-// the block is too small to correct or the iteration failed.
-func blockDelta(t *tri, block int, ptimesB func(dst, ax, x []float64)) (reg []int, delta *mat.SymDense, vectors int, ok bool) {
+// the factor of P = A'A + diag(tau) (A the model m's prior factor) and a
+// dense block of the first block rows, and the number of Lanczos vectors.
+// ok is false where the block is too small to correct or the iteration
+// failed.
+func blockDelta(t *tri, block int, m *Model, tau []float64) (reg []int, delta *mat.SymDense, vectors int, ok bool) {
 	for k := range block {
 		if !t.dup[k] {
 			reg = append(reg, k)
@@ -158,7 +156,7 @@ func blockDelta(t *tri, block int, ptimesB func(dst, ax, x []float64)) (reg []in
 		return nil, nil, 0, false
 	}
 	ws := newBatchWorkers()
-	qm, h := blockLanczos(func(dst, v [][]float64) { batchApply(t, reg, ptimesB, ws, dst, v) }, nb, blockWidth, kmax)
+	qm, h := blockLanczos(func(dst, v [][]float64) { batchApply(t, reg, m, tau, ws, dst, v) }, nb, blockWidth, kmax)
 	kk := h.SymmetricDim()
 	// H = U diag(theta) U', and W = T_B' Q U: delta = W diag(theta) W'.
 	var es mat.EigenSym
@@ -287,8 +285,9 @@ func orthonormalize(v, against [][]float64, limit int) [][]float64 {
 }
 
 // batchSides is the number of products of F that a batchWork computes at
-// once: a row's values of the sides are two cache lines, fetched together
-// where the products are bound by the latency of reading scattered rows.
+// once: a row's values of the sides are a cache line (two with the
+// product's), fetched together where the products are bound by the
+// latency of reading scattered rows.
 const batchSides = 8
 
 // newBatchWorkers returns batchApply's workers, one a thread, each
@@ -297,9 +296,10 @@ func newBatchWorkers() []*batchWork { return make([]*batchWork, threads()) }
 
 // batchApply sets dst[j] = E'(L - I)E v[j] for each vector (batchWork's
 // apply), batchSides at a time, the batches shared among the workers ws
-// in turn: each batch's arithmetic is its own, so the same bits whatever
-// the thread count.
-func batchApply(t *tri, reg []int, ptimesB func(dst, ax, x []float64), ws []*batchWork, dst, v [][]float64) {
+// in turn, for t the factor of P = A'A + diag(tau), A the model m's
+// prior factor: each batch's arithmetic is its own, so the same bits
+// whatever the thread count.
+func batchApply(t *tri, reg []int, m *Model, tau []float64, ws []*batchWork, dst, v [][]float64) {
 	batches := (len(v) + batchSides - 1) / batchSides
 	nw := min(len(ws), batches)
 	team(nw, func(w int) {
@@ -308,53 +308,54 @@ func batchApply(t *tri, reg []int, ptimesB func(dst, ax, x []float64), ws []*bat
 		}
 		for b := w; b < batches; b += nw {
 			lo, hi := batchSides*b, min(batchSides*(b+1), len(v))
-			ws[w].apply(t, reg, ptimesB, dst[lo:hi], v[lo:hi])
+			ws[w].apply(t, reg, m, tau, dst[lo:hi], v[lo:hi])
 		}
 	})
 }
 
-// batchWork is the scratch of batchSides products of F at once: three N x
-// batchSides interleaved arrays (row k's value of side j at k*batchSides +
-// j).
-type batchWork struct{ z, u, pu []float64 }
+// batchWork is the scratch of batchSides products of F at once: for each
+// row k, its value u of the sides (T^-1 z) and then its value y of the
+// product (P u, and then T'^-1 P u), batchSides each: w[2 batchSides k +
+// j] and w[2 batchSides k + batchSides + j] for side j. A row's two
+// halves are neighbouring cache lines, and the product's pass reads the
+// one and writes the other for the same neighbours.
+type batchWork struct{ w []float64 }
 
-func newBatchWork(n int) *batchWork {
-	return &batchWork{z: make([]float64, batchSides*n), u: make([]float64, batchSides*n), pu: make([]float64, batchSides*n)}
-}
+func newBatchWork(n int) *batchWork { return &batchWork{w: make([]float64, 2*batchSides*n)} }
 
 // apply sets dst[j] = E'(T^-T P T^-1 - I)E v[j] for up to batchSides
-// vectors v (on the regular rows reg): a forward solve, ptimesB (dst = P
-// x, batchSides interleaved sides, with ax scratch) and a backward solve,
-// for all of them at once, on the calling goroutine.
-func (ws *batchWork) apply(t *tri, reg []int, ptimesB func(dst, ax, x []float64), dst, v [][]float64) {
-	clear(ws.z)
+// vectors v (on the rows reg), P = A'A + diag(tau), for all of them at
+// once on the calling goroutine, in two passes over the rows: a forward
+// solve from the first (forward), and from the last the product with P
+// and the backward solve together (productBack).
+func (ws *batchWork) apply(t *tri, reg []int, m *Model, tau []float64, dst, v [][]float64) {
+	clear(ws.w)
 	for j, x := range v {
 		for i, k := range reg {
-			ws.z[k*batchSides+j] = x[i]
+			ws.w[2*batchSides*k+j] = x[i]
 		}
 	}
-	t.solveBatch(ws.u, ws.z)
-	ptimesB(ws.pu, ws.z, ws.u)
-	t.solveTransBatch(ws.pu)
+	t.forward(ws.w)
+	t.productBack(ws.w, m, tau)
 	for j, d := range dst {
 		for i, k := range reg {
-			d[i] = ws.pu[k*batchSides+j] - v[j][i]
+			d[i] = ws.w[2*batchSides*k+batchSides+j] - v[j][i]
 		}
 	}
 }
 
-// solveBatch sets dst = T^-1 y for batchSides interleaved sides, row by
-// row on the calling goroutine (solveManyTo's arithmetic).
-func (t *tri) solveBatch(dst, y []float64) {
+// forward sets each row's u (batchWork's layout) to T^-1 u, in place,
+// row by row on the calling goroutine (solveManyTo's arithmetic).
+func (t *tri) forward(w []float64) {
+	const s = 2 * batchSides
 	for k := range t.n {
-		d := (*[batchSides]float64)(dst[k*batchSides:])
+		d := (*[batchSides]float64)(w[s*k:])
 		if t.dup[k] {
 			*d = [batchSides]float64{}
 			continue
 		}
-		*d = *(*[batchSides]float64)(y[k*batchSides:])
 		for q := t.start[k]; q < t.start[k+1]; q++ {
-			o, x := t.off[q], (*[batchSides]float64)(dst[int(t.nbr[q])*batchSides:])
+			o, x := t.off[q], (*[batchSides]float64)(w[s*int(t.nbr[q]):])
 			for j := range d {
 				d[j] -= o * x[j]
 			}
@@ -366,65 +367,49 @@ func (t *tri) solveBatch(dst, y []float64) {
 	}
 }
 
-// solveTransBatch sets y to T'^-1 y for batchSides interleaved sides, in place, row
-// by row from the last on the calling goroutine: each row's value, once
-// the later rows' terms are subtracted, over its diagonal, and then its
-// row's entries times it subtracted from the rows of its columns.
-func (t *tri) solveTransBatch(y []float64) {
-	for p := t.n - 1; p >= 0; p-- {
-		d := (*[batchSides]float64)(y[p*batchSides:])
-		if t.dup[p] {
-			*d = [batchSides]float64{}
+// productBack sets each row's y (batchWork's layout, zero on entry) to
+// T'^-1 P u, P = A'A + diag(tau) (A the model's prior factor: its row k
+// is (e_k - B_k) / sqrt(D_k), a repeated point's empty; A is not built,
+// at N = 10^6 it and its transpose would take about 0.7 GB beside the
+// particles), in one pass from the last row on the calling goroutine.
+// When row k is reached every later row has added its share A_ik (A u)_i
+// and subtracted its share T_ik y_i, so k's own share (A u)_k / sqrt(D_k)
+// + tau_k u_k completes (P u)_k less the backward solve's later terms,
+// and y_k is that over T's diagonal; then k adds its shares to its
+// neighbours' rows. A row's neighbours in A are among its neighbours in
+// T, so the pass reads and writes each neighbour's two cache lines once:
+// half the scattered reads of a product pass and a backward pass apart.
+func (t *tri) productBack(w []float64, m *Model, tau []float64) {
+	const s = 2 * batchSides
+	for k := t.n - 1; k >= 0; k-- {
+		y := (*[batchSides]float64)(w[s*k+batchSides:])
+		if t.dup[k] {
+			*y = [batchSides]float64{}
 			continue
 		}
-		dp := t.diag[p]
-		for j := range d {
-			d[j] /= dp
-		}
-		for q := t.start[p]; q < t.start[p+1]; q++ {
-			o := t.off[q]
-			x := (*[batchSides]float64)(y[int(t.nbr[q])*batchSides:])
-			for j := range x {
-				x[j] -= o * d[j]
-			}
-		}
-	}
-}
-
-// priorTimesBatch sets dst = (A'A + diag(tau)) x for batchSides
-// interleaved sides, with ax scratch, on the calling goroutine, in one
-// pass over the rows from the model's conditionals (A's row k is (e_k -
-// B_k) / sqrt(D_k), a repeated point's empty; A is not built: at N =
-// 10^6 it and its transpose would take about 0.7 GB beside the
-// particles): row k's (A x)_k from its neighbours' values, then dst's row
-// k and its share of its neighbours' rows (earlier rows, set already).
-func priorTimesBatch(m *Model, dup []bool, tau, dst, ax, x []float64) {
-	for k := range m.N {
-		a, d := (*[batchSides]float64)(ax[k*batchSides:]), (*[batchSides]float64)(dst[k*batchSides:])
-		xk := (*[batchSides]float64)(x[k*batchSides:])
-		if dup[k] {
-			*a = [batchSides]float64{}
-			for j := range d {
-				d[j] = tau[k] * xk[j]
-			}
-			continue
-		}
-		*a = *xk
+		u := (*[batchSides]float64)(w[s*k:])
+		a := *u
 		for q := m.Start[k]; q < m.Start[k+1]; q++ {
-			c, xs := m.Coef[q], (*[batchSides]float64)(x[int(m.Nbr[q])*batchSides:])
+			c, x := m.Coef[q], (*[batchSides]float64)(w[s*int(m.Nbr[q]):])
 			for j := range a {
-				a[j] -= c * xs[j]
+				a[j] -= c * x[j]
 			}
 		}
-		s := 1 / math.Sqrt(m.CondVar[k])
+		ic, dk := 1/m.CondVar[k], t.diag[k] // a: (A u)_k / sqrt(D_k)
 		for j := range a {
-			a[j] *= s
-			d[j] = tau[k]*xk[j] + a[j]*s
+			a[j] *= ic
+			y[j] = (y[j] + tau[k]*u[j] + a[j]) / dk
 		}
 		for q := m.Start[k]; q < m.Start[k+1]; q++ {
-			c, ds := m.Coef[q], (*[batchSides]float64)(dst[int(m.Nbr[q])*batchSides:])
-			for j := range ds {
-				ds[j] -= c * a[j] * s
+			c, x := m.Coef[q], (*[batchSides]float64)(w[s*int(m.Nbr[q])+batchSides:])
+			for j := range x {
+				x[j] -= c * a[j]
+			}
+		}
+		for q := t.start[k]; q < t.start[k+1]; q++ {
+			o, x := t.off[q], (*[batchSides]float64)(w[s*int(t.nbr[q])+batchSides:])
+			for j := range x {
+				x[j] -= o * y[j]
 			}
 		}
 	}

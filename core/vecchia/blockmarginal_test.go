@@ -159,7 +159,7 @@ func TestCorrectBlock(t *testing.T) {
 		dst[j] = make([]float64, len(reg))
 	}
 	ws := newBatchWork(n)
-	ws.apply(tr, reg, func(dst, ax, x []float64) { priorTimesBatch(m, tr.dup, p.tau, dst, ax, x) }, dst, v)
+	ws.apply(tr, reg, m, p.tau, dst, v)
 	a := newTri(m)
 	a.priorFactor(m)
 	z, u, au, pu, w := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)

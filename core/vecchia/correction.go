@@ -24,7 +24,5 @@ func (p *Prepared) CorrectionVariance(probes int) (v, se float64) {
 	if p.Complete() || probes < 1 {
 		return 0, 0
 	}
-	return batchCorrectionVariance(p.prop, probes, func(dst, ax, x []float64) {
-		priorTimesBatch(p.m, p.prop.dup, p.tau, dst, ax, x)
-	})
+	return batchCorrectionVariance(p.prop, probes, p.m, p.tau)
 }

@@ -268,9 +268,7 @@ const correctedRounds = 3
 // sites) leaves (Prepared.CorrectionVariance's estimate and probes, their
 // products in batches: batchCorrectionVariance).
 func (e *parallelEP) correctionVariance() float64 {
-	v, _ := batchCorrectionVariance(e.t, epCorrectionProbes, func(dst, ax, x []float64) {
-		priorTimesBatch(e.m, e.t.dup, e.tau, dst, ax, x)
-	})
+	v, _ := batchCorrectionVariance(e.t, epCorrectionProbes, e.m, e.tau)
 	return v
 }
 
@@ -291,9 +289,7 @@ const epCorrectionProbes = 16
 func (e *parallelEP) correctLambda(blk *denseBlock, h []float64) error {
 	t, a := e.t, e.a
 	if e.delta == nil {
-		reg, delta, _, ok := blockDelta(t, e.block, func(dst, ax, x []float64) {
-			priorTimesBatch(e.m, t.dup, e.tau, dst, ax, x)
-		})
+		reg, delta, _, ok := blockDelta(t, e.block, e.m, e.tau)
 		if !ok {
 			return nil
 		}
