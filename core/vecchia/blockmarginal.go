@@ -88,28 +88,63 @@ func batchCorrectionVariance(t *tri, probes int, m *Model, tau []float64) (v, se
 	return v, se
 }
 
-// blockIters is the number of Lanczos vectors correctBlock builds (fewer
-// when the block has fewer regular rows).
+// blockIters is the number of Lanczos vectors blockDelta builds from
+// nothing (fewer when the block has fewer regular rows).
 const blockIters = 384
 
-// blockSeed is the random stream of correctBlock's starting vector.
+// refineIters is the number of Lanczos vectors that refine EP's
+// correction on the proposal's factor (correctBlock); tests change it.
+var refineIters = 64
+
+// blockSeed is the random stream of blockDelta's starting vectors.
 const blockSeed = 0x626c6f636b
 
 // correctBlock corrects the marginal of the dense block's variables in
-// t, the proposal's factor of A'A + diag(p.tau) (see above). It leaves t
-// as it was and reports false where the corrected block's factorisation
-// would need a shift or leave a row's site beyond maxSiteShare of its
-// precision.
-func (p *Prepared) correctBlock(t *tri) bool {
-	reg, delta, vectors, ok := blockDelta(t, p.Block, p.m, p.tau)
-	if !ok {
+// t, the proposal's factor of A'A + diag(p.tau) (see above). ep is the
+// correction that EP's corrected rounds computed (nil if none): it is the
+// precision that the incomplete elimination of the later rows drops from
+// the block's marginal, so it depends on the later rows' sites, not the
+// block's, and EP's last rounds reuse it (parallelEP.correctLambda). The
+// proposal's later sites differ from that round's by two rounds' updates
+// and by widenSites, which moves r's variance with ep alone from 1.05 to
+// 2.36 at N = 10^6 (docs/vecchia.md, Calibration), so correctBlock
+// applies ep and then corrects what it leaves with refineIters more
+// Lanczos vectors on the corrected factor, a sixth of a correction from
+// nothing. Without ep it corrects from nothing (blockIters vectors).
+// Any block precision leaves the estimate unbiased (r is computed from
+// the new factor); only r's variance depends on it. It leaves t as it
+// was and reports false where the corrected block's factorisation would
+// need a shift or leave a row's site beyond maxSiteShare of its
+// precision (after ep is applied, a refinement that would is skipped).
+func (p *Prepared) correctBlock(t *tri, ep *blockCorrection) bool {
+	if ep == nil {
+		c, ok := blockDelta(t, p.Block, p.m, p.tau, blockIters)
+		if !ok || !p.applyCorrection(t, c) {
+			return false
+		}
+		p.blockVectors = c.vectors
+		return true
+	}
+	if !p.applyCorrection(t, ep) {
 		return false
 	}
-	p.blockVectors = vectors
+	p.blockVectors = ep.vectors
+	if c, ok := blockDelta(t, p.Block, p.m, p.tau, refineIters); ok && p.applyCorrection(t, c) {
+		p.refineVectors = c.vectors
+	}
+	return true
+}
+
+// applyCorrection gives the block's marginal precision T_B'T_B in t the
+// correction c, refactoring t's block rows. It leaves t as it was and
+// reports false where the new block's factorisation would need a shift
+// or leave a row's site beyond maxSiteShare of its precision.
+func (p *Prepared) applyCorrection(t *tri, c *blockCorrection) bool {
+	reg := c.reg
 	nb := len(reg)
 	prec := mat.NewSymDense(nb, nil)
 	prec.SymOuterK(1, blockFactor(t, reg)) // T_B'T_B
-	prec.AddSym(prec, delta)
+	prec.AddSym(prec, c.delta)
 	// The new block, in t's block rows (each row every earlier regular
 	// column, in order), factored; the old kept to restore.
 	b := p.Block
@@ -122,7 +157,7 @@ func (p *Prepared) correctBlock(t *tri) bool {
 		}
 	}
 	shift, err := t.factorShifted(pd, po, 0, b, maxShift)
-	ok = err == nil && shift == 0
+	ok := err == nil && shift == 0
 	for _, k := range reg {
 		if !ok {
 			break
@@ -137,23 +172,32 @@ func (p *Prepared) correctBlock(t *tri) bool {
 	return ok
 }
 
-// blockDelta returns the block's regular rows reg and the correction
-// delta = T_B'Q H Q'T_B (nb x nb, by regular row) that the Lanczos vectors
-// Q of F = E'(L - I)E give the block's marginal precision T_B'T_B, for t
-// the factor of P = A'A + diag(tau) (A the model m's prior factor) and a
-// dense block of the first block rows, and the number of Lanczos vectors.
-// ok is false where the block is too small to correct or the iteration
-// failed.
-func blockDelta(t *tri, block int, m *Model, tau []float64) (reg []int, delta *mat.SymDense, vectors int, ok bool) {
+// blockCorrection is blockDelta's correction of the block's marginal
+// precision: delta (nb x nb) on the block's regular rows reg, from
+// vectors Lanczos vectors.
+type blockCorrection struct {
+	reg     []int
+	delta   *mat.SymDense
+	vectors int
+}
+
+// blockDelta returns the correction delta = T_B'Q H Q'T_B (nb x nb, by
+// the block's regular rows) that at most k Lanczos vectors Q of F = E'(L
+// - I)E give the block's marginal precision T_B'T_B, for t the factor of
+// P = A'A + diag(tau) (A the model m's prior factor) and a dense block of
+// the first block rows. ok is false where the block is too small to
+// correct or the iteration failed.
+func blockDelta(t *tri, block int, m *Model, tau []float64, k int) (c *blockCorrection, ok bool) {
+	var reg []int
 	for k := range block {
 		if !t.dup[k] {
 			reg = append(reg, k)
 		}
 	}
 	nb, n := len(reg), t.n
-	kmax := min(blockIters, nb)
+	kmax := min(k, nb)
 	if kmax < 2 || block >= n {
-		return nil, nil, 0, false
+		return nil, false
 	}
 	ws := newBatchWorkers()
 	qm, h := blockLanczos(func(dst, v [][]float64) { batchApply(t, reg, m, tau, ws, dst, v) }, nb, blockWidth, kmax)
@@ -161,7 +205,7 @@ func blockDelta(t *tri, block int, m *Model, tau []float64) (reg []int, delta *m
 	// H = U diag(theta) U', and W = T_B' Q U: delta = W diag(theta) W'.
 	var es mat.EigenSym
 	if !es.Factorize(h, true) {
-		return nil, nil, 0, false
+		return nil, false
 	}
 	theta := es.Values(nil)
 	var uv, qu, wm mat.Dense
@@ -178,10 +222,10 @@ func blockDelta(t *tri, block int, m *Model, tau []float64) (reg []int, delta *m
 			dst.Set(i, j, wm.At(i, j)*s)
 		}
 	}
-	delta = mat.NewSymDense(nb, nil)
+	delta := mat.NewSymDense(nb, nil)
 	delta.SymOuterK(1, plus)
 	delta.SymRankK(delta, -1, minus)
-	return reg, delta, kk, true
+	return &blockCorrection{reg: reg, delta: delta, vectors: kk}, true
 }
 
 // blockFactor returns T_B', the transpose of t's block rows reg (dense

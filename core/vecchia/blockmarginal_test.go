@@ -102,7 +102,8 @@ func TestBlockLanczos(t *testing.T) {
 // lowered to 200, as TestCorrectionVariance) to under a third of the
 // incomplete factor's, each estimated with 64 probes, the ratio by more
 // than four combined standard errors; that EP's rounds do not undo it;
-// that it is not made where the incomplete factor's variance is below
+// that refining EP's correction on the proposal's factor (refineIters)
+// leaves less than EP's correction alone; that it is not made where the incomplete factor's variance is below
 // correctMin; and that the corrected block's batched products are the
 // one-vector products' (the solves, and A'A from the prior's factor).
 func TestCorrectBlock(t *testing.T) {
@@ -118,6 +119,21 @@ func TestCorrectBlock(t *testing.T) {
 		t.Fatal("the block's marginal was not corrected")
 	}
 	v1, se1 := p.CorrectionVariance(64)
+	// EP's correction alone, not refined on the proposal's factor: the
+	// later sites' last changes (widenSites) leave more variance.
+	k := refineIters
+	refineIters = 0
+	ps, err := Prepare(context.Background(), m, nil)
+	refineIters = k
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, ses := ps.CorrectionVariance(64)
+	t.Logf("Var_q(r): %.4g (se %.2g) refined on %d vectors, %.4g (se %.2g) EP's correction alone", v1, se1, p.refineVectors, vs, ses)
+	if !ps.BlockCorrected || ps.refineVectors != 0 || p.refineVectors == 0 || vs-v1 < 4*math.Hypot(se1, ses) {
+		t.Errorf("Var_q(r) %.4g (se %.2g) refined on %d vectors against %.4g (se %.2g) on EP's correction alone (%d, corrected %v): want the refinement to lower it",
+			v1, se1, p.refineVectors, vs, ses, ps.refineVectors, ps.BlockCorrected)
+	}
 	defer func(c bool) { correctBlocks = c }(correctBlocks)
 	correctBlocks = false
 	p0, err := Prepare(context.Background(), m, nil)

@@ -120,7 +120,7 @@ func (p *Prepared) prepareComplete(ctx context.Context, a *tri, tr core.Trace, s
 		return false, nil
 	}
 	p.Block, p.tau, p.nu, p.EP, p.Widened, p.Shift, p.SiteScale = n, tau, nu, stats, widened, shift, 1
-	return true, p.finish(a, t, pd, po, rtau, rnu, make([]float64, n))
+	return true, p.finish(a, t, pd, po, rtau, rnu, make([]float64, n), nil)
 }
 
 // impliedCov is Implied's covariance of w, from the model's latent factor

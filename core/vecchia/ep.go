@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/gpc-mc/gpc/core"
-	"gonum.org/v1/gonum/mat"
 )
 
 // Expectation propagation for the proposal's sites. Each row k (each
@@ -60,9 +59,8 @@ type parallelEP struct {
 	// factor (Prepared.correctBlock).
 	corrected bool
 	// delta is the block's correction that the first corrected round
-	// computed (blockDelta), by the regular rows deltaReg.
-	delta    *mat.SymDense
-	deltaReg []int
+	// computed (blockDelta).
+	delta *blockCorrection
 
 	pd, po []float64
 }
@@ -278,10 +276,10 @@ const epCorrectionProbes = 16
 // correctLambda corrects the block's prior given the later sites, blk's
 // Lambda (blk.load) and linear term h, for the fill that the incomplete
 // elimination of the later rows drops: Lambda gains blockDelta's
-// correction of the factor with the first corrected round's sites (as
-// Prepared's correctBlock; computed once, at about 140 s at N = 10^6,
-// and kept: the later sites, which make the dropped fill, move little
-// from one round to the next), and h becomes (Lambda + diag(tau)) mu - nu on the
+// correction of the factor with the first corrected round's sites
+// (computed once, 50-170 s at N = 10^6 on two cores, and kept: the later
+// sites, which make the dropped fill, move little from one round to the
+// next; Prepared.correctBlock starts the proposal's from it), and h becomes (Lambda + diag(tau)) mu - nu on the
 // block's rows, mu q's exact mean (conjugate gradients), so that the
 // block's marginal N((Lambda + diag(tau))^-1 (h + nu), ...) has the exact
 // mean. It leaves e.mean at mu. The block must be factored with the
@@ -289,13 +287,13 @@ const epCorrectionProbes = 16
 func (e *parallelEP) correctLambda(blk *denseBlock, h []float64) error {
 	t, a := e.t, e.a
 	if e.delta == nil {
-		reg, delta, _, ok := blockDelta(t, e.block, e.m, e.tau)
+		c, ok := blockDelta(t, e.block, e.m, e.tau, blockIters)
 		if !ok {
 			return nil
 		}
-		e.deltaReg, e.delta = reg, delta
+		e.delta = c
 	}
-	reg, delta := e.deltaReg, e.delta
+	reg, delta := e.delta.reg, e.delta.delta
 	for i, k := range reg {
 		blk.pd[k] += delta.At(i, i)
 		for j := range i {

@@ -86,6 +86,7 @@ type Prepared struct {
 	// for the fill the incomplete factor drops (correctBlock).
 	BlockCorrected bool
 	blockVectors   int // the Lanczos vectors of the correction
+	refineVectors  int // and of its refinement on the proposal's factor
 	// KeepPaths is the number of particle paths the estimate keeps for
 	// later prediction (0: none), split over the groups as
 	// KeptSizes says; each group's go with its output
@@ -217,7 +218,7 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	p.Shift = e.shift
 	p.tau, p.nu = e.tau, e.nu
 	p.Widened = widenSites(m, e)
-	p.BlockCorrected = e.corrected // finish corrects the final factor's block too
+	p.BlockCorrected = e.corrected // finish corrects the final factor's block too, from EP's correction
 	// The proposal's own factor, in EP's pattern (dense rows in the block,
 	// A's pattern after it), whose A'A is computed already.
 	t := h
@@ -242,21 +243,22 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 		}
 	}
 	// the last round's mean: a start close to the end
-	if err := p.finish(a, t, pd, po, e.rtau, e.rnu, e.mean); err != nil {
+	if err := p.finish(a, t, pd, po, e.rtau, e.rnu, e.mean, e.delta); err != nil {
 		return nil, err
 	}
 	if p.BlockCorrected {
-		say("the block's marginal corrected on %d Lanczos vectors", p.blockVectors)
+		say("the block's marginal corrected on %d Lanczos vectors and refined on %d more", p.blockVectors, p.refineVectors)
 	}
 	t.release()
 	return p, nil
 }
 
 // finish completes the proposal from its factor t of A'A + diag(p.tau)
-// (pd and po: scratch of t's pattern), EP's row sites ertau, ernu and a
-// start mu for q's mean: the sites' clipping, the rows' sites, the prior's
-// coefficients in t's pattern and q's mean.
-func (p *Prepared) finish(a, t *tri, pd, po, ertau, ernu, mu []float64) error {
+// (pd and po: scratch of t's pattern), EP's row sites ertau, ernu, a
+// start mu for q's mean and EP's correction of the block's marginal ep
+// (nil if none): the sites' clipping, the rows' sites, the block's
+// correction, the prior's coefficients in t's pattern and q's mean.
+func (p *Prepared) finish(a, t *tri, pd, po, ertau, ernu, mu []float64, ep *blockCorrection) error {
 	m, n := p.m, p.m.N
 	for k := range n {
 		if m.CondVar[k] == 0 {
@@ -279,7 +281,7 @@ func (p *Prepared) finish(a, t *tri, pd, po, ertau, ernu, mu []float64) error {
 	t.dw = nil // a complete factorisation's scratch
 	p.prop = t
 	if p.BlockCorrected {
-		p.BlockCorrected = p.Block < n && p.correctBlock(t)
+		p.BlockCorrected = p.Block < n && p.correctBlock(t, ep)
 	}
 	p.setPriorCoefficients()
 	// q's mean: the exact mean of p(x) prod site(x), mu = P^-1 Nu with
