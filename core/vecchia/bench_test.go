@@ -200,10 +200,11 @@ func BenchmarkSubstitutions(b *testing.B) {
 }
 
 // BenchmarkBlockProducts times one block of blockWidth products of the
-// block correction's operator E'(L - I)E (batchApply: a forward solve, a
-// product with A'A + diag(tau) and a backward solve over all N rows,
-// batchSides sides a thread), on the prior's factor with tau = 0.3 and a
-// block of 2000 rows, the cost of each of blockLanczos's steps:
+// block correction's operator E'(L - I)E (batchApply: a forward solve,
+// then the product with A'A + diag(tau) and the backward solve in one
+// pass, over all N rows, batchSides sides a thread), on the prior's
+// factor with tau = 0.3 and a block of 2000 rows, the cost of each of
+// blockLanczos's steps:
 //
 //	GPC_BENCH_N=1000000 go test ./core/vecchia -run '^$' -bench BlockProducts -count 5
 func BenchmarkBlockProducts(b *testing.B) {
