@@ -92,11 +92,24 @@ func batchCorrectionVariance(t *tri, probes int, m *Model, tau []float64) (v, se
 // nothing (fewer when the block has fewer regular rows).
 const blockIters = 384
 
+// epIters is the number of Lanczos vectors of EP's correction
+// (parallelEP.correctLambda), which the proposal's refines on
+// refineIters more (correctBlock). Split 192 and 192 they leave r the
+// variance that 384 and 128 leave, on a third fewer products: at N =
+// 10^6 (benchClassifier's model, m = 30, a block of 1616) 1.368 (se
+// 0.028) against 1.354 (se 0.028), and 192 and 128 left 1.436. More
+// vectors do not lower it: 384 and 128 and then 384 more left 1.351.
+// The variance left is not in the block's own rows but in their
+// products with the rows after it (docs/vecchia.md, Calibration: "Where
+// the variance left lives").
+const epIters = 192
+
 // refineIters is the number of Lanczos vectors that refine EP's
-// correction on the proposal's factor (correctBlock): at N = 10^6 (the
-// two-class problem, m = 30) 64 left r a variance of 1.13 (se 0.029) and
-// 128 left 1.05 (se 0.031), a correction from nothing's. Tests change it.
-var refineIters = 128
+// correction on the proposal's factor (correctBlock, epIters above). At
+// N = 10^6 on the docs' two-class problem (m = 30) 64 of them after EP's
+// 384 left r a variance of 1.13 (se 0.029) and 128 left 1.05 (se 0.031), a
+// correction from nothing's. Tests change it.
+var refineIters = 192
 
 // blockSeed is the random stream of blockDelta's starting vectors.
 const blockSeed = 0x626c6f636b
@@ -111,7 +124,7 @@ const blockSeed = 0x626c6f636b
 // and by widenSites, which moves r's variance with ep alone from 1.05 to
 // 2.36 at N = 10^6 (docs/vecchia.md, Calibration), so correctBlock
 // applies ep and then corrects what it leaves with refineIters more
-// Lanczos vectors on the corrected factor, a third of a correction from
+// Lanczos vectors on the corrected factor, half a correction from
 // nothing. Without ep it corrects from nothing (blockIters vectors).
 // Any block precision leaves the estimate unbiased (r is computed from
 // the new factor); only r's variance depends on it. It leaves t as it

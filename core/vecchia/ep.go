@@ -276,18 +276,19 @@ const epCorrectionProbes = 16
 // correctLambda corrects the block's prior given the later sites, blk's
 // Lambda (blk.load) and linear term h, for the fill that the incomplete
 // elimination of the later rows drops: Lambda gains blockDelta's
-// correction of the factor with the first corrected round's sites
-// (computed once, 50-170 s at N = 10^6 on two cores, and kept: the later
-// sites, which make the dropped fill, move little from one round to the
-// next; Prepared.correctBlock starts the proposal's from it), and h becomes (Lambda + diag(tau)) mu - nu on the
-// block's rows, mu q's exact mean (conjugate gradients), so that the
+// correction of the factor with the first corrected round's sites, on
+// epIters Lanczos vectors (computed once, about 40 s at N = 10^6 on two
+// cores in one run, and kept: the later sites, which make the dropped
+// fill, move little from one round to the next; Prepared.correctBlock
+// starts the proposal's from it), and h becomes (Lambda + diag(tau)) mu -
+// nu on the block's rows, mu q's exact mean (conjugate gradients), so that the
 // block's marginal N((Lambda + diag(tau))^-1 (h + nu), ...) has the exact
 // mean. It leaves e.mean at mu. The block must be factored with the
 // current sites (blk.factor), in e.t's block rows.
 func (e *parallelEP) correctLambda(blk *denseBlock, h []float64) error {
 	t, a := e.t, e.a
 	if e.delta == nil {
-		c, ok := blockDelta(t, e.block, e.m, e.tau, blockIters)
+		c, ok := blockDelta(t, e.block, e.m, e.tau, epIters)
 		if !ok {
 			return nil
 		}

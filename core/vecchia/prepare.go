@@ -246,8 +246,11 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	if err := p.finish(a, t, pd, po, e.rtau, e.rnu, e.mean, e.delta); err != nil {
 		return nil, err
 	}
-	if p.BlockCorrected {
+	switch {
+	case p.BlockCorrected && p.refineVectors > 0:
 		say("the block's marginal corrected on %d Lanczos vectors and refined on %d more", p.blockVectors, p.refineVectors)
+	case p.BlockCorrected:
+		say("the block's marginal corrected on %d Lanczos vectors", p.blockVectors)
 	}
 	t.release()
 	return p, nil
