@@ -174,6 +174,36 @@ restarted() {
   echo "byte-identical to the unsharded run"
 }
 has() { grep -qF -- "$2" "$d/$1.err" || fail "$1: the report does not say \"$2\""; }
+# signalled PID: waits until a process held by SIGSTOP has been sent
+# SIGTERM (pending: bit 15 of its shared pending signals in /proc), or
+# runs again (Slurm's cancel sends SIGCONT before SIGTERM), or has ended.
+signalled() {
+  local m st
+  for _ in $(seq 200); do
+    m=$(awk '$1 == "ShdPnd:" { print $2 }' "/proc/$1/status" 2>/dev/null || true)
+    st=$(awk '$1 == "State:" { print $2 }' "/proc/$1/status" 2>/dev/null || true)
+    [ -z "$st" ] || [ "$st" != T ] && return
+    [ -n "$m" ] && (((0x$m & 0x4000) != 0)) && return
+    sleep 0.05
+  done
+  fail "SIGTERM did not reach process $1"
+}
+# hold PID: stops the tool (SIGSTOP) before a signal is sent through
+# Slurm, so that a shard that computes fast, or a slow scancel, cannot let
+# it finish first (under load it did: exit 0); release PID: lets it go on
+# once the signal has reached it.
+hold() {
+  kill -STOP "$1" || fail "process $1 ended before the signal could be sent"
+  for _ in $(seq 200); do
+    [ "$(awk '$1 == "State:" { print $2 }' "/proc/$1/status" 2>/dev/null || true)" = T ] && return
+    sleep 0.01
+  done
+  fail "process $1 did not stop"
+}
+release() {
+  signalled "$1"
+  kill -CONT "$1" 2>/dev/null || true
+}
 
 # --- the runs -----------------------------------------------------------------
 
@@ -286,7 +316,9 @@ rm -f "$out"
 bg term "$run" gpc-orthant 4 "$out" "${oargs[@]}"
 p=$(running gpc-orthant 2/4)
 sleep 0.3 # past the tool's start, when it catches signals (before, SIGTERM kills it: exit 143)
+hold "$p"
 scancel --batch --signal=TERM "$(array term)_2"
+release "$p"
 finish term 1
 has term "shard 2 (job $(array term)_2): FAILED, exit 130 (interrupted: SIGTERM or SIGINT): gpc-orthant: interrupted"
 ! kill -0 "$p" 2>/dev/null || fail "the tool of shard 2 still runs"
@@ -329,9 +361,11 @@ echo "== the whole array cancelled (scancel): run.sh fails; an existing output i
 echo "an older output" > "$out"
 cp "$out" "$d/older"
 bg cancel "$run" gpc-orthant 4 "$out" "${oargs[@]}"
-running gpc-orthant 0/4 >/dev/null
+p=$(running gpc-orthant 0/4)
 sleep 0.3 # past the tool's start, when it catches signals
+hold "$p"
 scancel "$(array cancel)"
+release "$p"
 finish cancel 1
 has cancel "shard 0 (job $(array cancel)_0): CANCELLED, exit 130"
 has cancel "shard 3 (job $(array cancel)_3): CANCELLED"
