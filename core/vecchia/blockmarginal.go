@@ -394,8 +394,9 @@ func (ws *batchWork) apply(t *tri, reg []int, m *Model, tau []float64, dst, v []
 			ws.w[2*batchSides*k+j] = x[i]
 		}
 	}
-	t.forward(ws.w)
-	t.productBack(ws.w, m, tau)
+	var sc batchScratch
+	t.forward(ws.w, &sc)
+	t.productBack(ws.w, m, tau, &sc)
 	for j, d := range dst {
 		for i, k := range reg {
 			d[i] = ws.w[2*batchSides*k+batchSides+j] - v[j][i]
@@ -404,24 +405,24 @@ func (ws *batchWork) apply(t *tri, reg []int, m *Model, tau []float64, dst, v []
 }
 
 // forward sets each row's u (batchWork's layout) to T^-1 u, in place,
-// row by row on the calling goroutine (solveManyTo's arithmetic).
-func (t *tri) forward(w []float64) {
+// row by row on the calling goroutine: a row's sides less the
+// combination of its pattern's rows (core.Combine, whose vector path
+// reads the rows side by side), over its diagonal.
+func (t *tri) forward(w []float64, sc *batchScratch) {
 	const s = 2 * batchSides
+	acc := sc.acc[:]
 	for k := range t.n {
-		d := (*[batchSides]float64)(w[s*k:])
+		d := w[s*k : s*k+batchSides]
 		if t.dup[k] {
-			*d = [batchSides]float64{}
+			clear(d)
 			continue
 		}
-		for q := t.start[k]; q < t.start[k+1]; q++ {
-			o, x := t.off[q], (*[batchSides]float64)(w[s*int(t.nbr[q]):])
-			for j := range d {
-				d[j] -= o * x[j]
-			}
-		}
+		a, b := t.start[k], t.start[k+1]
+		clear(acc)
+		core.Combine(acc, w, sc.offsets(t.nbr[a:b], 0), t.off[a:b])
 		dk := t.diag[k]
 		for j := range d {
-			d[j] /= dk
+			d[j] = (d[j] - acc[j]) / dk
 		}
 	}
 }
@@ -435,43 +436,56 @@ func (t *tri) forward(w []float64) {
 // and subtracted its share T_ik y_i, so k's own share (A u)_k / sqrt(D_k)
 // + tau_k u_k completes (P u)_k less the backward solve's later terms,
 // and y_k is that over T's diagonal; then k adds its shares to its
-// neighbours' rows. A row's neighbours in A are among its neighbours in
-// T, so the pass reads and writes each neighbour's two cache lines once:
-// half the scattered reads of a product pass and a backward pass apart.
-func (t *tri) productBack(w []float64, m *Model, tau []float64) {
+// neighbours' rows (core.Axpy). A row's neighbours in A are among its
+// neighbours in T, so the pass reads and writes each neighbour's two
+// cache lines once: half the scattered reads of a product pass and a
+// backward pass apart.
+func (t *tri) productBack(w []float64, m *Model, tau []float64, sc *batchScratch) {
 	const s = 2 * batchSides
+	acc := sc.acc[:]
 	for k := t.n - 1; k >= 0; k-- {
-		y := (*[batchSides]float64)(w[s*k+batchSides:])
+		y := w[s*k+batchSides : s*k+s]
 		if t.dup[k] {
-			*y = [batchSides]float64{}
+			clear(y)
 			continue
 		}
-		u := (*[batchSides]float64)(w[s*k:])
-		a := *u
-		for q := m.Start[k]; q < m.Start[k+1]; q++ {
-			c, x := m.Coef[q], (*[batchSides]float64)(w[s*int(m.Nbr[q]):])
-			for j := range a {
-				a[j] -= c * x[j]
-			}
-		}
+		u := w[s*k : s*k+batchSides]
+		ms, me := m.Start[k], m.Start[k+1]
+		clear(acc)
+		core.Combine(acc, w, sc.offsets(m.Nbr[ms:me], 0), m.Coef[ms:me])
 		ic, dk := 1/m.CondVar[k], t.diag[k] // a: (A u)_k / sqrt(D_k)
+		a := sc.a[:]
 		for j := range a {
-			a[j] *= ic
+			a[j] = (u[j] - acc[j]) * ic
 			y[j] = (y[j] + tau[k]*u[j] + a[j]) / dk
 		}
-		for q := m.Start[k]; q < m.Start[k+1]; q++ {
-			c, x := m.Coef[q], (*[batchSides]float64)(w[s*int(m.Nbr[q])+batchSides:])
-			for j := range x {
-				x[j] -= c * a[j]
-			}
+		for q := ms; q < me; q++ {
+			o := s*int(m.Nbr[q]) + batchSides
+			core.Axpy(w[o:o+batchSides], -m.Coef[q], a)
 		}
 		for q := t.start[k]; q < t.start[k+1]; q++ {
-			o, x := t.off[q], (*[batchSides]float64)(w[s*int(t.nbr[q])+batchSides:])
-			for j := range x {
-				x[j] -= o * y[j]
-			}
+			o := s*int(t.nbr[q]) + batchSides
+			core.Axpy(w[o:o+batchSides], -t.off[q], y)
 		}
 	}
+}
+
+// batchScratch is a batch pass's per-row scratch: the rows' offsets in
+// batchWork's layout and the sides' sums.
+type batchScratch struct {
+	off []int64
+	acc [batchSides]float64
+	a   [batchSides]float64
+}
+
+// offsets returns the offsets in batchWork's layout of the rows cols,
+// plus add (0: their u, batchSides: their y), in sc's storage.
+func (sc *batchScratch) offsets(cols []int32, add int) []int64 {
+	sc.off = sc.off[:0]
+	for _, c := range cols {
+		sc.off = append(sc.off, int64(2*batchSides)*int64(c)+int64(add))
+	}
+	return sc.off
 }
 
 func scale(v []float64, s float64) {

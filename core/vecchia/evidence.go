@@ -407,7 +407,7 @@ func (e *LaplaceEvidence) Adjoint() *FactorAdjoint {
 		if c := fac.pc; c != nil && i >= fac.full && c.a == a {
 			// products' cached pairs, backwards.
 			cols := a.nbr[s:end]
-			for _, r := range c.refs[c.start[i]:c.start[i+1]] {
+			for _, r := range c.row(i) {
 				bo := s + int(r.bo)
 				if r.ao == pairDiag {
 					ob := obar[fac.start[i]+int(r.y)]
@@ -554,7 +554,7 @@ func (t *tri) logDetAdjoint(dbar, obar []float64) {
 			// eliminate's cached pairs, p after the dense block; the
 			// block's rows, full, by rank.
 			cols := t.nbr[s:e]
-			for _, r := range c.refs[c.start[k]:c.start[k+1]] {
+			for _, r := range c.row(k) {
 				if r.ao == pairDiag {
 					continue
 				}

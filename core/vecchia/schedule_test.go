@@ -189,7 +189,8 @@ func TestScheduledKernels(t *testing.T) {
 						}
 					}
 					// solveManyTo: three and eight interleaved sides, each
-					// the bits of its own solve.
+					// the bits of its own solve (solveManyTo of one side),
+					// and that the sequential kernel's to rounding.
 					for _, r := range []int{3, 8} {
 						ys, xs := make([]float64, n*r), make([]float64, n*r)
 						for k := range n {
@@ -207,12 +208,18 @@ func TestScheduledKernels(t *testing.T) {
 							for k := range n {
 								side[k] = ys[k*r+j]
 							}
-							tr.refSolveTo(want, side)
+							tr.solveManyTo(want, side, 1)
 							for k := range n {
 								got[k] = xs[k*r+j]
 							}
 							if !sameBits(got, want) {
-								t.Errorf("block %d, %d threads, solveManyTo: side %d of %d differs from the sequential kernel", block, procs, j, r)
+								t.Errorf("block %d, %d threads, solveManyTo: side %d of %d differs from its own solve", block, procs, j, r)
+							}
+							tr.refSolveTo(want, side)
+							for k := range n {
+								if d := math.Abs(got[k] - want[k]); !(d <= 1e-11*(1+math.Abs(want[k]))) {
+									t.Fatalf("block %d, %d threads, solveManyTo: side %d of %d, row %d: %v against the sequential kernel's %v", block, procs, j, r, k, got[k], want[k])
+								}
 							}
 						}
 					}
@@ -284,7 +291,7 @@ func (t *tri) refEliminate(lo, hi int) bool {
 		}
 		if c := t.pc; c != nil {
 			cols := t.nbr[s:e]
-			for _, r := range c.refs[c.start[k]:c.start[k+1]] {
+			for _, r := range c.row(k) {
 				if r.ao == pairDiag {
 					continue
 				}

@@ -137,59 +137,31 @@ func (t *tri) forwardRow(x []float64, s float64, k int) float64 {
 // solveManyTo sets dst to T^-1 y for r right-hand sides at once,
 // interleaved (y's value of row k for side j at k*r + j, dst's likewise),
 // row by row on the calling goroutine: each entry of T and each
-// neighbour's r values are read once for all the sides. dst may be y (a
-// row's values are read before they are written). Each side's
-// arithmetic is solveTo's (the same bits).
+// neighbour's r values are read once for all the sides, a row's sides
+// less the combination of its pattern's rows (core.Combine, whose vector
+// path reads the rows side by side) over its diagonal. dst may be y (a
+// row's values are read before they are written). A side's bits do not
+// depend on r or on the other sides.
 func (t *tri) solveManyTo(dst, y []float64, r int) {
-	if r == 8 {
-		t.solve8To(dst, y)
-		return
-	}
+	acc := make([]float64, r)
+	var off []int64
 	for k := range t.n {
 		d := dst[k*r : (k+1)*r]
 		if t.dup[k] {
 			clear(d)
 			continue
 		}
-		copy(d, y[k*r:(k+1)*r])
-		for q := t.start[k]; q < t.start[k+1]; q++ {
-			o := t.off[q]
-			x := dst[int(t.nbr[q])*r:][:r]
-			for j, v := range x {
-				d[j] -= o * v
-			}
+		a, b := t.start[k], t.start[k+1]
+		off = off[:0]
+		for _, c := range t.nbr[a:b] {
+			off = append(off, int64(c)*int64(r))
 		}
+		clear(acc)
+		core.Combine(acc, dst, off, t.off[a:b])
 		dk := t.diag[k]
-		for j := range d {
-			d[j] /= dk
+		for j, v := range y[k*r : (k+1)*r] {
+			d[j] = (v - acc[j]) / dk
 		}
-	}
-}
-
-// solve8To is solveManyTo for eight sides, their sums in registers.
-func (t *tri) solve8To(dst, y []float64) {
-	for k := range t.n {
-		d := (*[8]float64)(dst[k*8:])
-		if t.dup[k] {
-			*d = [8]float64{}
-			continue
-		}
-		v := (*[8]float64)(y[k*8:])
-		s0, s1, s2, s3, s4, s5, s6, s7 := v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
-		for q := t.start[k]; q < t.start[k+1]; q++ {
-			o := t.off[q]
-			x := (*[8]float64)(dst[int(t.nbr[q])*8:])
-			s0 -= o * x[0]
-			s1 -= o * x[1]
-			s2 -= o * x[2]
-			s3 -= o * x[3]
-			s4 -= o * x[4]
-			s5 -= o * x[5]
-			s6 -= o * x[6]
-			s7 -= o * x[7]
-		}
-		dk := t.diag[k]
-		*d = [8]float64{s0 / dk, s1 / dk, s2 / dk, s3 / dk, s4 / dk, s5 / dk, s6 / dk, s7 / dk}
 	}
 }
 
@@ -450,7 +422,7 @@ func (t *tri) productRows(a *tri, pd, po []float64, lo, hi int) {
 			// The cached pairs, p after the dense block; the block's
 			// rows, full, by rank.
 			cols := a.nbr[s:e]
-			for _, r := range c.refs[c.start[i]:c.start[i+1]] {
+			for _, r := range c.row(i) {
 				p, av := i, a.diag[i]
 				if r.ao != pairDiag {
 					p, av = int(cols[r.ao]), a.off[s+int(r.ao)]
@@ -541,7 +513,7 @@ func (t *tri) eliminate(lo, hi int) bool {
 		}
 		if c := t.pc; c != nil {
 			cols := t.nbr[s:e]
-			for _, r := range c.refs[c.start[k]:c.start[k+1]] {
+			for _, r := range c.row(k) {
 				if r.ao == pairDiag {
 					continue
 				}
@@ -766,14 +738,24 @@ type pairRef8 struct{ ao, bo, y uint8 }
 // of the factorisation reads the pairs of the rows it owns only.
 type pairCache struct {
 	a     *tri
-	start []int
-	refs  []pairRef8
+	start []int        // row i's first pair in its chunk's refs
+	refs  [][]pairRef8 // by chunk of pairChunk rows, as computed: never copied into one
 	blk   []uint16
+}
+
+// row returns row i's pairs.
+func (c *pairCache) row(i int) []pairRef8 {
+	ch := c.refs[i/pairChunk]
+	end := len(ch)
+	if (i+1)%pairChunk != 0 && i+1 < c.a.n {
+		end = c.start[i+1]
+	}
+	return ch[c.start[i]:end]
 }
 
 // diagBlock returns row k's pairs of its diagonal entry (ao pairDiag).
 func (c *pairCache) diagBlock(k int) []pairRef8 {
-	refs := c.refs[c.start[k]:c.start[k+1]]
+	refs := c.row(k)
 	if s, e := c.a.start[k], c.a.start[k+1]; e > s {
 		return refs[:c.blk[e-1]]
 	}
@@ -782,7 +764,7 @@ func (c *pairCache) diagBlock(k int) []pairRef8 {
 
 // blockOf returns row k's pairs of its entry ai: those whose ao is ai.
 func (c *pairCache) blockOf(k, ai int) []pairRef8 {
-	refs := c.refs[c.start[k]:c.start[k+1]]
+	refs := c.row(k)
 	s := c.a.start[k]
 	end := len(refs)
 	if ai > 0 {
@@ -801,7 +783,10 @@ const pairChunk = 4096
 // newPairCache returns the cache of a's pairs, or nil if a has more than
 // MaxM neighbours in a row (NewStructure makes none) or its pairs would
 // take more than maxPairCache bytes. Chunks of rows are searched at once
-// on every core, each with its own scatter array, and joined in order.
+// on every core, each with its own scatter array, and kept as they are
+// (pairCache.row): joining them into one array was a copy of the whole
+// cache (1.5 GB at N = 10^6, m = 30) on one core, 10-20 s with its page
+// faults, and held it twice at once.
 func newPairCache(a *tri) *pairCache {
 	for i := range a.n {
 		if a.start[i+1]-a.start[i] >= pairDiag {
@@ -809,8 +794,7 @@ func newPairCache(a *tri) *pairCache {
 		}
 	}
 	chunks := (a.n + pairChunk - 1) / pairChunk
-	refs := make([][]pairRef8, chunks)
-	c := &pairCache{a: a, start: make([]int, a.n+1), blk: make([]uint16, len(a.nbr))}
+	c := &pairCache{a: a, start: make([]int, a.n), refs: make([][]pairRef8, chunks), blk: make([]uint16, len(a.nbr))}
 	var next atomic.Int64
 	var total atomic.Int64
 	var wg sync.WaitGroup
@@ -821,14 +805,15 @@ func newPairCache(a *tri) *pairCache {
 			for k := range slot {
 				slot[k] = -1
 			}
+			last := 0 // the previous chunk's pairs: the next one's are about as many
 			for {
 				ch := int(next.Add(1) - 1)
 				if ch >= chunks || 3*total.Load() > maxPairCache {
 					return
 				}
-				var out []pairRef8
+				out := make([]pairRef8, 0, last+last/8)
 				for i := ch * pairChunk; i < min(a.n, (ch+1)*pairChunk); i++ {
-					c.start[i+1] = 0 // the row's count, summed below
+					c.start[i] = len(out)
 					if a.dup[i] {
 						continue
 					}
@@ -857,9 +842,9 @@ func newPairCache(a *tri) *pairCache {
 							at++
 						}
 					}
-					c.start[i+1] = len(out) - first
 				}
-				refs[ch] = out
+				c.refs[ch] = out
+				last = len(out)
 				total.Add(int64(len(out)))
 			}
 		})
@@ -867,14 +852,6 @@ func newPairCache(a *tri) *pairCache {
 	wg.Wait()
 	if 3*total.Load() > maxPairCache {
 		return nil
-	}
-	c.refs = make([]pairRef8, 0, total.Load())
-	for ch, r := range refs {
-		c.refs = append(c.refs, r...)
-		refs[ch] = nil
-	}
-	for i := range a.n {
-		c.start[i+1] += c.start[i]
 	}
 	return c
 }
@@ -903,6 +880,19 @@ func fullPattern(m *Model) *tri {
 // earlier regular column).
 func hybridPattern(m *Model, base *tri, k0 int) *tri {
 	t := &tri{n: m.N, start: make([]int, m.N+1), dup: make([]bool, m.N), diag: make([]float64, m.N)}
+	size, regular := 0, 0
+	for k := range m.N {
+		if m.CondVar[k] == 0 {
+			continue
+		}
+		if k < k0 {
+			size += regular
+		} else {
+			size += base.start[k+1] - base.start[k]
+		}
+		regular++
+	}
+	t.nbr = make([]int32, 0, size)
 	for k := range m.N {
 		t.dup[k] = m.CondVar[k] == 0
 		if !t.dup[k] {
