@@ -419,7 +419,8 @@ func (t *tri) forward(w []float64, sc *batchScratch) {
 		}
 		a, b := t.start[k], t.start[k+1]
 		clear(acc)
-		core.Combine(acc, w, sc.offsets(t.nbr[a:b], 0), t.off[a:b])
+		sc.off = rowOffsets(sc.off, t.nbr[a:b], s)
+		core.Combine(acc, w, sc.off, t.off[a:b])
 		dk := t.diag[k]
 		for j := range d {
 			d[j] = (d[j] - acc[j]) / dk
@@ -452,7 +453,8 @@ func (t *tri) productBack(w []float64, m *Model, tau []float64, sc *batchScratch
 		u := w[s*k : s*k+batchSides]
 		ms, me := m.Start[k], m.Start[k+1]
 		clear(acc)
-		core.Combine(acc, w, sc.offsets(m.Nbr[ms:me], 0), m.Coef[ms:me])
+		sc.off = rowOffsets(sc.off, m.Nbr[ms:me], s)
+		core.Combine(acc, w, sc.off, m.Coef[ms:me])
 		ic, dk := 1/m.CondVar[k], t.diag[k] // a: (A u)_k / sqrt(D_k)
 		a := sc.a[:]
 		for j := range a {
@@ -471,21 +473,11 @@ func (t *tri) productBack(w []float64, m *Model, tau []float64, sc *batchScratch
 }
 
 // batchScratch is a batch pass's per-row scratch: the rows' offsets in
-// batchWork's layout and the sides' sums.
+// batchWork's layout (rowOffsets: their u) and the sides' sums.
 type batchScratch struct {
 	off []int64
 	acc [batchSides]float64
 	a   [batchSides]float64
-}
-
-// offsets returns the offsets in batchWork's layout of the rows cols,
-// plus add (0: their u, batchSides: their y), in sc's storage.
-func (sc *batchScratch) offsets(cols []int32, add int) []int64 {
-	sc.off = sc.off[:0]
-	for _, c := range cols {
-		sc.off = append(sc.off, int64(2*batchSides)*int64(c)+int64(add))
-	}
-	return sc.off
 }
 
 func scale(v []float64, s float64) {

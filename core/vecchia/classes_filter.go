@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/gpc-mc/gpc/core"
 )
@@ -584,10 +583,7 @@ func (r *classRunner) ancestors() int {
 
 // offsets returns the offsets in x of the rows of variables nbr.
 func (r *classRunner) offsets(nbr []int32) []int64 {
-	r.off = slices.Grow(r.off[:0], len(nbr))[:len(nbr)]
-	for q, j := range nbr {
-		r.off[q] = int64(j) * int64(r.m)
-	}
+	r.off = rowOffsets(r.off, nbr, r.m)
 	return r.off
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"unsafe"
 
 	"github.com/gpc-mc/gpc/core"
@@ -389,10 +388,7 @@ func (r *runner) ancestors() int {
 // nextOffsets is offsets in a second scratch slice, for the next step's
 // rows.
 func (r *runner) nextOffsets(nbr []int32) []int64 {
-	r.noff = slices.Grow(r.noff[:0], len(nbr))[:len(nbr)]
-	for q, j := range nbr {
-		r.noff[q] = int64(j) * int64(r.m)
-	}
+	r.noff = rowOffsets(r.noff, nbr, r.m)
 	return r.noff
 }
 
@@ -400,9 +396,6 @@ func (r *runner) nextOffsets(nbr []int32) []int64 {
 // current group's rows, m values each), in a scratch slice reused by the
 // next call.
 func (r *runner) offsets(nbr []int32) []int64 {
-	r.off = slices.Grow(r.off[:0], len(nbr))[:len(nbr)]
-	for q, j := range nbr {
-		r.off[q] = int64(j) * int64(r.m)
-	}
+	r.off = rowOffsets(r.off, nbr, r.m)
 	return r.off
 }

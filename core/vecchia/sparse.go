@@ -152,10 +152,7 @@ func (t *tri) solveManyTo(dst, y []float64, r int) {
 			continue
 		}
 		a, b := t.start[k], t.start[k+1]
-		off = off[:0]
-		for _, c := range t.nbr[a:b] {
-			off = append(off, int64(c)*int64(r))
-		}
+		off = rowOffsets(off, t.nbr[a:b], r)
 		clear(acc)
 		core.Combine(acc, dst, off, t.off[a:b])
 		dk := t.diag[k]
@@ -163,6 +160,17 @@ func (t *tri) solveManyTo(dst, y []float64, r int) {
 			d[j] = (v - acc[j]) / dk
 		}
 	}
+}
+
+// rowOffsets returns, in buf's storage, the offsets of rows rows of width
+// values each in an array that holds them one after the other: what
+// core.Combine and the particles' steps read.
+func rowOffsets(buf []int64, rows []int32, width int) []int64 {
+	buf = slices.Grow(buf[:0], len(rows))[:len(rows)]
+	for q, j := range rows {
+		buf[q] = int64(j) * int64(width)
+	}
+	return buf
 }
 
 // backSubstitute runs solveTransTo's substitution in place on y for rows
