@@ -1,6 +1,9 @@
 package core
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // CombineF32 is Combine on rows of float32 values: y[i] += sum_j a[j]
 // x[off[j]+i], each x value converted to float64 (exactly) before its
@@ -72,4 +75,16 @@ func PrefetchRowsF32(x []float32, off []int64, n int) {
 			prefetchF32(&x[o], n)
 		}
 	}
+}
+
+// Prefetch asks the CPU to bring the values of x into its caches and
+// returns at once: PrefetchRowsF32's hint for one span of any values, for
+// a scattered update whose targets are known a step ahead. It changes no
+// value, and does nothing where the build has no assembly kernels.
+func Prefetch[T any](x []T) {
+	if len(x) == 0 || !havePrefetch {
+		return
+	}
+	n := len(x) * int(unsafe.Sizeof(x[0]))
+	prefetchF32((*float32)(unsafe.Pointer(&x[0])), (n+3)/4)
 }

@@ -100,3 +100,37 @@ func TestPrefetchRowsF32(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetch checks that the span hint takes spans of any element size
+// and length (empty, one value, an odd number of bytes, the end of an
+// array) and changes no value.
+func TestPrefetch(t *testing.T) {
+	x := make([]float64, 1000)
+	for i := range x {
+		x[i] = float64(i)
+	}
+	for _, n := range []int{0, 1, 7, 8, 9, 1000} {
+		Prefetch(x[len(x)-n:])
+		Prefetch(x[:n])
+	}
+	b := make([]byte, 1001)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	for _, n := range []int{1, 3, 63, 64, 65, 1001} {
+		Prefetch(b[len(b)-n:])
+	}
+	type three struct{ a, b, c uint8 }
+	Prefetch(make([]three, 5)[4:])
+	Prefetch([]int32(nil))
+	for i, v := range x {
+		if v != float64(i) {
+			t.Fatalf("x[%d] = %v after a prefetch", i, v)
+		}
+	}
+	for i, v := range b {
+		if v != byte(i) {
+			t.Fatalf("b[%d] = %v after a prefetch", i, v)
+		}
+	}
+}

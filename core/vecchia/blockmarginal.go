@@ -418,6 +418,9 @@ func (t *tri) forward(w []float64, sc *batchScratch) {
 			continue
 		}
 		a, b := t.start[k], t.start[k+1]
+		if k+1 < t.n {
+			prefetchRows(w, t.nbr[b:t.start[k+2]], s, 0, batchSides)
+		}
 		clear(acc)
 		sc.off = rowOffsets(sc.off, t.nbr[a:b], s)
 		core.Combine(acc, w, sc.off, t.off[a:b])
@@ -452,6 +455,12 @@ func (t *tri) productBack(w []float64, m *Model, tau []float64, sc *batchScratch
 		}
 		u := w[s*k : s*k+batchSides]
 		ms, me := m.Start[k], m.Start[k+1]
+		if k > 0 {
+			// The next row's neighbours: their u in the model's
+			// pattern, their y in T's.
+			prefetchRows(w, m.Nbr[m.Start[k-1]:ms], s, 0, batchSides)
+			prefetchRows(w, t.nbr[t.start[k-1]:t.start[k]], s, batchSides, s)
+		}
 		clear(acc)
 		sc.off = rowOffsets(sc.off, m.Nbr[ms:me], s)
 		core.Combine(acc, w, sc.off, m.Coef[ms:me])

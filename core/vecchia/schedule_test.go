@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"testing"
@@ -324,9 +325,16 @@ func (t *tri) refEliminate(lo, hi int) bool {
 
 // BenchmarkEliminate times the incomplete factorisation of the two-class
 // model's prior plus sites: the sequential one it replaced (seq) and the
-// level-scheduled one on the threads of -cpu (levels).
+// level-scheduled one on the threads of -cpu (levels), at 30000 points or
+// GPC_BENCH_N:
+//
+//	GPC_BENCH_N=1000000 go test ./core/vecchia -run '^$' -bench Eliminate/impl=levels -count 5
 func BenchmarkEliminate(b *testing.B) {
-	m := classifier2D(b, 30000, 30)
+	n0 := 30000
+	if os.Getenv("GPC_BENCH_N") != "" {
+		n0 = benchN()
+	}
+	m := classifier2D(b, n0, 30)
 	n := m.N
 	a := newTri(m)
 	a.priorFactor(m)

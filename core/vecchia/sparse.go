@@ -173,6 +173,17 @@ func rowOffsets(buf []int64, rows []int32, width int) []int64 {
 	return buf
 }
 
+// prefetchRows asks for values lo to hi of the rows rows of x, stride
+// values each, a row ahead of a pass whose reads of each row's
+// neighbours' rows are scattered (forward, productBack): a
+// hint that changes no value.
+func prefetchRows(x []float64, rows []int32, stride, lo, hi int) {
+	for _, p := range rows {
+		o := stride * int(p)
+		core.Prefetch(x[o+lo : o+hi])
+	}
+}
+
 // backSubstitute runs solveTransTo's substitution in place on y for rows
 // n-1 down to k0 only: rows from k0 on then hold the solution's, and rows
 // below k0 what is left of y's linear term once the later rows are
@@ -380,6 +391,12 @@ func (t *tri) products(a *tri, pd, po []float64) {
 	w := threads()
 	team(w, func(me int) {
 		for i := k0; i < a.n; i++ {
+			if i+2 < a.n {
+				c.prefetch(a, i+2)
+			}
+			if i+1 < a.n {
+				t.prefetchTargets(pd, po, a.nbr[a.start[i+1]:a.start[i+2]], w, me)
+			}
 			if a.dup[i] {
 				continue
 			}
@@ -662,6 +679,13 @@ func (t *tri) eliminateLevels(lo int) bool {
 		}
 		team(ww, func(me int) {
 			for i := len(lv) - 1; i >= 0; i-- {
+				if i > 1 {
+					c.prefetch(t, int(lv[i-2]))
+				}
+				if i > 0 {
+					n := int(lv[i-1])
+					t.prefetchTargets(d, t.off, t.nbr[t.start[n]:t.start[n+1]], ww, me)
+				}
 				k := int(lv[i])
 				if t.dup[k] {
 					continue
@@ -701,6 +725,28 @@ func (t *tri) eliminateLevels(lo int) bool {
 		t.denseOuter(k)
 	}
 	return true
+}
+
+// prefetch asks for row k of t's columns, entries and cached pairs, two
+// rows ahead of a pass over them that updates other rows (products,
+// eliminateLevels): a hint that changes no value.
+func (c *pairCache) prefetch(t *tri, k int) {
+	s, e := t.start[k], t.start[k+1]
+	core.Prefetch(t.nbr[s:e])
+	core.Prefetch(t.off[s:e])
+	core.Prefetch(c.row(k))
+}
+
+// prefetchTargets asks for the diagonals d and entries off (t's pattern)
+// of the rows cols that thread me of w owns, the targets of a row's
+// updates a row ahead (products, eliminateLevels).
+func (t *tri) prefetchTargets(d, off []float64, cols []int32, w, me int) {
+	for _, p := range cols {
+		if owner(p, w) == me {
+			core.Prefetch(d[p : p+1])
+			core.Prefetch(off[t.start[p]:t.start[p+1]])
+		}
+	}
 }
 
 // pivot takes the square root of row k's diagonal, divides the row's
