@@ -3,6 +3,8 @@ package gp_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpc-mc/gpc/core/gp"
@@ -94,4 +96,54 @@ func TestCorrelation(t *testing.T) {
 			t.Errorf("%v: 1 - c = %v at a distance of 1e-7, want %v", k.Kind, om, want)
 		}
 	}
+}
+
+// TestLowerTo checks the covariance's lower triangle against Eval bit for
+// bit, for every kernel, on points with ties and integer codes, and that
+// the entries above the diagonal are left alone.
+func TestLowerTo(t *testing.T) {
+	ks := []gp.Kernel{
+		{Kind: gp.KernelRBF, Alpha: []float64{1.7}, Beta: 3},
+		{Kind: gp.KernelRBF, Alpha: []float64{0.4}, Beta: 1e3, Bias: 0.5},
+		{Kind: gp.KernelARD, Alpha: []float64{0.5, 2, 1.3}, Beta: 2},
+		{Kind: gp.KernelARD, Alpha: []float64{0.3, 7, 1}, Beta: 1, Bias: 0.1},
+		{Kind: gp.KernelMatern32, Alpha: []float64{1.1}, Beta: 10, Bias: 2},
+		{Kind: gp.KernelMatern52, Alpha: []float64{0.9}, Beta: 0.7},
+		{Kind: gp.KernelLinear, Beta: 0.3},
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const q, d = 13, 3
+	xs := make([][]float64, q)
+	for i := range xs {
+		xs[i] = make([]float64, d)
+		for c := range xs[i] {
+			xs[i][c] = rng.NormFloat64()
+		}
+		xs[i][2] = float64(i % 3) // an integer code
+	}
+	xs[7] = slices.Clone(xs[2]) // a repeated point
+	for _, k := range ks {
+		dst := make([]float64, q*q)
+		for i := range dst {
+			dst[i] = -7
+		}
+		k.LowerTo(dst, xs)
+		for i := range q {
+			for j := range q {
+				want := -7.0
+				if j <= i {
+					want = k.Eval(xs[i], xs[j])
+				}
+				if math.Float64bits(dst[i*q+j]) != math.Float64bits(want) {
+					t.Fatalf("%v: entry (%d, %d) = %v, want %v", k.Kind, i, j, dst[i*q+j], want)
+				}
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic for points of different lengths")
+		}
+	}()
+	ks[0].LowerTo(make([]float64, 4), [][]float64{{1, 2}, {1}})
 }

@@ -478,10 +478,8 @@ func (w *condWork) solve(k *gp.Kernel, xs [][]float64, x0 []float64, nugget floa
 	w.l = slices.Grow(w.l[:0], q*q)[:q*q]
 	w.kc = slices.Grow(w.kc[:0], q)[:q]
 	l, kc := w.l, w.kc
+	k.LowerTo(l, xs)
 	for i := range q {
-		for j := 0; j <= i; j++ {
-			l[i*q+j] = k.Eval(xs[i], xs[j])
-		}
 		l[i*q+i] += nugget
 		kc[i] = k.Eval(xs[i], x0)
 	}

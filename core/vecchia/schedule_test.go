@@ -362,3 +362,50 @@ func BenchmarkEliminate(b *testing.B) {
 		}
 	})
 }
+
+// TestSharedSchedule checks two factors of one pattern that share a
+// schedule (shareSchedule): each one's products and solves by columns
+// are its own, computed in turn, and a different pattern is refused.
+func TestSharedSchedule(t *testing.T) {
+	mm := scheduleModel(t)
+	n := mm.N
+	a := newTri(mm)
+	a.priorFactor(mm)
+	pre := newTri(mm)
+	pre.shareSchedule(a)
+	if pre.sc != a.sc || pre.sc == nil {
+		t.Fatal("the schedule is not shared")
+	}
+	for k := range n {
+		pre.diag[k] = 1.5 + a.diag[k]
+	}
+	for q := range pre.off {
+		pre.off[q] = 0.3 * a.off[q]
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	x := make([]float64, n)
+	for k := range x {
+		x[k] = r.NormFloat64()
+	}
+	got, want := make([]float64, n), make([]float64, n)
+	for range 2 {
+		for _, tr := range []*tri{a, pre} {
+			tr.mulTransTo(got, x)
+			tr.refMulTransTo(want, x)
+			if !sameBits(got, want) {
+				t.Fatal("mulTransTo differs from the reference on a shared schedule")
+			}
+			tr.solveTransTo(got, x)
+			tr.refSolveTransTo(want, x)
+			if !sameBits(got, want) {
+				t.Fatal("solveTransTo differs from the reference on a shared schedule")
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic for a schedule of another pattern")
+		}
+	}()
+	hybridPattern(mm, a, 40).shareSchedule(a)
+}

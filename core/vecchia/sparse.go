@@ -32,7 +32,11 @@ type tri struct {
 	// A'A on this pattern for aaOf's A (assemble).
 	aaOf     *tri
 	aaD, aaO []float64
-	sc       *schedule // the level schedule (sched), built at first use
+	sc       *schedule // the level schedule (sched), built at first use (or shared: shareSchedule)
+	// cols holds the values by the schedule's columns (columns), current
+	// if colsFresh.
+	cols      []float64
+	colsFresh bool
 	// complete: every row is dense (full = n) and the factorisations run
 	// on a dense copy (eliminateDense); dw is its scratch.
 	complete bool
@@ -991,5 +995,5 @@ func (t *tri) setFull(k0 int) {
 func (t *tri) release() {
 	t.slot, t.buf, t.pc = nil, nil, nil
 	t.aaOf, t.aaD, t.aaO = nil, nil, nil
-	t.sc, t.dw = nil, nil
+	t.sc, t.dw, t.cols, t.colsFresh = nil, nil, nil, false
 }
