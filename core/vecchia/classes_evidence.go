@@ -75,7 +75,6 @@ func NewClassLaplace(m *Multiclass, opt LaplaceOptions) *ClassLaplace {
 	pc := newPairCache(e.a)
 	e.pre = newTri(p.em)
 	e.pre.pc = pc
-	e.pre.shareSchedule(e.a)
 	e.block = min(opt.Block, m.N)
 	for e.block < m.N && e.block > 0 && m.Dup(e.block) >= 0 {
 		e.block++ // a repeat goes with the point it repeats

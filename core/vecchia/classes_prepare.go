@@ -189,7 +189,6 @@ func PrepareMulticlass(ctx context.Context, m *Multiclass, tr core.Trace) (*Prep
 	say("Laplace: the posterior mode of %d latent values (%d classes, %d per point)", n, m.C, l)
 	pre := newTri(em)
 	pre.pc = pc
-	pre.shareSchedule(a)
 	st, err := p.laplace(ctx, a, pre, proposalNewton, nil)
 	if err != nil {
 		return nil, err

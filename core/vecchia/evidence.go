@@ -162,7 +162,6 @@ func NewLaplaceEvidence(m *Model, opt LaplaceOptions) *LaplaceEvidence {
 	e.pc = newPairCache(e.a)
 	e.pre = newTri(mm)
 	e.pre.pc = e.pc
-	e.pre.shareSchedule(e.a)
 	block := min(opt.Block, m.N)
 	for block < m.N && block > 0 && m.CondVar[block] == 0 {
 		block++ // a repeat goes with the point it repeats

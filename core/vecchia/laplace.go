@@ -92,7 +92,6 @@ func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, erro
 	ax, tmp := make([]float64, n), make([]float64, n)
 	pre := newTri(m)
 	pre.pc = pc
-	pre.shareSchedule(a)
 	pd, po := make([]float64, n), make([]float64, len(pre.nbr))
 	cg := newCG(n)
 	st := &Sites{}

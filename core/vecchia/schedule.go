@@ -3,7 +3,6 @@ package vecchia
 import (
 	"math"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -46,40 +45,36 @@ type schedule struct {
 	colStart []int
 	colRow   []int32
 	colPos   []int32
+	// colOff holds the pattern's values by columns (colOff[q] =
+	// off[colPos[q]]) for the factor colOf, set by columns.
+	colOff []float64
+	colOf  *tri
 }
 
-// columns returns t's values by columns (tri.cols: cols[q] =
-// off[colPos[q]]), copied from off now unless they were since t's last
-// factorisation or priorFactor (stale).
+// columns returns t's values by columns (schedule.colOff), copied from
+// off now unless they were since t's last factorisation or
+// priorFactor (which reset colOf).
 func (t *tri) columns() []float64 {
 	sc := t.sched()
-	if !t.colsFresh {
-		if t.cols == nil {
-			t.cols = make([]float64, len(sc.colPos))
+	if sc.colOf != t {
+		if sc.colOff == nil {
+			sc.colOff = make([]float64, len(sc.colPos))
 		}
 		parallelFor(0, len(sc.colPos), func(a, b int) {
 			for q := a; q < b; q++ {
-				t.cols[q] = t.off[sc.colPos[q]]
+				sc.colOff[q] = t.off[sc.colPos[q]]
 			}
 		})
-		t.colsFresh = true
+		sc.colOf = t
 	}
-	return t.cols
+	return sc.colOff
 }
 
 // stale marks t's values by columns out of date (t's values changed).
-func (t *tri) stale() { t.colsFresh = false }
-
-// shareSchedule gives t the level schedule of u, whose pattern t has
-// (the same rows, conditioning sets and repeated points: two factors of
-// one model's pattern, such as the prior's and Laplace's preconditioner),
-// instead of building its own: at N = 10^6 a schedule takes about 2.7 s
-// on one core and 0.3 GB. It panics if the patterns differ.
-func (t *tri) shareSchedule(u *tri) {
-	if t.n != u.n || !slices.Equal(t.start, u.start) || !slices.Equal(t.nbr, u.nbr) || !slices.Equal(t.dup, u.dup) {
-		panic("vecchia: shareSchedule: the patterns differ")
+func (t *tri) stale() {
+	if t.sc != nil {
+		t.sc.colOf = nil
 	}
-	t.sc = u.sched()
 }
 
 // ownerShift sets the granule of the rows a thread owns in eliminate:

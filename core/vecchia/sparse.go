@@ -32,11 +32,7 @@ type tri struct {
 	// A'A on this pattern for aaOf's A (assemble).
 	aaOf     *tri
 	aaD, aaO []float64
-	sc       *schedule // the level schedule (sched), built at first use (or shared: shareSchedule)
-	// cols holds the values by the schedule's columns (columns), current
-	// if colsFresh.
-	cols      []float64
-	colsFresh bool
+	sc       *schedule // the level schedule (sched), built at first use
 	// complete: every row is dense (full = n) and the factorisations run
 	// on a dense copy (eliminateDense); dw is its scratch.
 	complete bool
@@ -112,7 +108,12 @@ func (t *tri) mulTransTo(dst, y []float64) {
 // each row's arithmetic the same either way.
 func (t *tri) solveTo(dst, y []float64) {
 	if serialSolves() {
-		for k := range t.n {
+		for k := 0; k < t.n; k++ {
+			if k+1 < t.n && t.forwardPairs(k) {
+				dst[k], dst[k+1] = t.forwardPair(dst, y[k], y[k+1], k)
+				k++
+				continue
+			}
 			dst[k] = t.forwardRow(dst, y[k], k)
 		}
 		return
@@ -136,6 +137,40 @@ func (t *tri) forwardRow(x []float64, s float64, k int) float64 {
 		s -= t.off[q] * x[t.nbr[q]]
 	}
 	return s / t.diag[k]
+}
+
+// forwardPairs reports whether rows k and k+1, both regular, can be
+// substituted side by side (forwardPair): row k+1 does not read row k.
+func (t *tri) forwardPairs(k int) bool {
+	if t.dup[k] || t.dup[k+1] {
+		return false
+	}
+	a, e := t.start[k+1], t.start[k+2]
+	return a == e || int(t.nbr[e-1]) != k // a row's columns increase
+}
+
+// forwardPair returns forwardRow's values of rows k and k+1
+// (forwardPairs), s0 and s1 their right-hand sides: the two sums side by
+// side, each in its own row's order (forwardRow's bits), so that the
+// serial substitution has two chains of dependent subtractions in flight
+// instead of one.
+func (t *tri) forwardPair(x []float64, s0, s1 float64, k int) (float64, float64) {
+	a0, a1, e1 := t.start[k], t.start[k+1], t.start[k+2]
+	o0, n0 := t.off[a0:a1], t.nbr[a0:a1]
+	o1, n1 := t.off[a1:e1], t.nbr[a1:e1]
+	c := min(len(n0), len(n1))
+	n0, n1 = n0[:len(o0)], n1[:len(o1)]
+	for q := range c {
+		s0 -= o0[q] * x[n0[q]]
+		s1 -= o1[q] * x[n1[q]]
+	}
+	for q := c; q < len(n0); q++ {
+		s0 -= o0[q] * x[n0[q]]
+	}
+	for q := c; q < len(n1); q++ {
+		s1 -= o1[q] * x[n1[q]]
+	}
+	return s0 / t.diag[k], s1 / t.diag[k+1]
 }
 
 // solveManyTo sets dst to T^-1 y for r right-hand sides at once,
@@ -995,5 +1030,5 @@ func (t *tri) setFull(k0 int) {
 func (t *tri) release() {
 	t.slot, t.buf, t.pc = nil, nil, nil
 	t.aaOf, t.aaD, t.aaO = nil, nil, nil
-	t.sc, t.dw, t.cols, t.colsFresh = nil, nil, nil, false
+	t.sc, t.dw = nil, nil
 }
