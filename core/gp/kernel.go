@@ -135,56 +135,19 @@ func (k *Kernel) Eval(x, y []float64) float64 {
 	return v + k.Bias
 }
 
-// LowerTo sets dst[i*q+j] = k.Eval(xs[i], xs[j]) for j <= i < q =
-// len(xs), the lower triangle of the points' covariance (row by row, q x
-// q); the entries above the diagonal are left as they were. The RBF and
-// ARD kernels run in one loop with Eval's operations in Eval's order (the
-// same bits), the others through Eval. It panics if dst is shorter than
-// q*q or the points' lengths differ.
-func (k *Kernel) LowerTo(dst []float64, xs [][]float64) {
-	q := len(xs)
-	dst = dst[:q*q]
-	for _, x := range xs {
-		if len(x) != len(xs[0]) {
-			panic("gp: kernel arguments differ in length")
-		}
+// LowerTo sets dst[i*q+j] = k.Eval(x_i, x_j) for j <= i < q, x holding q
+// points of d features one after the other: the lower triangle of their
+// covariance, row by row (q x q), each row by evalRowTo (Eval's bits);
+// the entries above the diagonal are left as they were. It panics if the
+// lengths disagree.
+func (k *Kernel) LowerTo(dst, x []float64, d int) {
+	if d <= 0 || len(x)%d != 0 {
+		panic("gp: LowerTo: the lengths disagree")
 	}
-	switch k.Kind {
-	case KernelRBF:
-		a := k.Alpha[0]
-		aa := a * a
-		for i, xi := range xs {
-			row := dst[i*q : i*q+i+1]
-			for j := range row {
-				xj := xs[j][:len(xi)]
-				s := 0.0
-				for d, v := range xi {
-					t := v - xj[d]
-					s += t * t
-				}
-				row[j] = k.Beta*math.Exp(-s/aa) + k.Bias
-			}
-		}
-	case KernelARD:
-		for i, xi := range xs {
-			alpha := k.Alpha[:len(xi)]
-			row := dst[i*q : i*q+i+1]
-			for j := range row {
-				xj := xs[j][:len(xi)]
-				s := 0.0
-				for d, v := range xi {
-					t := (v - xj[d]) / alpha[d]
-					s += t * t
-				}
-				row[j] = k.Beta*math.Exp(-s) + k.Bias
-			}
-		}
-	default:
-		for i, xi := range xs {
-			for j := range i + 1 {
-				dst[i*q+j] = k.Eval(xi, xs[j])
-			}
-		}
+	q := len(x) / d
+	dst = dst[:q*q]
+	for i := range q {
+		k.evalRowTo(dst[i*q:i*q+i+1], x[i*d:i*d+d], x[:(i+1)*d], d)
 	}
 }
 

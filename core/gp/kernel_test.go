@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/gpc-mc/gpc/core/gp"
@@ -113,26 +112,25 @@ func TestLowerTo(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	const q, d = 13, 3
-	xs := make([][]float64, q)
-	for i := range xs {
-		xs[i] = make([]float64, d)
-		for c := range xs[i] {
-			xs[i][c] = rng.NormFloat64()
+	x := make([]float64, q*d)
+	for i := range q {
+		for c := range d {
+			x[i*d+c] = rng.NormFloat64()
 		}
-		xs[i][2] = float64(i % 3) // an integer code
+		x[i*d+2] = float64(i % 3) // an integer code
 	}
-	xs[7] = slices.Clone(xs[2]) // a repeated point
+	copy(x[7*d:8*d], x[2*d:3*d]) // a repeated point
 	for _, k := range ks {
 		dst := make([]float64, q*q)
 		for i := range dst {
 			dst[i] = -7
 		}
-		k.LowerTo(dst, xs)
+		k.LowerTo(dst, x, d)
 		for i := range q {
 			for j := range q {
 				want := -7.0
 				if j <= i {
-					want = k.Eval(xs[i], xs[j])
+					want = k.Eval(x[i*d:i*d+d], x[j*d:j*d+d])
 				}
 				if math.Float64bits(dst[i*q+j]) != math.Float64bits(want) {
 					t.Fatalf("%v: entry (%d, %d) = %v, want %v", k.Kind, i, j, dst[i*q+j], want)
@@ -142,8 +140,8 @@ func TestLowerTo(t *testing.T) {
 	}
 	defer func() {
 		if recover() == nil {
-			t.Fatal("no panic for points of different lengths")
+			t.Fatal("no panic for points that do not fill x")
 		}
 	}()
-	ks[0].LowerTo(make([]float64, 4), [][]float64{{1, 2}, {1}})
+	ks[0].LowerTo(make([]float64, 4), []float64{1, 2, 3}, 2)
 }

@@ -462,6 +462,7 @@ func (s *Structure) TestConditionals(k *gp.Kernel, feat []float64, q []float64, 
 type condWork struct {
 	l, kc []float64
 	xs    [][]float64
+	flat  []float64 // the points xs one after the other (Kernel.LowerTo)
 }
 
 // points returns a slice of q feature rows to fill.
@@ -478,7 +479,12 @@ func (w *condWork) solve(k *gp.Kernel, xs [][]float64, x0 []float64, nugget floa
 	w.l = slices.Grow(w.l[:0], q*q)[:q*q]
 	w.kc = slices.Grow(w.kc[:0], q)[:q]
 	l, kc := w.l, w.kc
-	k.LowerTo(l, xs)
+	d := len(x0)
+	w.flat = slices.Grow(w.flat[:0], q*d)
+	for _, x := range xs {
+		w.flat = append(w.flat, x...)
+	}
+	k.LowerTo(l, w.flat, d)
 	for i := range q {
 		l[i*q+i] += nugget
 		kc[i] = k.Eval(xs[i], x0)
