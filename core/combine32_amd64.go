@@ -2,6 +2,8 @@
 
 package core
 
+import "unsafe"
+
 //go:noescape
 func combineF32AVX512(y *float64, x *float32, off *int64, a *float64, nj, n int)
 
@@ -18,3 +20,8 @@ const havePrefetch = true
 //
 //go:noescape
 func prefetchF32(x *float32, n int)
+
+// prefetchSpan prefetches the cache lines of the n bytes from p (n > 0).
+//
+//go:noescape
+func prefetchSpan(p unsafe.Pointer, n int)

@@ -162,3 +162,19 @@ pf_line:
 	CMPQ SI, DX
 	JLE pf_line
 	RET
+
+// func prefetchSpan(p unsafe.Pointer, n int)
+// Every 64-byte line that holds one of the n bytes from p (the last
+// byte's included), into the caches (PREFETCHT0).
+TEXT ·prefetchSpan(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ -1(SI)(CX*1), DX // the last byte
+	ANDQ $-64, SI
+
+ps_line:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	CMPQ SI, DX
+	JLE ps_line
+	RET

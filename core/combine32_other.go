@@ -2,6 +2,8 @@
 
 package core
 
+import "unsafe"
+
 func combineF32AVX512(y *float64, x *float32, off *int64, a *float64, nj, n int) {
 	panic("core: no assembly kernels on this architecture")
 }
@@ -14,3 +16,5 @@ func combine2F32AVX512(y, z *float64, x *float32, off *int64, a, b *float64, nj,
 const havePrefetch = false
 
 func prefetchF32(x *float32, n int) {}
+
+func prefetchSpan(p unsafe.Pointer, n int) {}
