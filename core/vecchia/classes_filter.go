@@ -114,7 +114,7 @@ func newClassRunner(p *PreparedMulticlass, cfg *core.Config, maxM int) *classRun
 	r.logw, r.r, r.lo, r.t, r.cc, r.lg, r.u, r.tmp, r.wfin = vec(1), vec(1), vec(1), vec(1), vec(1), vec(1), vec(1), vec(1), vec(1)
 	r.mh, r.mu, r.cv, r.z = vec(l), vec(l), vec(c), vec(c-1)
 	r.idx, r.tmpI, r.orig, r.seen = make([]int, maxM), make([]int, maxM), make([]int, maxM), make([]bool, maxM)
-	r.vec = make([]float64, 2*c)
+	r.vec = make([]float64, 3*c)
 	r.pg = make([]float64, p.m.T*c)
 	r.kept = KeptSizes(p.KeepPaths, core.GroupSizes(cfg.Samples, cfg.Groups))
 	r.rng = rand.New(&r.src)
@@ -225,7 +225,7 @@ func (r *classRunner) step(k int) {
 	q := md.C - 1
 	wv := p.w[k*l*l : (k+1)*l*l]
 	nuv := p.nu[k*l : (k+1)*l]
-	xs, dx := r.vec[:l], r.vec[l:2*l]
+	xs, dx, xi := r.vec[:l], r.vec[l:2*l], r.vec[2*l:3*l]
 	corr := r.r[:m]
 	for i := range m {
 		for a := range l {
@@ -235,10 +235,10 @@ func (r *classRunner) step(k int) {
 			}
 			xs[a] = v
 		}
+		r.src.NormFloats(xi)
 		for a := range l {
-			xi := r.rng.NormFloat64()
 			for b := a; b < l; b++ {
-				xs[b] += sw.rchol[b*l+a] * xi
+				xs[b] += sw.rchol[b*l+a] * xi[a]
 			}
 		}
 		lr := 0.0

@@ -3,7 +3,6 @@ package vecchia
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"unsafe"
 
 	"github.com/gpc-mc/gpc/core"
@@ -61,7 +60,6 @@ type runner struct {
 
 	ts  core.TwistedStep // a one-sided step's constants and loops
 	src core.PCG
-	rng *rand.Rand
 
 	pg    []float64 // the last group's weighted test posteriors (T)
 	wfin  []float64 // the last group's final normalized weights
@@ -87,7 +85,6 @@ func newRunner(p *Prepared, cfg *core.Config, maxM int) *runner {
 	r.idx, r.tmpI, r.orig, r.seen = make([]int, maxM), make([]int, maxM), make([]int, maxM), make([]bool, maxM)
 	r.pg = make([]float64, p.m.T)
 	r.kept = KeptSizes(p.KeepPaths, core.GroupSizes(cfg.Samples, cfg.Groups))
-	r.rng = rand.New(&r.src)
 	return r
 }
 
@@ -238,9 +235,7 @@ func (r *runner) step(k int) {
 	// loop below makes no call and its iterations overlap.
 	nz := r.nz[:m]
 	if rsd > 0 {
-		for i := range nz {
-			nz[i] = r.rng.NormFloat64()
-		}
+		r.src.NormFloats(nz)
 	}
 	if oneSided {
 		ts := &r.ts
