@@ -72,7 +72,7 @@ func PrefetchRowsF32(x []float32, off []int64, n int) {
 	}
 	for _, o := range off {
 		if o >= 0 && o+int64(n) <= int64(len(x)) {
-			prefetchF32(&x[o], n)
+			prefetchSpan(unsafe.Pointer(&x[o]), 4*n)
 		}
 	}
 }

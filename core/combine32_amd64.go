@@ -13,13 +13,8 @@ func combine2F32AVX512(y, z *float64, x *float32, off *int64, a, b *float64, nj,
 // f32Lanes[k] is the mask of the first k lanes of a vector of eight.
 var f32Lanes = [9]uint8{0, 1, 3, 7, 15, 31, 63, 127, 255}
 
-// havePrefetch: prefetchF32 is an instruction loop here.
+// havePrefetch: prefetchSpan is an instruction loop here.
 const havePrefetch = true
-
-// prefetchF32 prefetches the cache lines of the n float32 values from x.
-//
-//go:noescape
-func prefetchF32(x *float32, n int)
 
 // prefetchSpan prefetches the cache lines of the n bytes from p (n > 0).
 //

@@ -147,22 +147,6 @@ f2_store:
 	VZEROUPPER
 	RET
 
-// func prefetchF32(x *float32, n int)
-// Every 64-byte line that holds one of the n values from x (the last
-// value's included), into the caches (PREFETCHT0).
-TEXT ·prefetchF32(SB), NOSPLIT, $0-16
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
-	LEAQ -4(SI)(CX*4), DX // the last value
-	ANDQ $-64, SI
-
-pf_line:
-	PREFETCHT0 (SI)
-	ADDQ $64, SI
-	CMPQ SI, DX
-	JLE pf_line
-	RET
-
 // func prefetchSpan(p unsafe.Pointer, n int)
 // Every 64-byte line that holds one of the n bytes from p (the last
 // byte's included), into the caches (PREFETCHT0).

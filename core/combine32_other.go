@@ -15,6 +15,4 @@ func combine2F32AVX512(y, z *float64, x *float32, off *int64, a, b *float64, nj,
 // havePrefetch: no prefetch instruction here.
 const havePrefetch = false
 
-func prefetchF32(x *float32, n int) {}
-
 func prefetchSpan(p unsafe.Pointer, n int) {}
