@@ -302,8 +302,9 @@ func (s *VecchiaStream) addBatch(rec arrow.Record, name string, batch, base int,
 			return dataErrorf(name, "batch %d: column %s has nulls", batch, rec.Schema().Field(c).Name)
 		}
 	}
+	s.reserve(nbr, role, base)
 	for i := range int(rec.NumRows()) {
-		where := fmt.Sprintf("batch %d, row %d", batch, base+i)
+		where := rowWhere{batch, base + i}
 		na, nb := nbr.ValueOffsets(i)
 		ca, cb := coef.ValueOffsets(i)
 		if nb-na != cb-ca {
@@ -358,6 +359,60 @@ func (s *VecchiaStream) addBatch(rec arrow.Record, name string, batch, base int,
 		}
 	}
 	return nil
+}
+
+// rowWhere names a row of a Vecchia stream in an error: its batch and its
+// row in the stream, formatted only where an error needs it.
+type rowWhere struct{ batch, row int }
+
+func (w rowWhere) String() string { return fmt.Sprintf("batch %d, row %d", w.batch, w.row) }
+
+// reserve makes room, before a batch's rows are appended (the first at
+// stream row base), for all of the stream's rows (n training and T test
+// rows) and, where the batch's training rows' neighbours and coefficients
+// do not fit, for those of all n training rows at the rate of the rows so
+// far, and a sixteenth more: so that the appends of a large model do not
+// copy its largest arrays again and again into fresh memory (at N = 10^6
+// that was most of the reading's time). The counts come from the data
+// read, not from the metadata, so that a wrong gpc:vecchia_m cannot make
+// it allocate more than a small multiple of what the stream holds; a short
+// estimate only lets the arrays grow again.
+func (s *VecchiaStream) reserve(nbr *array.List, role *array.String, base int) {
+	m := s.Model
+	if base == 0 {
+		m.Start = regrow(m.Start, m.N+1)
+		s.Row = regrow(s.Row, m.N+m.T)
+		s.Y = regrow(s.Y, m.N+m.T)
+	}
+	train := 0
+	for train < nbr.Len() && role.Value(train) == "train" {
+		train++
+	}
+	seen := len(m.CondVar) + train
+	if train == 0 || seen > m.N {
+		return // no training rows, or more than announced: addBatch says so
+	}
+	lo, _ := nbr.ValueOffsets(0)
+	_, hi := nbr.ValueOffsets(train - 1)
+	entries := len(m.Nbr) + int(hi-lo)
+	if entries <= cap(m.Nbr) && entries <= cap(m.Coef) {
+		return
+	}
+	want := entries + int(float64(entries)/float64(seen)*float64(m.N-seen)*(1+1.0/16))
+	m.Nbr = regrow(m.Nbr, want)
+	m.Coef = regrow(m.Coef, want)
+}
+
+// regrow returns s's values in a new slice of capacity c. The new array
+// comes from make, which clears it in steps that the garbage collector
+// can interrupt, or not at all where the memory is fresh from the
+// operating system, unlike append's or slices.Grow's clearing of the
+// spare capacity, which the collector waits for: under gpc-train's GOGC
+// of 25 those waits took as long as the reading itself at N = 10^6.
+func regrow[T any](s []T, c int) []T {
+	t := make([]T, len(s), c)
+	copy(t, s)
+	return t
 }
 
 // Sniff reads the start of an input to tell which gpc stream it is: the
