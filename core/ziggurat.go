@@ -70,13 +70,7 @@ func (s *pcg) NormFloats(z []float64) {
 	for i := range z {
 		var x uint64
 		g, x = g.next()
-		j := int32(x)
-		a := uint32(j)
-		if j < 0 {
-			a = uint32(-j)
-		}
-		b := x >> 32 & 0x7f
-		if a < t.k[b] {
+		if j, b, in := t.rect(x); in {
 			z[i] = float64(j) * float64(t.w[b])
 			continue
 		}
@@ -91,14 +85,9 @@ func (s *pcg) NormFloats(z []float64) {
 func (g pcg) normOutside(x uint64) (pcg, float64) {
 	t := zig
 	for {
-		j := int32(x)
-		b := x >> 32 & 0x7f
+		j, b, in := t.rect(x)
 		v := float64(j) * float64(t.w[b])
-		a := uint32(j)
-		if j < 0 {
-			a = uint32(-j)
-		}
-		if a < t.k[b] {
+		if in {
 			return g, v
 		}
 		var u uint64
@@ -123,6 +112,18 @@ func (g pcg) normOutside(x uint64) (pcg, float64) {
 		}
 		g, x = g.next()
 	}
+}
+
+// rect splits the generator's output x into its strip b (bits 32-38) and
+// signed abscissa j (the low 32 bits), and reports whether |j| lies
+// inside the strip's rectangle, where the number is j's scaled value.
+func (t *zigTable) rect(x uint64) (j int32, b uint64, in bool) {
+	j, b = int32(x), x>>32&0x7f
+	a := uint32(j)
+	if j < 0 {
+		a = uint32(-j)
+	}
+	return j, b, a < t.k[b]
 }
 
 // unit53 is rand.Rand's Float64 of the output x: the low 53 bits over

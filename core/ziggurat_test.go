@@ -50,12 +50,7 @@ func TestNormFloats(t *testing.T) {
 	for range n {
 		var x uint64
 		g, x = g.next()
-		j := int32(x)
-		a := uint32(j)
-		if j < 0 {
-			a = uint32(-j)
-		}
-		if a >= zig.k[x>>32&0x7f] {
+		if _, _, in := zig.rect(x); !in {
 			outside++
 		}
 	}
