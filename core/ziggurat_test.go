@@ -10,8 +10,8 @@ import (
 // TestNormFloats: NormFloats gives rand.Rand's NormFloat64 numbers from the
 // same stream, bit for bit, in batches of every length from 1 to 40 and of
 // the particles' sizes, and leaves the stream where NormFloat64 does; 2 x
-// 10^7 numbers reach the wedges (about 1 in 90) and the base strip's tail
-// (about 1 in 3600) thousands of times, which the test counts.
+// 10^7 numbers reach the wedges (about 1 in 80) and the base strip's tail
+// (about 1 in 1700) thousands of times, which the test counts.
 func TestNormFloats(t *testing.T) {
 	t.Parallel()
 	n := 20_000_000
