@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -46,6 +47,47 @@ func TestVecchiaRoundTrip(t *testing.T) {
 		if got.Meta[KeyFingerprint] != VecchiaFingerprint(w) {
 			t.Errorf("batch %d: fingerprint %q, want %q", batch, got.Meta[KeyFingerprint], VecchiaFingerprint(w))
 		}
+	}
+}
+
+// TestVecchiaReadReserves reads a model of 3000 rows (row k conditions on
+// its min(k, 8) predecessors) written in batches of 256: the same
+// neighbours and coefficients, their arrays reserved from the first
+// batch's rate for all rows (a sixteenth spare at most, a second
+// reservation only if the first fell short) rather than grown by append.
+func TestVecchiaReadReserves(t *testing.T) {
+	const n, m = 3000, 8
+	md := &vecchia.Model{N: n, Noise: 1, Start: []int{0}, TStart: []int{0}}
+	s := &VecchiaStream{Model: md, Meta: map[string]string{KeyTool: "test"}}
+	for k := range n {
+		for j := max(0, k-m); j < k; j++ {
+			md.Nbr = append(md.Nbr, int32(j))
+			md.Coef = append(md.Coef, 1/float64(8+k-j))
+		}
+		md.Start = append(md.Start, len(md.Nbr))
+		md.CondVar = append(md.CondVar, 1)
+		md.Lower = append(md.Lower, 0)
+		md.Upper = append(md.Upper, math.Inf(1))
+		s.Row = append(s.Row, k)
+		s.Y = append(s.Y, 1)
+	}
+	var buf bytes.Buffer
+	if err := WriteVecchia(&buf, s, 256, memory.DefaultAllocator); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadVecchia(bytes.NewReader(buf.Bytes()), "reserve", memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := got.Model
+	if !slices.Equal(g.Nbr, md.Nbr) || !eqF(g.Coef, md.Coef) || !eqInts(g.Start, md.Start) {
+		t.Fatal("the model read back differs")
+	}
+	if l := len(g.Nbr); cap(g.Nbr) > l+l/16+m || cap(g.Coef) > l+l/16+m {
+		t.Errorf("%d neighbours held in capacities %d and %d: more than the reservation's spare", l, cap(g.Nbr), cap(g.Coef))
+	}
+	if cap(g.Start) != n+1 || cap(got.Row) != n || cap(got.Y) != n {
+		t.Errorf("row arrays' capacities %d, %d, %d: not reserved for the %d rows", cap(g.Start), cap(got.Row), cap(got.Y), n)
 	}
 }
 
