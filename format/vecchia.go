@@ -259,8 +259,7 @@ func ReadVecchia(r io.Reader, name string, mem memory.Allocator) (s *VecchiaStre
 	if perr != nil {
 		return nil, dataErrorf(name, "metadata %s = %q is not a number", KeyNoise, meta[KeyNoise])
 	}
-	m := &vecchia.Model{N: n, T: t, Noise: noise, Start: []int{0}, TStart: []int{0},
-		CondVar: make([]float64, 0, n), Lower: make([]float64, 0, n), Upper: make([]float64, 0, n), TCondVar: make([]float64, 0, t)}
+	m := &vecchia.Model{N: n, T: t, Noise: noise, Start: []int{0}, TStart: []int{0}}
 	s = &VecchiaStream{Model: m, Meta: meta}
 	if err := in.readBatches(src, meta, func(rec arrow.Record, batch, rows int) error {
 		return s.addBatch(rec, name, batch, rows, ids)
@@ -302,7 +301,7 @@ func (s *VecchiaStream) addBatch(rec arrow.Record, name string, batch, base int,
 			return dataErrorf(name, "batch %d: column %s has nulls", batch, rec.Schema().Field(c).Name)
 		}
 	}
-	s.reserve(nbr, role, base)
+	s.reserve(nbr, role)
 	for i := range int(rec.NumRows()) {
 		where := rowWhere{batch, base + i}
 		na, nb := nbr.ValueOffsets(i)
@@ -367,30 +366,41 @@ type rowWhere struct{ batch, row int }
 
 func (w rowWhere) String() string { return fmt.Sprintf("batch %d, row %d", w.batch, w.row) }
 
-// reserve makes room, before a batch's rows are appended (the first at
-// stream row base), for all of the stream's rows (n training and T test
-// rows) and, where the batch's training rows' neighbours and coefficients
-// do not fit, for those of all n training rows at the rate of the rows so
-// far, and a sixteenth more: so that the appends of a large model do not
-// copy its largest arrays again and again into fresh memory (at N = 10^6
-// that was most of the reading's time). The counts come from the data
-// read, not from the metadata, so that a wrong gpc:vecchia_m cannot make
-// it allocate more than a small multiple of what the stream holds; a short
-// estimate only lets the arrays grow again.
-func (s *VecchiaStream) reserve(nbr *array.List, role *array.String, base int) {
+// reserveAhead bounds reserve's room: at most this many times the rows
+// (or the neighbours) read so far, so that a stream whose metadata
+// announces more rows than it holds makes the reading fail on the count,
+// not allocate for the rows announced.
+const reserveAhead = 256
+
+// reserve makes room, before a batch's rows are appended, for the rows to
+// come, so that the appends of a large model do not copy its arrays again
+// and again into fresh memory (at N = 10^6 that was most of the reading's
+// time): where the batch's rows do not fit, for all n training and T test
+// rows the metadata announces, and for the training rows' neighbours and
+// coefficients at the rate of the rows read so far and a sixteenth more,
+// each at most reserveAhead times what has been read, this batch
+// included (so one reservation at gpc-kernel's batches of 4096 rows up to
+// N of about 10^6, a few more beyond). The neighbours' count comes from
+// the data, so a wrong gpc:vecchia_m cannot make it allocate more.
+func (s *VecchiaStream) reserve(nbr *array.List, role *array.String) {
 	m := s.Model
-	if base == 0 {
-		m.Start = regrow(m.Start, m.N+1)
-		s.Row = regrow(s.Row, m.N+m.T)
-		s.Y = regrow(s.Y, m.N+m.T)
+	nr := nbr.Len()
+	if need := len(s.Row) + nr; need > cap(s.Row) {
+		c := max(need, min(m.N+m.T, reserveAhead*need))
+		s.Row, s.Y = regrow(s.Row, c), regrow(s.Y, c)
 	}
 	train := 0
-	for train < nbr.Len() && role.Value(train) == "train" {
+	for train < nr && role.Value(train) == "train" {
 		train++
 	}
 	seen := len(m.CondVar) + train
 	if train == 0 || seen > m.N {
 		return // no training rows, or more than announced: addBatch says so
+	}
+	if seen > cap(m.CondVar) {
+		c := max(seen, min(m.N, reserveAhead*seen))
+		m.CondVar, m.Lower, m.Upper = regrow(m.CondVar, c), regrow(m.Lower, c), regrow(m.Upper, c)
+		m.Start = regrow(m.Start, c+1)
 	}
 	lo, _ := nbr.ValueOffsets(0)
 	_, hi := nbr.ValueOffsets(train - 1)
@@ -398,7 +408,8 @@ func (s *VecchiaStream) reserve(nbr *array.List, role *array.String, base int) {
 	if entries <= cap(m.Nbr) && entries <= cap(m.Coef) {
 		return
 	}
-	want := entries + int(float64(entries)/float64(seen)*float64(m.N-seen)*(1+1.0/16))
+	rest := float64(entries) / float64(seen) * float64(m.N-seen) * (1 + 1.0/16)
+	want := entries + int(min(rest, float64(reserveAhead*entries)))
 	m.Nbr = regrow(m.Nbr, want)
 	m.Coef = regrow(m.Coef, want)
 }

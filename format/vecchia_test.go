@@ -2,8 +2,10 @@ package format
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -88,6 +90,25 @@ func TestVecchiaReadReserves(t *testing.T) {
 	}
 	if cap(g.Start) != n+1 || cap(got.Row) != n || cap(got.Y) != n {
 		t.Errorf("row arrays' capacities %d, %d, %d: not reserved for the %d rows", cap(g.Start), cap(got.Row), cap(got.Y), n)
+	}
+}
+
+// TestVecchiaReadAnnouncedRows: a stream whose metadata announces 10^12
+// training rows but holds four fails on the count, with a data error,
+// instead of reserving memory for the rows announced.
+func TestVecchiaReadAnnouncedRows(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteVecchia(&buf, sampleVecchia(), 2, memory.DefaultAllocator); err != nil {
+		t.Fatal(err)
+	}
+	data := rewriteMeta(t, buf.Bytes(), func(m map[string]string) map[string]string {
+		m[KeyN], m[KeyRows] = "1000000000000", "1000000000002"
+		return m
+	})
+	_, err := ReadVecchia(bytes.NewReader(data), "announced", memory.DefaultAllocator)
+	var de *DataError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "announces") {
+		t.Fatalf("got %v, want a data error on the announced count", err)
 	}
 }
 
