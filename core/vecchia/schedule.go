@@ -143,33 +143,8 @@ func (t *tri) sched() *schedule {
 
 func newSchedule(t *tri) *schedule {
 	n := t.n
-	s := &schedule{colStart: make([]int, n+1)}
-	for k := range n {
-		if t.dup[k] {
-			continue
-		}
-		for _, p := range t.nbr[t.start[k]:t.start[k+1]] {
-			s.colStart[p+1]++
-		}
-	}
-	for p := range n {
-		s.colStart[p+1] += s.colStart[p]
-	}
-	s.colRow = make([]int32, s.colStart[n])
-	s.colPos = make([]int32, s.colStart[n])
-	next := make([]int, n)
-	copy(next, s.colStart[:n])
-	for k := range n {
-		if t.dup[k] {
-			continue
-		}
-		for q := t.start[k]; q < t.start[k+1]; q++ {
-			p := t.nbr[q]
-			s.colRow[next[p]] = int32(k)
-			s.colPos[next[p]] = int32(q)
-			next[p]++
-		}
-	}
+	s := &schedule{}
+	s.colStart, s.colRow, s.colPos = t.transpose()
 	lvl := make([]int32, n)
 	for k := range n {
 		l := int32(0)
@@ -190,6 +165,64 @@ func newSchedule(t *tri) *schedule {
 	}
 	s.bwd, s.bwdStart = byLevel(lvl)
 	return s
+}
+
+// transpose returns the pattern by columns (schedule's colStart, colRow
+// and colPos), the rows of a column in increasing order. Each thread
+// counts and then places the entries of a contiguous range of rows; a
+// column's entries from thread i's rows go after those of the threads
+// before it, so the result does not depend on the thread count.
+func (t *tri) transpose() (colStart []int, colRow, colPos []int32) {
+	n := t.n
+	w := threads()
+	if n < minParallel*w {
+		w = 1
+	}
+	bounds := func(i int) (int, int) { return i * n / w, (i + 1) * n / w }
+	// next[i][p]: thread i's count of column p, then where its next entry
+	// of column p goes.
+	next := make([][]int32, w)
+	team(w, func(i int) {
+		c := make([]int32, n)
+		lo, hi := bounds(i)
+		for k := lo; k < hi; k++ {
+			if t.dup[k] {
+				continue
+			}
+			for _, p := range t.nbr[t.start[k]:t.start[k+1]] {
+				c[p]++
+			}
+		}
+		next[i] = c
+	})
+	colStart = make([]int, n+1)
+	for p := range n {
+		at := colStart[p]
+		for i := range w {
+			c := next[i][p]
+			next[i][p] = int32(at)
+			at += int(c)
+		}
+		colStart[p+1] = at
+	}
+	colRow = make([]int32, colStart[n])
+	colPos = make([]int32, colStart[n])
+	team(w, func(i int) {
+		nx := next[i]
+		lo, hi := bounds(i)
+		for k := lo; k < hi; k++ {
+			if t.dup[k] {
+				continue
+			}
+			for q := t.start[k]; q < t.start[k+1]; q++ {
+				p := t.nbr[q]
+				colRow[nx[p]] = int32(k)
+				colPos[nx[p]] = int32(q)
+				nx[p]++
+			}
+		}
+	})
+	return colStart, colRow, colPos
 }
 
 // byLevel returns the rows sorted by level (stable: increasing within a

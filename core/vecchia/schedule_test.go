@@ -362,3 +362,56 @@ func BenchmarkEliminate(b *testing.B) {
 		}
 	})
 }
+
+// TestTranspose checks the pattern's transpose (tri.transpose, built by
+// ranges of rows on every thread) against the entries sorted by column
+// and then row, on 1 to 4 threads, on a model with repeated points (whose
+// rows are left out) and one without.
+func TestTranspose(t *testing.T) {
+	defer func(v int) { minParallel = v }(minParallel)
+	minParallel = 2
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	m, _ := oneFactorModelSmall(600, 5, []int{7, 300, 599}, 200)
+	for _, mm := range []*Model{scheduleModel(t), m} {
+		a := newTri(mm)
+		type entry struct{ p, k, q int32 }
+		var want []entry
+		for k := range a.n {
+			if a.dup[k] {
+				continue
+			}
+			for q := a.start[k]; q < a.start[k+1]; q++ {
+				want = append(want, entry{a.nbr[q], int32(k), int32(q)})
+			}
+		}
+		slices.SortFunc(want, func(x, y entry) int {
+			if x.p != y.p {
+				return int(x.p - y.p)
+			}
+			return int(x.k - y.k)
+		})
+		for threads := 1; threads <= 4; threads++ {
+			runtime.GOMAXPROCS(threads)
+			start, row, pos := a.transpose()
+			if len(start) != a.n+1 || len(row) != len(want) || len(pos) != len(want) {
+				t.Fatalf("%d threads: %d column starts, %d entries, want %d and %d", threads, len(start), len(row), a.n+1, len(want))
+			}
+			for i, e := range want {
+				if row[i] != e.k || pos[i] != e.q {
+					t.Fatalf("%d threads: entry %d is row %d at %d, want row %d at %d", threads, i, row[i], pos[i], e.k, e.q)
+				}
+			}
+			for p := range a.n {
+				n := 0
+				for _, e := range want {
+					if int(e.p) == p {
+						n++
+					}
+				}
+				if start[p+1]-start[p] != n {
+					t.Fatalf("%d threads: column %d has %d entries, want %d", threads, p, start[p+1]-start[p], n)
+				}
+			}
+		}
+	}
+}
