@@ -910,6 +910,7 @@ func newPairCache(a *tri) *pairCache {
 					if a.dup[i] {
 						continue
 					}
+					a.prefetchPatterns(i + 2)
 					buf = a.pairsWith(i, a, buf, slot)
 					s := int32(a.start[i])
 					first := len(out)
@@ -947,6 +948,18 @@ func newPairCache(a *tri) *pairCache {
 		return nil
 	}
 	return c
+}
+
+// prefetchPatterns asks for the patterns of row k's columns (the rows that
+// pairsWith walks for row k), a hint that changes nothing; k may be past
+// the last row.
+func (t *tri) prefetchPatterns(k int) {
+	if k >= t.n {
+		return
+	}
+	for _, p := range t.nbr[t.start[k]:t.start[k+1]] {
+		core.Prefetch(t.nbr[t.start[p]:t.start[p+1]])
+	}
 }
 
 // fullPattern returns the dense lower pattern (row k: columns 0..k-1), for
