@@ -19,3 +19,6 @@ func combineAVX512(y, x *float64, off *int64, a *float64, nj, n int)
 
 //go:noescape
 func combine2AVX512(y, z, x *float64, off *int64, a, b *float64, nj, n int)
+
+//go:noescape
+func spreadAVX512(x, v *float64, off *int64, a *float64, nj, n int)

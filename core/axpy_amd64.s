@@ -181,3 +181,40 @@ c2_store:
 	JG c2_chunk
 	VZEROUPPER
 	RET
+
+// func spreadAVX512(x, v *float64, off *int64, a *float64, nj, n int)
+// x[off[j]+i] = fma(-a[j], v[i], x[off[j]+i]) for j < nj in order and
+// i < n, eight at a time (VFNMADD231PD: -(a v) + x, the fma of -a).
+TEXT ·spreadAVX512(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), DI
+	MOVQ v+8(FP), SI
+	MOVQ off+16(FP), R8
+	MOVQ a+24(FP), R9
+	MOVQ nj+32(FP), R10
+	MOVQ n+40(FP), R11
+
+sp_row:
+	MOVQ (R8), BX
+	SHLQ $3, BX
+	ADDQ DI, BX // the row's first value
+	VBROADCASTSD (R9), Z14
+	MOVQ SI, DX
+	MOVQ R11, CX
+
+sp_chunk:
+	AXK1
+	VMOVUPD.Z (DX), K1, Z0
+	VMOVUPD.Z (BX), K1, Z1
+	VFNMADD231PD Z0, Z14, Z1
+	VMOVUPD Z1, K1, (BX)
+	ADDQ $64, DX
+	ADDQ $64, BX
+	SUBQ $8, CX
+	JG sp_chunk
+
+	ADDQ $8, R8
+	ADDQ $8, R9
+	DECQ R10
+	JG sp_row
+	VZEROUPPER
+	RET

@@ -25,3 +25,7 @@ func combineAVX512(y, x *float64, off *int64, a *float64, nj, n int) {
 func combine2AVX512(y, z, x *float64, off *int64, a, b *float64, nj, n int) {
 	panic("core: no assembly kernels on this architecture")
 }
+
+func spreadAVX512(x, v *float64, off *int64, a *float64, nj, n int) {
+	panic("core: no assembly kernels on this architecture")
+}

@@ -86,3 +86,57 @@ func TestCombinePaths(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSpreadPaths checks Spread against the loop of its definition, bit
+// for bit, on every path, on rows that do not overlap, in a scrambled
+// order, of lengths that end a vector early and late, and that it
+// refuses a row out of range.
+func TestSpreadPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, path := range VecPaths() {
+		if err := SetVecPath(path); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{0, 1, 7, 8, 9, 16, 31} {
+			for _, nj := range []int{0, 1, 5, 33} {
+				x0 := make([]float64, (nj+2)*(n+3))
+				for i := range x0 {
+					x0[i] = r.NormFloat64()
+				}
+				off := make([]int64, nj)
+				for j, p := range r.Perm(nj + 2)[:nj] {
+					off[j] = int64(p*(n+3) + r.IntN(4))
+				}
+				a, v := make([]float64, nj), make([]float64, n)
+				for j := range a {
+					a[j] = r.NormFloat64()
+				}
+				for i := range v {
+					v[i] = r.NormFloat64()
+				}
+				want := append([]float64(nil), x0...)
+				for j, o := range off {
+					for i := range v {
+						want[int(o)+i] = math.FMA(-a[j], v[i], want[int(o)+i])
+					}
+				}
+				x := append([]float64(nil), x0...)
+				Spread(x, off, a, v)
+				for i := range x {
+					if math.Float64bits(x[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("%s, n = %d, %d rows, element %d: %v, want %v", path, n, nj, i, x[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	if err := SetVecPath(VecPaths()[0]); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Spread of a row past the end did not panic")
+		}
+	}()
+	Spread(make([]float64, 10), []int64{3}, []float64{1}, make([]float64, 8))
+}

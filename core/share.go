@@ -164,12 +164,30 @@ func Combine2(y, z, x []float64, off []int64, a, b []float64) {
 	}
 }
 
+// Spread subtracts a[j] v from the row of len(v) values of x at offset
+// off[j], for each j in order: x[off[j]+i] = fma(-a[j], v[i],
+// x[off[j]+i]), Axpy's bits for each row (Axpy(x[off[j]:], -a[j], v)),
+// in one call for all the rows of a scattered update. The rows must not
+// overlap.
+func Spread(x []float64, off []int64, a, v []float64) {
+	n := len(v)
+	a = a[:len(off)]
+	checkRows(x, off, n)
+	if vec() == vecAVX512 && n > 0 && len(off) > 0 {
+		spreadAVX512(&x[0], &v[0], &off[0], &a[0], len(off), n)
+		return
+	}
+	for j, o := range off {
+		Axpy(x[o:o+int64(n)], -a[j], v)
+	}
+}
+
 // checkRows panics if a row of n values at an offset of off is not within
 // x.
 func checkRows(x []float64, off []int64, n int) {
 	for _, o := range off {
 		if o < 0 || o+int64(n) > int64(len(x)) {
-			panic("core: Combine: a row is out of range")
+			panic("core: Combine, Spread: a row is out of range")
 		}
 	}
 }

@@ -440,7 +440,7 @@ func (t *tri) forward(w []float64, sc *batchScratch) {
 // and subtracted its share T_ik y_i, so k's own share (A u)_k / sqrt(D_k)
 // + tau_k u_k completes (P u)_k less the backward solve's later terms,
 // and y_k is that over T's diagonal; then k adds its shares to its
-// neighbours' rows (core.Axpy). A row's neighbours in A are among its
+// neighbours' rows (core.Spread). A row's neighbours in A are among its
 // neighbours in T, so the pass reads and writes each neighbour's two
 // cache lines once: half the scattered reads of a product pass and a
 // backward pass apart.
@@ -457,9 +457,16 @@ func (t *tri) productBack(w []float64, m *Model, tau []float64, sc *batchScratch
 		ms, me := m.Start[k], m.Start[k+1]
 		if k > 0 {
 			// The next row's neighbours: their u in the model's
-			// pattern, their y in T's.
-			prefetchRows(w, m.Nbr[m.Start[k-1]:ms], s, 0, batchSides)
-			prefetchRows(w, t.nbr[t.start[k-1]:t.start[k]], s, batchSides, s)
+			// pattern, their y in T's, which holds the model's: where
+			// the two are the same rows (after the block), both halves
+			// at once.
+			tn, mn := t.nbr[t.start[k-1]:t.start[k]], m.Nbr[m.Start[k-1]:ms]
+			if len(tn) == len(mn) {
+				prefetchRows(w, tn, s, 0, s)
+			} else {
+				prefetchRows(w, mn, s, 0, batchSides)
+				prefetchRows(w, tn, s, batchSides, s)
+			}
 		}
 		clear(acc)
 		sc.off = rowOffsets(sc.off, m.Nbr[ms:me], s)
@@ -470,14 +477,13 @@ func (t *tri) productBack(w []float64, m *Model, tau []float64, sc *batchScratch
 			a[j] = (u[j] - acc[j]) * ic
 			y[j] = (y[j] + tau[k]*u[j] + a[j]) / dk
 		}
-		for q := ms; q < me; q++ {
-			o := s*int(m.Nbr[q]) + batchSides
-			core.Axpy(w[o:o+batchSides], -m.Coef[q], a)
-		}
-		for q := t.start[k]; q < t.start[k+1]; q++ {
-			o := s*int(t.nbr[q]) + batchSides
-			core.Axpy(w[o:o+batchSides], -t.off[q], y)
-		}
+		// The neighbours' y (at their u's offsets in w[batchSides:]) less
+		// k's shares, a row of each pattern in one call (core.Spread:
+		// Axpy's bits).
+		yw := w[batchSides:]
+		core.Spread(yw, sc.off, m.Coef[ms:me], a)
+		sc.off = rowOffsets(sc.off, t.nbr[t.start[k]:t.start[k+1]], s)
+		core.Spread(yw, sc.off, t.off[t.start[k]:t.start[k+1]], y)
 	}
 }
 
