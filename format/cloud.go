@@ -302,10 +302,13 @@ func (cr *CloudReader) start(schema *arrow.Schema) error {
 				h = sha256.New()
 			}
 			h.Write(float64Bytes(vals)) // Fingerprint's bytes on a little-endian machine
-		case i == 0:
-			cr.Train.Cov = make([]float64, 0, n*n)
-			fallthrough
 		default:
+			// Room for the N x N block (gpc:n), at most reserveAhead
+			// times the rows read: one reservation up to N = 256,
+			// beyond it a second, for the block, at its 257th row.
+			if need := len(cr.Train.Cov) + n; need > cap(cr.Train.Cov) {
+				cr.Train.Cov = regrow(cr.Train.Cov, room(n*n, need))
+			}
 			cr.Train.Cov = append(cr.Train.Cov, vals...)
 		}
 		y, yok := numAt(cr.rec.Column(6), cr.row)
@@ -682,8 +685,8 @@ func (cr *CloudReader) groupRow() error {
 
 // LoadParticles reads all the particles into a core.Cloud. limit is the
 // most bytes their draws may take (0: no limit): a larger cloud is refused
-// with a *MemoryError before any is read. alloc, if not nil, allocates each
-// group's array of draws (n values, overwritten as they are read).
+// with a *MemoryError before any is read. alloc, if not nil, allocates the
+// groups' arrays of draws (n values, overwritten as they are read).
 func (cr *CloudReader) LoadParticles(limit int64, alloc func(n int) []float64) (*core.Cloud, error) {
 	n := cr.Train.N
 	if need := int64(cr.total) * int64(n) * 8; need/8/int64(n) != int64(cr.total) || limit > 0 && need > limit {
@@ -702,16 +705,21 @@ func (cr *CloudReader) LoadParticles(limit int64, alloc func(n int) []float64) (
 			return c, nil
 		}
 		grp := &c.Groups[ps.Group]
-		if grp.Z == nil {
-			// Sized once, from the metadata (whose total was checked
-			// against the limit): the cloud is never held twice.
-			m := cr.sizes[ps.Group]
+		if need := len(grp.Z) + len(ps.Z); need > cap(grp.Z) {
+			// Room for the group's particles (gpc:group_sizes, whose
+			// total was checked against the limit), at most reserveAhead
+			// times those read: once for a group of up to 256 runs
+			// (record batches), again at a larger one's 257th run (its
+			// runs so far held twice during the copy).
+			c := room(cr.sizes[ps.Group]*n, need)
+			var z []float64
 			if alloc != nil {
-				grp.Z = alloc(m * n)[:0]
+				z = alloc(c)
 			} else {
-				grp.Z = make([]float64, 0, m*n)
+				z = make([]float64, c)
 			}
-			grp.LogW = make([]float64, 0, m)
+			grp.Z = z[:copy(z, grp.Z)]
+			grp.LogW = regrow(grp.LogW, c/n)
 		}
 		grp.Z = append(grp.Z, ps.Z...)
 		grp.LogW = append(grp.LogW, ps.LogW...)

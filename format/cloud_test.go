@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -386,5 +388,78 @@ func TestCloudLean(t *testing.T) {
 			t.Errorf("%s: train block %+v", tc.name, cr.Train)
 		}
 		cr.Close()
+	}
+}
+
+// allocated returns the bytes f allocates on the heap (its callers do not
+// run in parallel, so that the count is theirs).
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// announcedBound is the most a reader may allocate for a small stream
+// whose metadata announces far more than it holds: a few MiB, where
+// reserving for the count announced took hundreds.
+const announcedBound = 16 << 20
+
+// TestCloudAnnouncedCounts: a cloud whose metadata announces more than it
+// holds (4096 train rows and one of them; a group of 2^22 particles and
+// two of them) fails on the count, with a data error, without reserving
+// memory for what was announced (it did: 128 MB for each, and Go's fatal
+// out of memory for an N of 10^6 or a group of 10^12).
+func TestCloudAnnouncedCounts(t *testing.T) {
+	const n = 4096
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	mem := checkedMem(t)
+	schema := cloudSchema(map[string]string{KeySchema: SchemaCloud, KeyN: strconv.Itoa(n), KeyOrder: JoinInts(order), KeyGroupSizes: "1"}, false)
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	rb.Field(0).(*array.StringBuilder).Append(KindTrain)
+	cov := rb.Field(1).(*array.ListBuilder)
+	cov.Append(true)
+	cov.ValueBuilder().(*array.Float64Builder).AppendValues(make([]float64, n), nil)
+	rb.Field(2).(*array.ListBuilder).Append(true)
+	for c := 3; c < schema.NumFields(); c++ {
+		rb.Field(c).AppendNull()
+	}
+	rec := rb.NewRecord()
+	defer rec.Release()
+	var oneRow bytes.Buffer
+	w := ipc.NewWriter(&oneRow, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bigGroup := rewriteMeta(t, sampleCloud(t, false, 100, mem), func(m map[string]string) map[string]string {
+		m[KeyGroupSizes] = "4194304,1"
+		return m
+	})
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"train rows", oneRow.Bytes(), "the stream ended after 1 rows, inside the 4096 train rows"},
+		{"particles", bigGroup, `a "group" row where particle 2 of group 0 was expected`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			if a := allocated(func() { _, _, _, err = readCloud(t, tc.data) }); a > announcedBound {
+				t.Errorf("reading a stream of %d bytes allocated %d", len(tc.data), a)
+			}
+			var de *DataError
+			if !errors.As(err, &de) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want a DataError with %q", err, tc.want)
+			}
+		})
 	}
 }

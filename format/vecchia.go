@@ -366,11 +366,18 @@ type rowWhere struct{ batch, row int }
 
 func (w rowWhere) String() string { return fmt.Sprintf("batch %d, row %d", w.batch, w.row) }
 
-// reserveAhead bounds reserve's room: at most this many times the rows
-// (or the neighbours) read so far, so that a stream whose metadata
-// announces more rows than it holds makes the reading fail on the count,
-// not allocate for the rows announced.
+// reserveAhead bounds the room the readers reserve for what a stream's
+// metadata announces (reserve's rows, a cloud's train block and groups, a
+// Vecchia cloud's test rows and kept paths): at most this many times what
+// has been read, so that a stream that announces more than it holds
+// makes the reading fail on the count, not allocate for what was
+// announced.
 const reserveAhead = 256
+
+// room returns the capacity to reserve for announced values once need of
+// them have arrived: announced, but at most reserveAhead times need (and
+// at least need).
+func room(announced, need int) int { return max(need, min(announced, reserveAhead*need)) }
 
 // reserve makes room, before a batch's rows are appended, for the rows to
 // come, so that the appends of a large model do not copy its arrays again
@@ -386,7 +393,7 @@ func (s *VecchiaStream) reserve(nbr *array.List, role *array.String) {
 	m := s.Model
 	nr := nbr.Len()
 	if need := len(s.Row) + nr; need > cap(s.Row) {
-		c := max(need, min(m.N+m.T, reserveAhead*need))
+		c := room(m.N+m.T, need)
 		s.Row, s.Y = regrow(s.Row, c), regrow(s.Y, c)
 	}
 	train := 0
@@ -398,7 +405,7 @@ func (s *VecchiaStream) reserve(nbr *array.List, role *array.String) {
 		return // no training rows, or more than announced: addBatch says so
 	}
 	if seen > cap(m.CondVar) {
-		c := max(seen, min(m.N, reserveAhead*seen))
+		c := room(m.N, seen)
 		m.CondVar, m.Lower, m.Upper = regrow(m.CondVar, c), regrow(m.Lower, c), regrow(m.Upper, c)
 		m.Start = regrow(m.Start, c+1)
 	}

@@ -429,7 +429,7 @@ func (c *VecchiaCloud) addBatch(rec arrow.Record, name string, batch, base, test
 			c.Row = append(c.Row, int(rec.Column(1).(*array.Int64).Value(i)))
 			if !rec.Column(2).IsNull(i) {
 				if c.ID == nil {
-					c.ID = make([]string, len(c.Row)-1, tests)
+					c.ID = make([]string, len(c.Row)-1, room(tests, len(c.Row)))
 				}
 				c.ID = append(c.ID, rec.Column(2).(*array.String).Value(i))
 			} else if c.ID != nil {
@@ -537,7 +537,6 @@ func (c *VecchiaCloud) addPathRow(rec arrow.Record, i int, path bool, name, wher
 		}
 		if c.paths {
 			grp.PathW = append([]float64(nil), w...)
-			grp.Paths = make([]float32, c.N*k)
 		}
 		c.next = 0
 		return nil
@@ -561,7 +560,12 @@ func (c *VecchiaCloud) addPathRow(rec arrow.Record, i int, path bool, name, wher
 		}
 	}
 	if c.paths {
-		copy(grp.Paths[c.next*k:], x)
+		// The rows come in order: room for the group's N x K values
+		// (gpc:n, gpc:kept_paths), at most reserveAhead times those read.
+		if need := len(grp.Paths) + len(x); need > cap(grp.Paths) {
+			grp.Paths = regrow(grp.Paths, room(c.N*k, need))
+		}
+		grp.Paths = append(grp.Paths, x...)
 	}
 	c.next += len(x) / k
 	if c.next == c.N {

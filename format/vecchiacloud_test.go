@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,5 +85,51 @@ func TestVecchiaCloudPaths(t *testing.T) {
 	bad := keptCloud(t, n, "500000,4", paths, ws)
 	if _, err := ReadVecchiaCloudPaths(bytes.NewReader(bad), "cloud", NewAllocator(), nil); err == nil || !strings.Contains(err.Error(), "has 3 path weights where gpc:kept_paths announces 4") {
 		t.Errorf("a group with 3 weights where 4 are announced: %v", err)
+	}
+}
+
+// TestVecchiaCloudAnnouncedCounts: a Vecchia cloud whose metadata
+// announces more than it holds (2^24 test rows and two of them; kept paths
+// of 2^24 variables and five) fails on the count, with a data error,
+// without reserving memory for what was announced (it did: 256 and 192
+// MB, and Go's fatal out of memory for counts of 10^12).
+func TestVecchiaCloudAnnouncedCounts(t *testing.T) {
+	var ids bytes.Buffer
+	cw, err := NewVecchiaCloudWriter(&ids, map[string]string{KeySchema: SchemaVecchiaCloud, KeyTests: "2"}, []int{0, 1}, []string{"a", "b"}, []float64{1, 0}, 1, NewAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.WriteGroup(0, core.GroupResult{LogZ: -1, MinESS: 1, DeadAt: -1}, []float64{0.5, 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tests := rewriteMeta(t, ids.Bytes(), func(m map[string]string) map[string]string {
+		m[KeyTests] = "16777216"
+		return m
+	})
+	paths := rewriteMeta(t, keptCloud(t, 5, "3", [][]float32{make([]float32, 15)}, [][]float64{{0.5, 0.25, 0.25}}), func(m map[string]string) map[string]string {
+		m[KeyN] = "16777216"
+		return m
+	})
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"test rows", tests, "group 0 has 2 test posteriors where the metadata announces 16777216 test rows"},
+		{"kept paths", paths, "group 0's kept paths end before their 16777216 variables"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			if a := allocated(func() { _, err = ReadVecchiaCloudPaths(bytes.NewReader(tc.data), "cloud", NewAllocator(), nil) }); a > announcedBound {
+				t.Errorf("reading a stream of %d bytes allocated %d", len(tc.data), a)
+			}
+			var de *DataError
+			if !errors.As(err, &de) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want a DataError with %q", err, tc.want)
+			}
+		})
 	}
 }
