@@ -421,6 +421,11 @@ func (t *tri) forward(w []float64, sc *batchScratch) {
 		if k+1 < t.n {
 			prefetchRows(w, t.nbr[b:t.start[k+2]], s, 0, batchSides)
 		}
+		if k+ownAhead < t.n {
+			// The pass's own rows come in order, but among the scattered
+			// reads the hardware does not fetch them ahead.
+			core.Prefetch(w[s*(k+ownAhead) : s*(k+ownAhead)+batchSides])
+		}
 		clear(acc)
 		sc.off = rowOffsets(sc.off, t.nbr[a:b], s)
 		core.Combine(acc, w, sc.off, t.off[a:b])
@@ -455,6 +460,9 @@ func (t *tri) productBack(w []float64, m *Model, tau []float64, sc *batchScratch
 		}
 		u := w[s*k : s*k+batchSides]
 		ms, me := m.Start[k], m.Start[k+1]
+		if k >= ownAhead {
+			core.Prefetch(w[s*(k-ownAhead) : s*(k-ownAhead)+s])
+		}
 		if k > 0 {
 			// The next row's neighbours: their u in the model's
 			// pattern, their y in T's, which holds the model's: where
@@ -486,6 +494,10 @@ func (t *tri) productBack(w []float64, m *Model, tau []float64, sc *batchScratch
 		core.Spread(yw, sc.off, t.off[t.start[k]:t.start[k+1]], y)
 	}
 }
+
+// ownAhead is how many rows ahead forward and productBack ask for their
+// own row's values.
+const ownAhead = 8
 
 // batchScratch is a batch pass's per-row scratch: the rows' offsets in
 // batchWork's layout (rowOffsets: their u) and the sides' sums.
