@@ -159,6 +159,9 @@ func denseLaplaceEvidence(t *testing.T, k *gp.Kernel, x, y []float64, nugget flo
 // kernel then runs through gpc-kernel --vecchia, gpc-train and
 // gpc-predict.
 func TestFitVecchiaDense(t *testing.T) {
+	if raceEnabled && testing.Short() {
+		t.Skip("the search at m = 254 takes three minutes under the race detector; -race -short leaves this accuracy check to the plain run (TestFitVecchiaThreads runs the same threaded evaluations under -race)")
+	}
 	t.Parallel()
 	const n = 300
 	train, test, x, y := vecchiaFitData(t, n, 1)

@@ -265,6 +265,9 @@ func TestVecchiaAutoTool(t *testing.T) {
 // corrected (and --progress says so), and what is left is still above
 // log 2, and gpc-train warns.
 func TestVecchiaCorrectionWarns(t *testing.T) {
+	if raceEnabled && testing.Short() {
+		t.Skip("two preparations at N = 7000 take 45 s under the race detector; the warning has no threads of its own, and core/vecchia's tests run the preparation under -race")
+	}
 	train, _ := vecchiaFiles(t, 7000, 0)
 	const warn = "gpc-train: warning: the proposal's incomplete factor leaves the particles' final weights a correction of variance"
 	for _, c := range []struct {
