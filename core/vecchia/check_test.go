@@ -275,6 +275,9 @@ func TestSelect(t *testing.T) {
 // checks before it not; the last of the ladder, not met, where none is;
 // and the structure returned is Select's for the choice.
 func TestAuto(t *testing.T) {
+	if raceEnabled && testing.Short() {
+		t.Skip("the ladder to m = 32 takes 23 s under the race detector; -race -short leaves it to the plain run (TestAutoChoosesM runs Auto's threaded checks under -race)")
+	}
 	const n, d, nugget = 1500, 4, 1e-4
 	x, k := checkProblem(n, d, 2.5)
 	s, err := NewStructure(x, n, d, Options{M: 1})

@@ -209,6 +209,9 @@ func (c tieCase) String() string {
 // steps) shows here as a difference of many standard errors, and a crash
 // as a failure.
 func TestRepeatsAgainstImplied(t *testing.T) {
+	if raceEnabled && testing.Short() {
+		t.Skip("the dense estimates take 18 s under the race detector; -race -short leaves this accuracy check to the plain run (TestRepeatsExact and the estimator's thread tests run under -race)")
+	}
 	for _, c := range tieCases {
 		t.Run(c.String(), func(t *testing.T) {
 			x, d, y, tx := tieProblem(c.seed, c.pat, c.n, 8)

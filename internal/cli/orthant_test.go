@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -177,4 +178,24 @@ func TestOrthantCLIExact(t *testing.T) {
 			t.Errorf("%s: log_p %v, exact %v, SE %v", c.args[0], logP, c.exact, se)
 		}
 	}
+}
+
+// sameOnThreads runs tool on c with --threads 1 and --threads 3, fails the
+// test if their outputs differ, and returns the output. Under -race -short
+// it runs the threaded side alone: the race detector watches the threads,
+// and the plain run compares the two.
+func sameOnThreads(t *testing.T, tool func([]string, io.Reader, io.Writer, io.Writer) int, c cliCase) []byte {
+	t.Helper()
+	args := c.args
+	c.args = append(slices.Clip(args), "--threads", "3")
+	three := runCLI(t, tool, c)
+	if raceEnabled && testing.Short() {
+		return three
+	}
+	c.args = append(slices.Clip(args), "--threads", "1")
+	one := runCLI(t, tool, c)
+	if !bytes.Equal(one, three) {
+		t.Errorf("%v: --threads 1 and 3 differ", args)
+	}
+	return one
 }

@@ -246,6 +246,9 @@ func TestVecchiaCheckWarns(t *testing.T) {
 // two-class problem at N = 1500 it takes m = 30 and says so in the
 // metadata, without a warning.
 func TestVecchiaAutoTool(t *testing.T) {
+	if raceEnabled && testing.Short() {
+		t.Skip("--vecchia auto's checks take 28 s under the race detector; -race -short leaves this to the plain run (core/vecchia's TestAutoChoosesM runs Auto's threaded checks under -race)")
+	}
 	train, test := vecchiaFiles(t, 1500, 10)
 	model := runCLI(t, Kernel, cliCase{args: []string{"--vecchia", "auto", "--alpha", "1", "--beta", "10", "--train", train, "--test", test}})
 	if m := modelMeta(t, model, format.KeyVecchiaM); m != "30" {

@@ -112,7 +112,7 @@ func TestExact(t *testing.T) {
 	ctx := context.Background()
 	x, y, d := twoClass(300, 0, 1, 3)
 	var prev *fit.FitResult
-	for _, threads := range []int{1, 3} {
+	for _, threads := range compared() {
 		p := &Problem{X: x, D: d, Y: y, M: 10, Threads: threads}
 		k, hs, th, lo, hi := start(t, p, gp.KernelRBF)
 		cfg := fit.FitConfig{Samples: 2000, Seed: 4, Lower: lo, Upper: hi}
