@@ -188,6 +188,21 @@ signalled() {
   done
   fail "SIGTERM did not reach process $1"
 }
+# busy PID: waits until the tool has used 50 ms of CPU time (utime and
+# stime, /proc/PID/stat), long past its start, where it begins to catch
+# SIGINT and SIGTERM: a fixed sleep of 0.3 s let a shard that computes in
+# half a second end before hold (CI, 2026-12-01).
+busy() {
+  local ticks t
+  ticks=$(( $(getconf CLK_TCK) / 20 ))
+  for _ in $(seq 2000); do
+    t=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || true)
+    [ -z "$t" ] && fail "process $1 ended before it was busy"
+    [ "$t" -ge "$ticks" ] && return
+    sleep 0.005
+  done
+  fail "process $1 did not use $ticks clock ticks of CPU"
+}
 # hold PID: stops the tool (SIGSTOP) before a signal is sent through
 # Slurm, so that a shard that computes fast, or a slow scancel, cannot let
 # it finish first (under load it did: exit 0); release PID: lets it go on
@@ -315,7 +330,7 @@ echo "== a task sent SIGTERM (scancel --batch --signal=TERM: what --signal=B:TER
 rm -f "$out"
 bg term "$run" gpc-orthant 4 "$out" "${oargs[@]}"
 p=$(running gpc-orthant 2/4)
-sleep 0.3 # past the tool's start, when it catches signals (before, SIGTERM kills it: exit 143)
+busy "$p" # past the tool's start, when it catches signals (before, SIGTERM kills it: exit 143)
 hold "$p"
 scancel --batch --signal=TERM "$(array term)_2"
 release "$p"
@@ -362,7 +377,7 @@ echo "an older output" > "$out"
 cp "$out" "$d/older"
 bg cancel "$run" gpc-orthant 4 "$out" "${oargs[@]}"
 p=$(running gpc-orthant 0/4)
-sleep 0.3 # past the tool's start, when it catches signals
+busy "$p" # past the tool's start, when it catches signals
 hold "$p"
 scancel "$(array cancel)"
 release "$p"
