@@ -382,9 +382,10 @@ func TestCheckExactAndPoor(t *testing.T) {
 // TestAutoChoosesM checks --vecchia auto's choice of m with the default
 // ladder and target: on an easy problem (the two-class tables' 2-D
 // problem, RBF alpha 1, beta 10) the least m, 30, with nearest sets; on a
-// harder one (three features, alpha 0.7: m = 30 loses about 1.5 nats) a
-// larger m, the first whose check is within the target. The checks
-// sample 200 rows (500 by default) to keep the test short.
+// harder one (three features, alpha 0.7: m = 30 loses about 1.5 nats; not
+// under -race -short) a larger m, the first whose check is within the
+// target. The checks sample 200 rows (500 by default) to keep the test
+// short.
 func TestAutoChoosesM(t *testing.T) {
 	const nugget = 1e-4
 	auto := func(x []float64, n, d int, k *gp.Kernel) AutoResult {
