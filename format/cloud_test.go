@@ -452,14 +452,24 @@ func TestCloudAnnouncedCounts(t *testing.T) {
 		{"particles", bigGroup, `a "group" row where particle 2 of group 0 was expected`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			if a := allocated(func() { _, _, _, err = readCloud(t, tc.data) }); a > announcedBound {
-				t.Errorf("reading a stream of %d bytes allocated %d", len(tc.data), a)
-			}
-			var de *DataError
-			if !errors.As(err, &de) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want a DataError with %q", err, tc.want)
-			}
+			checkBounded(t, tc.data, tc.want, func(data []byte) (err error) {
+				_, _, _, err = readCloud(t, data)
+				return err
+			})
 		})
+	}
+}
+
+// checkBounded fails the test unless read, on data, allocates at most
+// announcedBound bytes and fails with a DataError that says want.
+func checkBounded(t *testing.T, data []byte, want string, read func([]byte) error) {
+	t.Helper()
+	var err error
+	if a := allocated(func() { err = read(data) }); a > announcedBound {
+		t.Errorf("reading a stream of %d bytes allocated %d", len(data), a)
+	}
+	var de *DataError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want a DataError with %q", err, want)
 	}
 }

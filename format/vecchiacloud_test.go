@@ -2,7 +2,6 @@ package format
 
 import (
 	"bytes"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,14 +121,10 @@ func TestVecchiaCloudAnnouncedCounts(t *testing.T) {
 		{"kept paths", paths, "group 0's kept paths end before their 16777216 variables"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			if a := allocated(func() { _, err = ReadVecchiaCloudPaths(bytes.NewReader(tc.data), "cloud", NewAllocator(), nil) }); a > announcedBound {
-				t.Errorf("reading a stream of %d bytes allocated %d", len(tc.data), a)
-			}
-			var de *DataError
-			if !errors.As(err, &de) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want a DataError with %q", err, tc.want)
-			}
+			checkBounded(t, tc.data, tc.want, func(data []byte) error {
+				_, err := ReadVecchiaCloudPaths(bytes.NewReader(data), "cloud", NewAllocator(), nil)
+				return err
+			})
 		})
 	}
 }
