@@ -632,7 +632,7 @@ func TestTrustESS(t *testing.T) {
 	}{
 		{"smc, ESS collapsed", 1.0, 125, 30, false, "weight degeneracy"},
 		{"met, ESS at one particle by design", 1.0, 0.25, 30, true, ""},
-		{"met, groups disagree", 1.0, 0.25, 5, false, "heavy-tailed"},
+		{"met, groups disagree", 1.0, 0.25, 5, false, "heavy-tailed (effectively 5.0 of 32 groups carry the mean); larger groups spread less"},
 		{"threshold unknown (Summarize)", 1.0, math.Inf(1), 30, false, "weight degeneracy"},
 		{"healthy", 50, 125, 31, true, ""},
 	} {
