@@ -369,10 +369,10 @@ func (r *Result) Trust() (ok bool, why string) {
 	case r.DeadGroups > 0:
 		return false, fmt.Sprintf("%d of %d groups estimated P = 0 (all their particles failed variable %d): the estimate rests on rare successes", r.DeadGroups, r.Groups, r.DeadAt)
 	case r.EffectiveGroups < float64(r.Groups)/2:
-		// A group's log-estimate spreads about as one over its
-		// particles, so the same particles in fewer, larger groups
-		// agree more (core/vecchia at N = 10^6: 9.1 of 32 groups of 312
-		// carried the mean, 13.8 of 16 of 625; docs/vecchia.md).
+		// The variance of a group's log-estimate goes about as one
+		// over its particles, so the same particles in fewer, larger
+		// groups agree more (core/vecchia at N = 10^6: 9.1 of 32 groups
+		// of 312 carried the mean, 13.8 of 16 of 625; docs/vecchia.md).
 		return false, fmt.Sprintf("the group estimates are heavy-tailed (effectively %.1f of %d groups carry the mean); larger groups spread less: fewer groups of more particles each, or more samples (a running group holds its particles in memory)", r.EffectiveGroups, r.Groups)
 	case r.MinESSParticles < 2 && !(r.ResampleESS < 2):
 		// An estimator that lets the ESS fall below 2 particles by design
