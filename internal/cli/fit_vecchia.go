@@ -296,9 +296,18 @@ func vecchiaExactBytes(n, m, final, threads int) float64 {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	fm := float64(m)
 	extra := float64(threads) * float64(max(0, final-8000)/64+1) * float64(n) * 20
-	return float64(n)*(2260+4.4*fm*fm) + extra
+	return vecchiaPrepareBytes(n, m) + extra
+}
+
+// vecchiaPrepareBytes is the peak memory of the estimator's preparation
+// (vecchia.Prepare) on n training rows with m neighbours, its pair cache
+// growing as m^2: fitted to gpc-train's peak at n = 10^5, m = 30 (617 MB)
+// and with vecchiaExactBytes' particles to the exact stage at n = 10^5, m
+// = 50; 6.2 GB at n = 10^6, m = 30, where gpc-train's peak is 5.0 GB.
+func vecchiaPrepareBytes(n, m int) float64 {
+	fm := float64(m)
+	return float64(n) * (2260 + 4.4*fm*fm)
 }
 
 // describeVecchiaStarts writes each start of a Vecchia fit with restarts:
