@@ -108,7 +108,9 @@ ax1v_loop:
 
 // func combineAVX512(y, x *float64, off *int64, a *float64, nj, n int)
 // y[i] = fma(a[nj-1], x[off[nj-1]+i], ... fma(a[0], x[off[0]+i], y[i])) for
-// i < n, eight at a time.
+// i < n, 32 at a time (four independent chains, so that the additions'
+// latency overlaps: a dense block's factorisation, whose targets are long
+// rows, at N = 10^6), then eight at a time.
 TEXT ·combineAVX512(SB), NOSPLIT, $0-48
 	MOVQ y+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -118,7 +120,45 @@ TEXT ·combineAVX512(SB), NOSPLIT, $0-48
 	MOVQ n+40(FP), CX
 	XORQ R12, R12 // byte offset of the chunk
 
+	// Four vectors of y at a time while 32 or more elements are left:
+	// four chains of fused multiply-adds side by side, each element's in
+	// the order of the rows, as below.
+c4_chunk:
+	CMPQ CX, $32
+	JLT c1_chunk
+	VMOVUPD (DI)(R12*1), Z0
+	VMOVUPD 64(DI)(R12*1), Z1
+	VMOVUPD 128(DI)(R12*1), Z3
+	VMOVUPD 192(DI)(R12*1), Z4
+	XORQ R11, R11 // j
+
+c4_j:
+	CMPQ R11, R10
+	JGE c4_store
+	MOVQ (R8)(R11*8), R13
+	SHLQ $3, R13
+	ADDQ SI, R13
+	ADDQ R12, R13
+	VBROADCASTSD (R9)(R11*8), Z5
+	VFMADD231PD (R13), Z5, Z0
+	VFMADD231PD 64(R13), Z5, Z1
+	VFMADD231PD 128(R13), Z5, Z3
+	VFMADD231PD 192(R13), Z5, Z4
+	INCQ R11
+	JMP c4_j
+
+c4_store:
+	VMOVUPD Z0, (DI)(R12*1)
+	VMOVUPD Z1, 64(DI)(R12*1)
+	VMOVUPD Z3, 128(DI)(R12*1)
+	VMOVUPD Z4, 192(DI)(R12*1)
+	ADDQ $256, R12
+	SUBQ $32, CX
+	JMP c4_chunk
+
 c1_chunk:
+	CMPQ CX, $0
+	JLE c1_done
 	AXK1
 	VMOVUPD.Z (DI)(R12*1), K1, Z0
 	XORQ R11, R11 // j
@@ -139,6 +179,8 @@ c1_store:
 	ADDQ $64, R12
 	SUBQ $8, CX
 	JG c1_chunk
+
+c1_done:
 	VZEROUPPER
 	RET
 

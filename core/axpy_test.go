@@ -51,7 +51,7 @@ func TestCombinePaths(t *testing.T) {
 		if err := SetVecPath(path); err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range []int{0, 1, 7, 8, 9, 31, 156} {
+		for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 100, 156} {
 			for _, nj := range []int{0, 1, 5, 33} {
 				off := make([]int64, nj)
 				a, b := make([]float64, nj), make([]float64, nj)

@@ -415,3 +415,108 @@ func TestTranspose(t *testing.T) {
 		}
 	}
 }
+
+// TestEliminateBlock checks eliminate's panels of the dense block's rows
+// (eliminateBlock) against the block's row-at-a-time factorisation
+// (refEliminate's) bit for bit: the whole factor (the levels, then the block), the block
+// alone after the later rows, a part of the block (lo inside it), with
+// and without the pair cache, blocks whose regular rows are and are not a
+// multiple of the panel's, and a model with repeated points in the block.
+func TestEliminateBlock(t *testing.T) {
+	rep, _ := oneFactorModelSmall(600, 5, []int{7, 30, 31, 300, 599}, 200)
+	for _, mc := range []struct {
+		name string
+		m    *Model
+	}{{"classifier", scheduleModel(t)}, {"repeats", rep}} {
+		m := mc.m
+		n := m.N
+		a := newTri(m)
+		a.priorFactor(m)
+		pc := newPairCache(a)
+		for _, k0 := range []int{1, 9, 64, 203} {
+			for _, cached := range []bool{true, false} {
+				h := hybridPattern(m, a, k0)
+				if cached {
+					h.pc = pc
+				}
+				r := rand.New(rand.NewPCG(uint64(k0), 3))
+				w := make([]float64, n)
+				for k := range w {
+					w[k] = 0.5 + r.Float64()
+				}
+				pd, po := make([]float64, n), make([]float64, len(h.nbr))
+				h.assemble(a, w, pd, po)
+				run := func(f func(lo, hi int) bool, parts [][2]int) ([]float64, []float64) {
+					copy(h.diag, pd)
+					copy(h.off, po)
+					for _, p := range parts {
+						if !f(p[0], p[1]) {
+							t.Fatalf("%s, block %d: breakdown on rows %d to %d", mc.name, k0, p[0], p[1])
+						}
+					}
+					return slices.Clone(h.diag), slices.Clone(h.off)
+				}
+				for _, parts := range [][][2]int{{{0, n}}, {{k0, n}, {0, k0}}, {{k0, n}, {k0 / 2, k0}, {0, k0 / 2}}} {
+					gd, go_ := run(h.eliminate, parts)
+					// The rows after the block as eliminate takes them
+					// (by levels with the cache), the block's a row at a
+					// time.
+					wd, wo := run(func(lo, hi int) bool {
+						if hi > k0 && !h.eliminate(max(lo, k0), hi) {
+							return false
+						}
+						return lo >= k0 || h.refEliminate(lo, min(hi, k0))
+					}, parts)
+					if !sameBits(gd, wd) || !sameBits(go_, wo) {
+						t.Errorf("%s, block %d, cached %v, parts %v: the factor differs from the row-at-a-time one", mc.name, k0, cached, parts)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkDenseBlock times the factorisation of a dense block of 2000
+// rows whose later rows are factored already (as EP's rounds factor their
+// block), on the two-class model at 30000 points or GPC_BENCH_N: the
+// panels (eliminate) against a row at a time (refEliminate).
+//
+//	go test ./core/vecchia -run '^$' -bench DenseBlock -count 5
+func BenchmarkDenseBlock(b *testing.B) {
+	n0 := 30000
+	if os.Getenv("GPC_BENCH_N") != "" {
+		n0 = benchN()
+	}
+	m := classifier2D(b, n0, 30)
+	n, k0 := m.N, 2000
+	a := newTri(m)
+	a.priorFactor(m)
+	h := hybridPattern(m, a, k0)
+	h.pc = newPairCache(a)
+	w := make([]float64, n)
+	for k := range w {
+		w[k] = 0.3
+	}
+	pd, po := make([]float64, n), make([]float64, len(h.nbr))
+	h.assemble(a, w, pd, po)
+	copy(h.diag, pd)
+	copy(h.off, po)
+	if !h.eliminate(k0, n) {
+		b.Fatal("the rows after the block break down")
+	}
+	d0, o0 := slices.Clone(h.diag), slices.Clone(h.off)
+	for _, impl := range []struct {
+		name string
+		f    func(lo, hi int) bool
+	}{{"panels", h.eliminate}, {"rows", h.refEliminate}} {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			for b.Loop() {
+				copy(h.diag, d0)
+				copy(h.off[:h.start[k0]], o0)
+				if !impl.f(0, k0) {
+					b.Fatal("the block breaks down")
+				}
+			}
+		})
+	}
+}
