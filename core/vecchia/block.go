@@ -111,24 +111,38 @@ func (b *denseBlock) marginals(h, nu []float64) (mean, vars []float64) {
 	for len(b.cols) < w {
 		b.cols = append(b.cols, nil)
 	}
+	// A worker takes marginalPanel columns at a time and reads each row
+	// of ut once for all of them (core.Spread: each column's update is
+	// Axpy's, in the same order, so the same bits as a column at a
+	// time).
 	var next atomic.Int64
 	team(w, func(me int) {
-		b.cols[me] = slices.Grow(b.cols[me][:0], nr)[:nr]
+		b.cols[me] = slices.Grow(b.cols[me][:0], marginalPanel*nr)[:marginalPanel*nr]
 		u := b.cols[me]
+		var off [marginalPanel]int64
+		var a [marginalPanel]float64
 		for {
-			c := int(next.Add(1) - 1)
-			if c >= nr {
+			c0 := int(next.Add(marginalPanel) - marginalPanel)
+			if c0 >= nr {
 				return
 			}
-			sq := b.sq[c*nr : c*nr+nr]
-			clear(u[c:])
-			u[c] = 1
-			for i := c; i < nr; i++ {
-				u[i] /= diag[i]
-				if i+1 < nr {
-					core.Axpy(u[i+1:], -u[i], b.ut[i*nr+i+1:i*nr+nr])
+			np := min(marginalPanel, nr-c0)
+			for j := range np {
+				uc := u[j*nr : j*nr+nr]
+				clear(uc[c0+j:])
+				uc[c0+j] = 1
+			}
+			for i := c0; i < nr; i++ {
+				nj := min(np, i-c0+1) // the columns begun by row i
+				for j := range nj {
+					v := u[j*nr+i] / diag[i]
+					u[j*nr+i] = v
+					b.sq[(c0+j)*nr+i] = v * v
+					off[j], a[j] = int64(j*nr+i+1), v
 				}
-				sq[i] = u[i] * u[i]
+				if i+1 < nr {
+					core.Spread(u, off[:nj], a[:nj], b.ut[i*nr+i+1:i*nr+nr])
+				}
 			}
 		}
 	})
@@ -142,3 +156,7 @@ func (b *denseBlock) marginals(h, nu []float64) (mean, vars []float64) {
 	})
 	return b.mean, b.vars
 }
+
+// marginalPanel is the columns of L^-1 a worker of marginals computes
+// together.
+const marginalPanel = 16

@@ -479,7 +479,8 @@ func TestEliminateBlock(t *testing.T) {
 // BenchmarkDenseBlock times the factorisation of a dense block of 2000
 // rows whose later rows are factored already (as EP's rounds factor their
 // block), on the two-class model at 30000 points or GPC_BENCH_N: the
-// panels (eliminate) against a row at a time (refEliminate).
+// panels (eliminate) against a row at a time (refEliminate); and the
+// factored block's marginals.
 //
 //	go test ./core/vecchia -run '^$' -bench DenseBlock -count 5
 func BenchmarkDenseBlock(b *testing.B) {
@@ -518,5 +519,65 @@ func BenchmarkDenseBlock(b *testing.B) {
 				}
 			}
 		})
+	}
+	// The factored block's means and variances (EP's block sweeps).
+	b.Run("impl=marginals", func(b *testing.B) {
+		blk := newDenseBlock(h, k0)
+		for b.Loop() {
+			blk.marginals(w, w)
+		}
+	})
+}
+
+// TestBlockMarginalsPanels checks the dense block's variances, whose
+// columns of L^-1 go marginalPanel at a time (denseBlock.marginals), bit
+// for bit against a column at a time (Axpy down each column, the squares
+// summed in column order), on 1 and 2 threads, for blocks whose regular
+// rows are and are not a multiple of the panel, with repeated points in
+// the block.
+func TestBlockMarginalsPanels(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	rep, _ := oneFactorModelSmall(600, 5, []int{7, 30, 31, 300, 599}, 200)
+	for _, m := range []*Model{scheduleModel(t), rep} {
+		n := m.N
+		a := newTri(m)
+		a.priorFactor(m)
+		for _, k0 := range []int{1, 16, 37, 203} {
+			h := hybridPattern(m, a, k0)
+			r := rand.New(rand.NewPCG(uint64(k0), 9))
+			w, nu, hh := make([]float64, n), make([]float64, n), make([]float64, n)
+			for k := range w {
+				w[k], nu[k], hh[k] = 0.5+r.Float64(), r.NormFloat64(), r.NormFloat64()
+			}
+			pd, po := make([]float64, n), make([]float64, len(h.nbr))
+			h.assemble(a, w, pd, po)
+			if _, err := h.factorShifted(pd, po, 0, n, maxShift); err != nil {
+				t.Fatalf("block %d: %v", k0, err)
+			}
+			b := newDenseBlock(h, k0)
+			for _, procs := range []int{1, 2} {
+				runtime.GOMAXPROCS(procs)
+				_, vars := b.marginals(hh, nu)
+				nr := len(b.reg)
+				want := make([]float64, nr)
+				u := make([]float64, nr)
+				for c := range nr {
+					clear(u)
+					u[c] = 1
+					for i := c; i < nr; i++ {
+						u[i] /= h.diag[b.reg[i]]
+						if i+1 < nr {
+							core.Axpy(u[i+1:], -u[i], b.ut[i*nr+i+1:i*nr+nr])
+						}
+					}
+					for i := c; i < nr; i++ {
+						want[i] += u[i] * u[i]
+					}
+				}
+				if !sameBits(vars, want) {
+					t.Errorf("block %d, %d threads: the variances differ from a column at a time's", k0, procs)
+				}
+			}
+		}
 	}
 }
