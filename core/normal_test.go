@@ -2,6 +2,7 @@ package core
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/floats/scalar"
@@ -221,4 +222,34 @@ func BenchmarkTruncNormQuantile(b *testing.B) {
 		}
 	}
 	_ = s
+}
+
+// TestPhiInvLazyLog: PhiInv and PhiInvLog's upper half take log p only in
+// AS 241's tails (quantileLow); their values are those of lowerQuantile
+// given log p always, bit for bit, on the branches' boundaries and on
+// random p.
+func TestPhiInvLazyLog(t *testing.T) {
+	eager := func(p float64) float64 {
+		if p <= 0.5 {
+			return lowerQuantile(p, math.Log(p))
+		}
+		q := 1 - p
+		return -lowerQuantile(q, math.Log(q))
+	}
+	ps := []float64{0, 1, 0.5, 0.075, math.Nextafter(0.075, 0), math.Nextafter(0.075, 1), 0.925, math.Nextafter(0.925, 1), 1e-300, 1 - 1e-16}
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 100000 {
+		ps = append(ps, r.Float64())
+	}
+	for _, p := range ps {
+		if got, want := PhiInv(p), eager(p); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("PhiInv(%v) = %v, want %v", p, got, want)
+		}
+	}
+	for _, lp := range []float64{-0.1, -0.5, -1e-10, math.Log(0.925), math.Log(0.93)} {
+		q := -math.Expm1(lp)
+		if got, want := PhiInvLog(lp), -lowerQuantile(q, math.Log(q)); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("PhiInvLog(%v) = %v, want %v", lp, got, want)
+		}
+	}
 }

@@ -26,10 +26,21 @@ func PhiInv(p float64) float64 {
 	case !(p >= 0 && p <= 1):
 		return math.NaN()
 	case p <= 0.5:
-		return lowerQuantile(p, math.Log(p))
+		return quantileLow(p)
 	}
-	q := 1 - p
-	return -lowerQuantile(q, math.Log(q))
+	return -quantileLow(1 - p)
+}
+
+// quantileLow is lowerQuantile(p, log p) for 0 <= p <= 1/2, the logarithm
+// taken only where the tails need it: AS 241's central region (p - 1/2 >=
+// -0.425, 85 % of uniform draws) needs none, and EP's draws of q (about 4
+// x 10^8 quantiles in a preparation at N = 10^6) spent 2 % of the
+// preparation's CPU time in math.Log.
+func quantileLow(p float64) float64 {
+	if p-0.5 >= -0.425 {
+		return lowerQuantile(p, 0) // lp unused there
+	}
+	return lowerQuantile(p, math.Log(p))
 }
 
 // PhiInvLog returns the x with log Phi(x) = lp, the standard normal quantile
@@ -47,8 +58,7 @@ func PhiInvLog(lp float64) float64 {
 		return math.NaN()
 	case lp > -math.Ln2:
 		// Upper half: q = 1 - p = -expm1(lp), accurate for lp near 0.
-		q := -math.Expm1(lp)
-		return -lowerQuantile(q, math.Log(q))
+		return -quantileLow(-math.Expm1(lp))
 	case lp >= -729:
 		return lowerQuantile(math.Exp(lp), lp)
 	case math.IsInf(lp, -1):
