@@ -6,7 +6,6 @@ package cli
 
 import (
 	"fmt"
-	"github.com/gpc-mc/gpc/internal/sysmem"
 	"math"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/gpc-mc/gpc/core/gp"
 	"github.com/gpc-mc/gpc/core/vecchia"
 	"github.com/gpc-mc/gpc/format"
+	"github.com/gpc-mc/gpc/internal/sysmem"
 
 	"github.com/alecthomas/kong"
 )
