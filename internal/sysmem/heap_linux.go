@@ -4,7 +4,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,12 +44,8 @@ func AdviseHeap(n int64) {
 	pieces := make([][]byte, 0, n/piece+1)
 	for left := n; left > 0; left -= piece {
 		b := make([]byte, min(left, piece))
-		const page = 4096
-		p := int(uintptr(unsafe.Pointer(&b[0])) % page)
-		start := (page - p) % page
-		end := len(b) - (p+len(b))%page
-		if end > start {
-			_ = unix.Madvise(b[start:end], unix.MADV_HUGEPAGE)
+		if w := wholePages(b); len(w) > 0 {
+			_ = unix.Madvise(w, unix.MADV_HUGEPAGE)
 		}
 		pieces = append(pieces, b)
 	}

@@ -23,18 +23,28 @@ const madvPopulateWrite = 23
 // pages are ordinary and fault in as usual.
 func Floats(n int) []float64 {
 	z := make([]float64, n)
-	const page = 4096
 	if n*8 < 1<<21 {
 		return z
 	}
-	// The interior pages of z, whole pages only.
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&z[0])), n*8)
-	p := int(uintptr(unsafe.Pointer(&z[0])) % page)
-	start := (page - p) % page      // the first page boundary in b
-	end := len(b) - (p+len(b))%page // the last
-	if end > start {
-		_ = unix.Madvise(b[start:end], unix.MADV_HUGEPAGE)
-		_ = unix.Madvise(b[start:end], madvPopulateWrite)
+	if b := wholePages(unsafe.Slice((*byte)(unsafe.Pointer(&z[0])), n*8)); len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
+		_ = unix.Madvise(b, madvPopulateWrite)
 	}
 	return z
+}
+
+// wholePages returns the whole 4 KiB pages inside b (empty if none), the
+// range madvise may be given.
+func wholePages(b []byte) []byte {
+	const page = 4096
+	if len(b) == 0 {
+		return nil
+	}
+	p := int(uintptr(unsafe.Pointer(&b[0])) % page)
+	start := (page - p) % page      // the first page boundary in b
+	end := len(b) - (p+len(b))%page // the last
+	if end <= start {
+		return nil
+	}
+	return b[start:end]
 }
