@@ -47,3 +47,32 @@ func TestDefaultGroups(t *testing.T) {
 		t.Errorf("the plan within %d bytes: %d groups, %d at once (%v), want groups of at most 200, one at a time", 200*per, p.Groups, workers, err)
 	}
 }
+
+// TestPlanESSThreshold checks the two-class estimator's resampling
+// threshold: DefaultESSThreshold up to LargeGroupRows training rows,
+// core.EPLargeESSThreshold above, the user's wherever one is given; and
+// the multi-class estimator's DefaultESSThreshold at any size.
+func TestPlanESSThreshold(t *testing.T) {
+	for _, c := range []struct {
+		n         int
+		ess, want float64
+	}{
+		{1000, 0, DefaultESSThreshold},
+		{LargeGroupRows, 0, DefaultESSThreshold},
+		{LargeGroupRows + 1, 0, core.EPLargeESSThreshold},
+		{1000000, 0, core.EPLargeESSThreshold},
+		{1000000, 0.3, 0.3},
+		{1000, 0.9, 0.9},
+	} {
+		p := &Prepared{m: &Model{N: c.n}}
+		got, _, err := p.Plan(core.Config{Samples: 10000, Threads: 2, ESSThreshold: c.ess})
+		if err != nil || got.ESSThreshold != c.want {
+			t.Errorf("N = %d, --ess %v: planned threshold %v (%v), want %v", c.n, c.ess, got.ESSThreshold, err, c.want)
+		}
+	}
+	pm := &PreparedMulticlass{m: &Multiclass{N: 1000000, C: 3}, L: 2}
+	got, _, err := pm.Plan(core.Config{Samples: 10000, Threads: 2})
+	if err != nil || got.ESSThreshold != DefaultESSThreshold {
+		t.Errorf("three classes at N = 10^6: planned threshold %v (%v), want %v", got.ESSThreshold, err, DefaultESSThreshold)
+	}
+}
