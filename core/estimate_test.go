@@ -462,7 +462,7 @@ func TestConfigValidate(t *testing.T) {
 // too small on the one-factor case (87 % within 2 SE, rms z 1.21 over 100
 // seeds): a group must be large enough to sample the weights' tail.
 //
-// The default run uses 100 seeds, enough to catch a standard error off by a
+// The default run uses 200 seeds, enough to catch a standard error off by a
 // third, and the default candidates; -long runs the full study, 300 seeds
 // and smc too (go test ./core -run Calibration -v -long).
 var long = flag.Bool("long", false, "run the long studies in full")
@@ -472,12 +472,15 @@ func TestCalibration(t *testing.T) {
 		t.Skip("calibration study: skipped under -short")
 	}
 	t.Parallel()
-	runs, calSamples := 100, 9600
+	runs, calSamples := 200, 9600
 	if *long {
 		runs = 300
 	}
 	// The band is 3 binomial standard deviations either side of 94.6 %:
-	// [0.907, 0.985] at 300 runs, [0.878, 1] at 100.
+	// [0.907, 0.985] at 300 runs, [0.898, 0.994] at 200. (At 100 runs the
+	// rms z below varies by about 0.08 from one draw of the streams to
+	// another: the Latin blocks' present permutation put one case at
+	// 0.833, which 300 runs put at 0.952, the former one at 0.963.)
 	sd := math.Sqrt(0.946 * 0.054 / float64(runs))
 	lo, hi := 0.946-3*sd, math.Min(1, 0.946+3*sd)
 	lin := linearClassifierBox(60, 4)
@@ -540,8 +543,8 @@ func TestCalibration(t *testing.T) {
 					t.Errorf("coverage %.3f outside [%.3f, %.3f]", cover, lo, hi)
 				}
 				// Standard errors a quarter too large show as an rms z near
-				// 0.8, which the coverage band alone cannot see at 100 runs
-				// (measured: 0.97 to 1.13).
+				// 0.8, which the coverage band alone cannot see (measured at
+				// 200 runs: 0.90 to 0.99).
 				if rmsZ < 0.85 {
 					t.Errorf("rms z %.3f: the standard errors are too large", rmsZ)
 				}

@@ -106,36 +106,39 @@ func (s pcg) next2() (pcg, uint64) {
 	return pcg{hi, lo}, x * (lo | 1)
 }
 
+// jumper is the affine map of n steps of pcg's update, s*mul^n + inc_n
+// mod 2^128 (jumpOf).
+type jumper struct{ mulHi, mulLo, incHi, incLo uint64 }
+
+// jumpOf returns the map of n steps, by composing one step's n times.
+func jumpOf(n int) jumper {
+	j := jumper{mulLo: 1} // the identity
+	for range n {
+		// (mul, inc) after one more step: mul*m1, inc*m1 + inc1.
+		hi, lo := bits.Mul64(j.mulLo, mulLo)
+		j.mulHi, j.mulLo = hi+j.mulHi*mulLo+j.mulLo*mulHi, lo
+		hi, lo = bits.Mul64(j.incLo, mulLo)
+		hi += j.incHi*mulLo + j.incLo*mulHi
+		lo, c := bits.Add64(lo, incLo, 0)
+		j.incHi, j.incLo = hi+incHi+c, lo
+	}
+	return j
+}
+
+// jump returns the state after j's steps from s.
+func (s pcg) jump(j jumper) pcg {
+	hi, lo := bits.Mul64(s.lo, j.mulLo)
+	hi += s.hi*j.mulLo + s.lo*j.mulHi
+	lo, c := bits.Add64(lo, j.incLo, 0)
+	hi, _ = bits.Add64(hi, j.incHi, c)
+	return pcg{hi, lo}
+}
+
 // Uint64 steps the generator and returns its output (rand.Source).
 func (s *pcg) Uint64() uint64 {
 	var x uint64
 	*s, x = s.next()
 	return x
-}
-
-// below returns a uniform integer in [0, n), n > 0, and the state after it:
-// the number (*rand.Rand).IntN(n) takes from the same state, with its
-// algorithm (Lemire's multiply and reject, or a mask when n is a power of
-// two), so that it consumes the same outputs.
-//
-// References:
-//
-//	D. Lemire, Fast random integer generation in an interval, ACM
-//	Transactions on Modeling and Computer Simulation 29(1), 2019.
-func (s pcg) below(n uint64) (pcg, uint64) {
-	s, x := s.next()
-	if n&(n-1) == 0 {
-		return s, x & (n - 1)
-	}
-	hi, lo := bits.Mul64(x, n)
-	if lo < n {
-		thresh := -n % n
-		for lo < thresh {
-			s, x = s.next()
-			hi, lo = bits.Mul64(x, n)
-		}
-	}
-	return s, hi
 }
 
 // uniformOpen returns a uniform number in the open interval (0, 1): the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
@@ -41,37 +42,10 @@ func TestPCGMatchesStdlib(t *testing.T) {
 	}
 }
 
-// TestBelowMatchesUint64N: below gives (*rand.Rand).Uint64N's numbers (the
-// algorithm of IntN) and consumes the same outputs, rejections included:
-// for n = 2^63 + 1 about half the draws are rejected.
-func TestBelowMatchesUint64N(t *testing.T) {
-	t.Parallel()
-	ns := []uint64{1, 1 << 62, 1 << 63, 1<<63 + 1, 3 << 62, 1<<64 - 1, 1<<64 - 2, 1<<32 + 1, 1<<32 - 1, 1e18}
-	for n := uint64(2); n <= 3*LatinBlock; n++ {
-		ns = append(ns, n)
-	}
-	seeds := rand.New(rand.NewPCG(13, 14))
-	for _, n := range ns {
-		hi, lo := seeds.Uint64(), seeds.Uint64()
-		want := rand.New(rand.NewPCG(hi, lo))
-		g := pcg{hi, lo}
-		for i := range 2000 {
-			var x uint64
-			g, x = g.below(n)
-			if w := want.Uint64N(n); x != w {
-				t.Fatalf("n = %d, draw %d: below %d, Uint64N %d", n, i, x, w)
-			}
-		}
-		var x uint64
-		if _, x = g.next(); x != want.Uint64() {
-			t.Errorf("n = %d: the streams part after the draws", n)
-		}
-	}
-}
-
-// drawUniformsRef is drawUniforms as it was first written, on a *rand.Rand
-// and a closure same(p) (particle p's history equals particle p-1's): the
-// specification that the faster drawUniforms must follow bit for bit.
+// drawUniformsRef is drawUniforms written plainly, on a *rand.Rand and a
+// closure same(p) (particle p's history equals particle p-1's): the
+// specification that the faster drawUniforms must follow bit for bit. A
+// Latin block's permutation comes from latinRef.
 func drawUniformsRef(u []float64, same func(p int) bool, r *rand.Rand, perm []int) {
 	m := len(u)
 	for p := 0; p < m; {
@@ -91,19 +65,51 @@ func drawUniformsRef(u []float64, same func(p int) bool, r *rand.Rand, perm []in
 			q++
 		}
 		k := q - p
-		pi := perm[:k]
-		for j := range pi {
-			pi[j] = j
-		}
-		for j := k - 1; j > 0; j-- {
-			i := r.IntN(j + 1)
-			pi[i], pi[j] = pi[j], pi[i]
-		}
+		pi := latinRef(perm[:k], r)
 		for j := p; j < q; j++ {
 			u[j] = (float64(pi[j-p]) + uniformOpen(r)) / float64(k)
 		}
 		p = q
 	}
+}
+
+// latinRef sets pi to a uniform random permutation of its indices from r,
+// as drawUniforms' Latin blocks draw it, and returns it: a number F =
+// floor(x k! / 2^64) from one 64-bit x, drawn again while x k! mod 2^64 <
+// 2^64 mod k! (computed here with math/big), written in the factorial
+// number system (F = sum_j i_j j!, 0 <= i_j <= j, by divisions), and
+// Fisher and Yates' shuffle with the digits: pi[j] trades places with
+// pi[i_j], j = k-1 down to 1.
+func latinRef(pi []int, r *rand.Rand) []int {
+	k := len(pi)
+	for j := range pi {
+		pi[j] = j
+	}
+	if k < 2 {
+		return pi
+	}
+	f := uint64(1)
+	for j := 2; j <= k; j++ {
+		f *= uint64(j)
+	}
+	two64 := new(big.Int).Lsh(big.NewInt(1), 64)
+	reject := new(big.Int).Mod(two64, new(big.Int).SetUint64(f)).Uint64()
+	var hi, lo uint64
+	for {
+		if hi, lo = bits.Mul64(r.Uint64(), f); lo >= reject {
+			break
+		}
+	}
+	digit := make([]int, k)
+	for j := 1; j < k; j++ {
+		digit[j] = int(hi % uint64(j+1))
+		hi /= uint64(j + 1)
+	}
+	for j := k - 1; j > 0; j-- {
+		i := digit[j]
+		pi[i], pi[j] = pi[j], pi[i]
+	}
+	return pi
 }
 
 // runsIdx returns ancestor indices for m particles whose runs of equal
@@ -206,11 +212,12 @@ func back(s pcg, n int) pcg {
 	return pcg{x.Rsh(x, 64).Uint64(), lo}
 }
 
-// TestDrawUniformsRejection: when IntN rejects a number of a block's
-// shuffle and draws another, drawUniforms does too. A state whose high word
-// is 0 has the output 0, which IntN(n) rejects for every n that is not a
-// power of two; back puts that state at each draw of the shuffle of a full
-// block, of a short block and of a block after a stratified run.
+// TestDrawUniformsRejection: when a Latin block's permutation rejects its
+// number, drawUniforms draws another, as the reference does. A state whose
+// high word is 0 has the output 0, which the permutation of k >= 3 rejects
+// (0 k! mod 2^64 = 0 < 2^64 mod k!); back puts that state at the
+// permutation's number of a full block, of a short block, of a block
+// after a stratified run and of the second of two full blocks.
 func TestDrawUniformsRejection(t *testing.T) {
 	t.Parallel()
 	pick := rand.New(rand.NewPCG(41, 42))
@@ -220,6 +227,7 @@ func TestDrawUniformsRejection(t *testing.T) {
 			t.Fatalf("back(%v, 1) is not undone by next: %v", s, s1)
 		}
 	}
+	rejected := 0
 	for _, k := range []int{2, 3, 5, 7, 12, 15, LatinBlock} {
 		for _, run := range []int{0, 4} { // a stratified run of 4 before the block
 			m := run + k + LatinBlock + 3 // more blocks after it
@@ -234,13 +242,16 @@ func TestDrawUniformsRejection(t *testing.T) {
 				// the block cut short by a run after it
 				idx[run+k+1] = idx[run+k]
 			}
-			for d := range k - 1 { // draw d of the shuffle, for IntN(k - d)
-				n := k - d
-				if n&(n-1) == 0 {
-					continue // a mask, no rejection
-				}
+			at := []int{run + 1}
+			if k == LatinBlock && run == 0 {
+				at = append(at, 1+latinSpan) // the second of two blocks drawn together (latinTwo)
+			}
+			for trial := range 4 * len(at) {
 				target := pcg{0, pick.Uint64()}
-				g := back(target, run+d+1)
+				g := back(target, at[trial%len(at)])
+				if _, lo := bits.Mul64(0, latinFactorial[k]); lo < latinReject[k] {
+					rejected++
+				}
 				want := rand.New(rand.NewPCG(g.hi, g.lo))
 				u, ref := make([]float64, m), make([]float64, m)
 				resampled := run > 0 || k < LatinBlock
@@ -248,14 +259,17 @@ func TestDrawUniformsRejection(t *testing.T) {
 				drawUniforms(u, false, resampled, idx, &g)
 				for p := range u {
 					if math.Float64bits(u[p]) != math.Float64bits(ref[p]) {
-						t.Fatalf("k = %d, run %d, rejection at draw %d: u[%d] = %v, reference %v", k, run, d, p, u[p], ref[p])
+						t.Fatalf("k = %d, run %d, the permutation's number rejected: u[%d] = %v, reference %v", k, run, p, u[p], ref[p])
 					}
 				}
 				if g.Uint64() != want.Uint64() {
-					t.Fatalf("k = %d, run %d, rejection at draw %d: the stream is not where the reference left it", k, run, d)
+					t.Fatalf("k = %d, run %d, the permutation's number rejected: the stream is not where the reference left it", k, run)
 				}
 			}
 		}
+	}
+	if want := 4*2*6 + 4; rejected != want { // every k but 2
+		t.Fatalf("%d rejections set up, want %d", rejected, want)
 	}
 }
 

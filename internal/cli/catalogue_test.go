@@ -61,7 +61,7 @@ func withMeta(t *testing.T, data []byte, key, v string) []byte {
 
 // fixtures are the streams the catalogue spoils, made once by the tools.
 type fixtures struct {
-	cov, cloud, post      []byte // gpc-kernel, gpc-train, gpc-predict on the tiny data set, small batches
+	cov, cloud, post      []byte // gpc-kernel, gpc-train (--method ep: its cloud holds the factor rows), gpc-predict on the tiny data set, small batches
 	good3, notPD          []byte
 	vecchia, vecchiaCloud []byte // gpc-kernel --vecchia 3, gpc-train on the tiny data set
 	keptCloud             []byte // gpc-train on the tiny training set's Vecchia model: it keeps particle paths
@@ -75,7 +75,7 @@ var (
 func getFixtures(t *testing.T) *fixtures {
 	fixOnce.Do(func() {
 		fix.cov = runCLI(t, Kernel, cliCase{args: append(append([]string{}, tiny...), "--alpha", "1.5", "--batch-size", "2")})
-		fix.cloud = runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4", "--batch-size", "2"}, stdin: fix.cov})
+		fix.cloud = runCLI(t, Train, cliCase{args: []string{"--samples", "64", "--groups", "4", "--batch-size", "2", "--method", "ep"}, stdin: fix.cov})
 		fix.post = runCLI(t, Predict, cliCase{args: []string{"--batch-size", "1"}, stdin: fix.cloud})
 		fix.good3 = covStream(t, &format.Covariance{N: 3, Cov: []float64{1, 0.5, 0.5, 0.5, 1, 0.5, 0.5, 0.5, 1}}, nil)
 		fix.notPD = covStream(t, &format.Covariance{N: 2, Cov: []float64{1, 2, 2, 1}}, nil)
