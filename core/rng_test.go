@@ -309,3 +309,26 @@ func BenchmarkDrawUniforms(b *testing.B) {
 		}
 	}
 }
+
+// TestJump: jumpOf(n) is n steps of the generator, and jumpOf(2) is the
+// constants next2 is written with.
+func TestJump(t *testing.T) {
+	t.Parallel()
+	if j := jumpOf(2); j != (jumper{mul2Hi, mul2Lo, inc2Hi, inc2Lo}) {
+		t.Fatalf("jumpOf(2) = %+v, next2's constants %x %x %x %x", j, uint64(mul2Hi), uint64(mul2Lo), uint64(inc2Hi), uint64(inc2Lo))
+	}
+	pick := rand.New(rand.NewPCG(51, 52))
+	for _, n := range []int{0, 1, 2, 3, latinSpan, 100} {
+		j := jumpOf(n)
+		for range 5 {
+			s := pcg{pick.Uint64(), pick.Uint64()}
+			want := s
+			for range n {
+				want, _ = want.next()
+			}
+			if got := s.jump(j); got != want {
+				t.Fatalf("n = %d: jump %v, %d steps %v", n, got, n, want)
+			}
+		}
+	}
+}
