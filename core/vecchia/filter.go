@@ -134,8 +134,10 @@ func (r *runner) step(k int) {
 	s, e := pr.start[k], pr.start[k+1]
 	off := r.offsets(pr.nbr[s:e])
 	if k >= p.Block {
-		// The proposal's pattern is the model's: one pass.
-		core.Combine2F32(mh, mu, r.x, off, pr.off[s:e], p.pb[s:e])
+		// The proposal's row is the model's (hybridPattern), its
+		// neighbours in the same order: one pass over them, with the
+		// model's own coefficients.
+		core.Combine2F32(mh, mu, r.x, off, pr.off[s:e], md.Coef[md.Start[k]:md.Start[k+1]])
 	} else {
 		core.CombineF32(mh, r.x, off, pr.off[s:e])
 		core.CombineF32(mu, r.x, r.offsets(md.Nbr[md.Start[k]:md.Start[k+1]]), md.Coef[md.Start[k]:md.Start[k+1]])

@@ -118,6 +118,5 @@ func NewPreparedFromParts(m *Model, pp PreparedParts) (*Prepared, error) {
 	lap := pp.Laplace
 	p := &Prepared{m: m, prop: t, eta: pp.Eta, tau: pp.Tau, nu: pp.Nu, rtau: pp.RowTau, rnu: pp.RowNu, Block: pp.Block, Laplace: &lap,
 		EP: pp.EP, Shift: pp.Shift, Widened: pp.Widened, MeanSteps: pp.MeanSteps, Clipped: pp.Clipped, SiteScale: pp.SiteScale}
-	p.setPriorCoefficients()
 	return p, nil
 }

@@ -53,7 +53,6 @@ import (
 type Prepared struct {
 	m       *Model
 	prop    *tri
-	pb      []float64 // the model's coefficients B in prop's pattern (0 elsewhere)
 	eta     []float64
 	tau, nu []float64 // the sites, by latent variable (the sums of its rows')
 	// rtau, rnu are the rows' own sites (rowSites): the filter's step for
@@ -286,7 +285,6 @@ func (p *Prepared) finish(a, t *tri, pd, po, ertau, ernu, mu []float64, ep *bloc
 	if p.BlockCorrected {
 		p.BlockCorrected = p.Block < n && p.correctBlock(t, ep)
 	}
-	p.setPriorCoefficients()
 	// q's mean: the exact mean of p(x) prod site(x), mu = P^-1 Nu with
 	// P = A'A + diag(Tau), by conjugate gradients preconditioned by T'T,
 	// and eta = T mu. Then log r(x) = -(x - mu)'(P - T'T)(x - mu)/2 +
@@ -296,29 +294,6 @@ func (p *Prepared) finish(a, t *tri, pd, po, ertau, ernu, mu []float64, ep *bloc
 	p.MeanSteps = meanOf(mu, a, t, p.tau, p.nu, meanTol)
 	t.mulTo(p.eta, mu)
 	return nil
-}
-
-// setPriorCoefficients sets pb, the prior's coefficients in the proposal's
-// pattern (which holds the model's), so that a step reads each earlier row
-// once.
-func (p *Prepared) setPriorCoefficients() {
-	m, t := p.m, p.prop
-	p.pb = make([]float64, len(t.nbr))
-	for k := range m.N {
-		if t.dup[k] {
-			continue // a repeat's row is empty in every pattern of tri
-		}
-		y, end := t.start[k], t.start[k+1]
-		for q := m.Start[k]; q < m.Start[k+1]; q++ {
-			for y < end && t.nbr[y] != m.Nbr[q] {
-				y++
-			}
-			if y == end {
-				panic(fmt.Sprintf("vecchia: row %d's neighbour %d is not in the proposal's pattern", k, m.Nbr[q]))
-			}
-			p.pb[y] = m.Coef[q]
-		}
-	}
 }
 
 // rowSites returns the proposal's sites by row: each latent variable's
