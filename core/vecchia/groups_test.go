@@ -7,7 +7,7 @@ import (
 )
 
 // TestDefaultGroups checks the estimator's default groups: MethodEP's up
-// to LargeGroupRows training rows, fewer and larger beyond (32 at 10^6,
+// to LargeGroupRows training rows, fewer and larger beyond (16 at 10^6,
 // never below MinLargeGroups nor above MethodEP's), and that the plan
 // takes them where Groups is 0, keeps the user's, and still splits the
 // default into more, smaller groups to fit a memory limit.
@@ -17,12 +17,15 @@ func TestDefaultGroups(t *testing.T) {
 		{100000, 10000, 64},
 		{300000, 10000, 64},
 		{500000, 10000, 64},
-		{500001, 10000, 32},
-		{1000000, 10000, 32},
-		{1500000, 10000, 21},
+		{500001, 10000, 21},
+		{750000, 10000, 21},
+		{750001, 10000, 16},
+		{1000000, 10000, 16},
+		{1500000, 10000, 16},
 		{2000000, 10000, 16},
 		{10000000, 10000, 16},
-		{1000000, 40000, 32},
+		{1000000, 40000, 16},
+		{600000, 40000, 21},
 		{1000000, 2000, 16},
 		{1000000, 200, 8}, // MethodEP's 8 of 25: not raised to 16
 	} {
@@ -33,17 +36,17 @@ func TestDefaultGroups(t *testing.T) {
 
 	n, per := 1000000, runnerBytes(1, 1000000)
 	p, _, err := plan(core.Config{Samples: 10000, Threads: 2}, n, per)
-	if err != nil || p.Groups != 32 {
-		t.Errorf("the plan at N = 10^6: %d groups (%v), want 32", p.Groups, err)
+	if err != nil || p.Groups != 16 {
+		t.Errorf("the plan at N = 10^6: %d groups (%v), want 16", p.Groups, err)
 	}
 	p, _, err = plan(core.Config{Samples: 10000, Groups: 64, Threads: 2}, n, per)
 	if err != nil || p.Groups != 64 {
 		t.Errorf("--groups 64 at N = 10^6: planned %d groups (%v)", p.Groups, err)
 	}
-	// Room for one group of 200 particles: the default's 32 groups of 312
+	// Room for one group of 200 particles: the default's 16 groups of 625
 	// are split, not refused.
 	p, workers, err := plan(core.Config{Samples: 10000, Threads: 2, MaxMemory: 200 * per}, n, per)
-	if err != nil || p.Groups <= 32 || (p.Samples+p.Groups-1)/p.Groups > 200 || workers != 1 {
+	if err != nil || p.Groups <= 16 || (p.Samples+p.Groups-1)/p.Groups > 200 || workers != 1 {
 		t.Errorf("the plan within %d bytes: %d groups, %d at once (%v), want groups of at most 200, one at a time", 200*per, p.Groups, workers, err)
 	}
 }
