@@ -49,6 +49,30 @@ func Combine2F32(y, z []float64, x []float32, off []int64, a, b []float64) {
 	}
 }
 
+// SpreadF32 is Spread on rows of float32 values: for each j in order, it
+// subtracts a[j] v from the row of len(v) values of x at offset off[j],
+// each value converted to float64 (exactly), updated by one fused
+// multiply-add and rounded back to float32 (to nearest): x[off[j]+i] =
+// float32(fma(-a[j], v[i], float64(x[off[j]+i]))), the same bits on every
+// vector path. The rows must not overlap. It panics if a row is out of
+// x's range.
+func SpreadF32(x []float32, off []int64, a, v []float64) {
+	n := len(v)
+	a = a[:len(off)]
+	checkRowsF32(x, off, n)
+	if vec() == vecAVX512 && n > 0 && len(off) > 0 {
+		spreadF32AVX512(&x[0], &v[0], &off[0], &a[0], len(off), n)
+		return
+	}
+	for j, o := range off {
+		row := x[o : o+int64(n)]
+		aj := -a[j]
+		for i, vi := range v {
+			row[i] = float32(math.FMA(aj, vi, float64(row[i])))
+		}
+	}
+}
+
 // checkRowsF32 panics if a row of n values at an offset of off is not
 // within x.
 func checkRowsF32(x []float32, off []int64, n int) {

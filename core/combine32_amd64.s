@@ -147,6 +147,53 @@ f2_store:
 	VZEROUPPER
 	RET
 
+// func spreadF32AVX512(x *float32, v *float64, off *int64, a *float64, nj, n int)
+// SpreadF32: for j < nj in order and i < n, eight at a time, x[off[j]+i]
+// = float32(fma(-a[j], v[i], float64(x[off[j]+i]))): the row's float32
+// values widened (VCVTPS2PD, exact), the fma of -a (VFNMADD231PD: -(a v)
+// + x) and the result rounded to float32 (VCVTPD2PS, to nearest: Go's
+// conversion). The last chunk's lanes past n are masked off (f32Lanes).
+TEXT ·spreadF32AVX512(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), DI
+	MOVQ v+8(FP), SI
+	MOVQ off+16(FP), R8
+	MOVQ a+24(FP), R9
+	MOVQ nj+32(FP), R10
+	MOVQ n+40(FP), R11
+
+s32_row:
+	MOVQ (R8), BX
+	SHLQ $2, BX
+	ADDQ DI, BX // the row's first value
+	VBROADCASTSD (R9), Z14
+	MOVQ SI, DX
+	MOVQ R11, CX
+
+s32_chunk:
+	MOVQ CX, AX
+	CMPQ AX, $8
+	JLE 2(PC)
+	MOVQ $8, AX
+	LEAQ ·f32Lanes(SB), R12
+	MOVBQZX (R12)(AX*1), AX
+	KMOVW AX, K1
+	VMOVUPD.Z (DX), K1, Z0
+	VCVTPS2PD.Z (BX), K1, Z1
+	VFNMADD231PD Z0, Z14, Z1
+	VCVTPD2PS Z1, Y2
+	VMOVUPS Y2, K1, (BX)
+	ADDQ $64, DX
+	ADDQ $32, BX
+	SUBQ $8, CX
+	JG s32_chunk
+
+	ADDQ $8, R8
+	ADDQ $8, R9
+	DECQ R10
+	JG s32_row
+	VZEROUPPER
+	RET
+
 // func prefetchSpan(p unsafe.Pointer, n int)
 // Every 64-byte line that holds one of the n bytes from p (the last
 // byte's included), into the caches (PREFETCHT0).

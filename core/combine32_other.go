@@ -12,6 +12,10 @@ func combine2F32AVX512(y, z *float64, x *float32, off *int64, a, b *float64, nj,
 	panic("core: no assembly kernels on this architecture")
 }
 
+func spreadF32AVX512(x *float32, v *float64, off *int64, a *float64, nj, n int) {
+	panic("core: no assembly kernels on this architecture")
+}
+
 // havePrefetch: no prefetch instruction here.
 const havePrefetch = false
 

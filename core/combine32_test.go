@@ -73,6 +73,57 @@ func TestCombineF32Paths(t *testing.T) {
 	}
 }
 
+// TestSpreadF32Paths checks SpreadF32 on every vector path against its
+// definition (the fma in float64 of each row's widened values, rounded to
+// float32, the rows in order), for lengths around the vector's eight and
+// rows that end the array, and that nothing past a row is written.
+func TestSpreadF32Paths(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, path := range VecPaths() {
+		if err := SetVecPath(path); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 31, 40} {
+			for _, nj := range []int{0, 1, 5, 33} {
+				// Rows apart (n + 3 values each, the 3 sentinels ahead
+				// of the row), in a shuffled order: one of them ends the
+				// array.
+				x0 := make([]float32, nj*(n+3))
+				for i := range x0 {
+					x0[i] = float32(r.NormFloat64())
+				}
+				off := make([]int64, nj)
+				for j, q := range r.Perm(nj) {
+					off[j] = int64(q*(n+3) + 3)
+				}
+				a, v := make([]float64, nj), make([]float64, n)
+				for j := range a {
+					a[j] = r.NormFloat64()
+				}
+				for i := range v {
+					v[i] = r.NormFloat64()
+				}
+				want := append([]float32(nil), x0...)
+				for j, o := range off {
+					for i := range v {
+						want[int(o)+i] = float32(math.FMA(-a[j], v[i], float64(want[int(o)+i])))
+					}
+				}
+				got := append([]float32(nil), x0...)
+				SpreadF32(got, off, a, v)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s, n = %d, %d rows, value %d: %v, want %v", path, n, nj, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	if err := SetVecPath(VecPaths()[0]); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestCombineF32Range checks that a row beyond the array panics.
 func TestCombineF32Range(t *testing.T) {
 	defer func() {

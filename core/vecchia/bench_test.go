@@ -247,3 +247,18 @@ func benchClassifier(b *testing.B) *Model {
 	benchClassifierModel.once.Do(func() { benchClassifierModel.m = classifier2D(b, benchN(), 30) })
 	return benchClassifierModel.m
 }
+
+// BenchmarkPrepare times Prepare on the two-class model (m = 30) at
+// benchN, the whole preparation of gpc-train's Vecchia path (Laplace,
+// EP's rounds, the proposal's factor and the block correction):
+//
+//	GPC_BENCH_N=1000000 go test ./core/vecchia -run '^$' -bench Prepare -benchtime 1x -cpuprofile prep.prof
+func BenchmarkPrepare(b *testing.B) {
+	m := benchClassifier(b)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Prepare(context.Background(), m, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

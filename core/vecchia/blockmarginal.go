@@ -259,7 +259,11 @@ func blockFactor(t *tri, reg []int) *mat.Dense {
 }
 
 // blockWidth is the number of vectors blockLanczos applies the operator
-// to at once: a batch for each of two threads.
+// to at once: a batch for each of two threads. A wider block takes fewer
+// Lanczos steps to the same vectors; at 32 (batchSides 16, float32
+// batches) the proposal's deferred correction at N = 10^6 (the docs'
+// two-class problem, m = 30, 192 and 192 vectors) kept a variance of 1.11
+// (se 0.031), against 1.07 (se 0.03) at 16 with float64 batches.
 const blockWidth = 2 * batchSides
 
 // blockLanczos runs the block Lanczos iteration on the symmetric operator
@@ -344,10 +348,10 @@ func orthonormalize(v, against [][]float64, limit int) [][]float64 {
 }
 
 // batchSides is the number of products of F that a batchWork computes at
-// once: a row's values of the sides are a cache line (two with the
-// product's), fetched together where the products are bound by the
-// latency of reading scattered rows.
-const batchSides = 8
+// once: a row's values of the sides and of the product are a cache line
+// (in float32: batchWork), fetched together where the products are bound
+// by the latency of reading scattered rows.
+const batchSides = 16
 
 // newBatchWorkers returns batchApply's workers, one a thread, each
 // allocated at its first use.
@@ -375,12 +379,24 @@ func batchApply(t *tri, reg []int, m *Model, tau []float64, ws []*batchWork, dst
 // batchWork is the scratch of batchSides products of F at once: for each
 // row k, its value u of the sides (T^-1 z) and then its value y of the
 // product (P u, and then T'^-1 P u), batchSides each: w[2 batchSides k +
-// j] and w[2 batchSides k + batchSides + j] for side j. A row's two
-// halves are neighbouring cache lines, and the product's pass reads the
-// one and writes the other for the same neighbours.
-type batchWork struct{ w []float64 }
+// j] and w[2 batchSides k + batchSides + j] for side j. They are stored
+// in float32, so that a row's sides are one cache line and its products
+// the next with 16 sides, as 8 sides took in float64: the passes are
+// bound by their scattered reads of the neighbours' rows, so twice the
+// sides a pass costs little more than half the passes save (at N = 10^6,
+// m = 30, BenchmarkBlockProducts on the 2-core AMD EPYC, alternating:
+// 0.051-0.053 s a vector against 0.071-0.078 in float64 with 8 sides;
+// 16 sides in float64 alone 0.067 against 0.082). The arithmetic is
+// float64 (each value widened exactly: CombineF32, SpreadF32); only the
+// stored values are rounded, 2^-24 of each, which the substitutions carry
+// to about 10^-5 of a product's size (TestCorrectBlock), far below what
+// the correction needs: its Lanczos vectors only choose the directions
+// and size of the block's correction, which r then measures exactly (the
+// estimate stays unbiased whatever they are), and the products are the
+// same bits for any thread count.
+type batchWork struct{ w []float32 }
 
-func newBatchWork(n int) *batchWork { return &batchWork{w: make([]float64, 2*batchSides*n)} }
+func newBatchWork(n int) *batchWork { return &batchWork{w: make([]float32, 2*batchSides*n)} }
 
 // apply sets dst[j] = E'(T^-T P T^-1 - I)E v[j] for up to batchSides
 // vectors v (on the rows reg), P = A'A + diag(tau), for all of them at
@@ -391,7 +407,7 @@ func (ws *batchWork) apply(t *tri, reg []int, m *Model, tau []float64, dst, v []
 	clear(ws.w)
 	for j, x := range v {
 		for i, k := range reg {
-			ws.w[2*batchSides*k+j] = x[i]
+			ws.w[2*batchSides*k+j] = float32(x[i])
 		}
 	}
 	var sc batchScratch
@@ -399,16 +415,16 @@ func (ws *batchWork) apply(t *tri, reg []int, m *Model, tau []float64, dst, v []
 	t.productBack(ws.w, m, tau, &sc)
 	for j, d := range dst {
 		for i, k := range reg {
-			d[i] = ws.w[2*batchSides*k+batchSides+j] - v[j][i]
+			d[i] = float64(ws.w[2*batchSides*k+batchSides+j]) - v[j][i]
 		}
 	}
 }
 
 // forward sets each row's u (batchWork's layout) to T^-1 u, in place,
 // row by row on the calling goroutine: a row's sides less the
-// combination of its pattern's rows (core.Combine, whose vector path
+// combination of its pattern's rows (core.CombineF32, whose vector path
 // reads the rows side by side), over its diagonal.
-func (t *tri) forward(w []float64, sc *batchScratch) {
+func (t *tri) forward(w []float32, sc *batchScratch) {
 	const s = 2 * batchSides
 	acc := sc.acc[:]
 	for k := range t.n {
@@ -428,10 +444,10 @@ func (t *tri) forward(w []float64, sc *batchScratch) {
 		}
 		clear(acc)
 		sc.off = rowOffsets(sc.off, t.nbr[a:b], s)
-		core.Combine(acc, w, sc.off, t.off[a:b])
+		core.CombineF32(acc, w, sc.off, t.off[a:b])
 		dk := t.diag[k]
 		for j := range d {
-			d[j] = (d[j] - acc[j]) / dk
+			d[j] = float32((float64(d[j]) - acc[j]) / dk)
 		}
 	}
 }
@@ -446,10 +462,10 @@ func (t *tri) forward(w []float64, sc *batchScratch) {
 // + tau_k u_k completes (P u)_k less the backward solve's later terms,
 // and y_k is that over T's diagonal; then k adds its shares to its
 // neighbours' rows (core.Spread). A row's neighbours in A are among its
-// neighbours in T, so the pass reads and writes each neighbour's two
-// cache lines once: half the scattered reads of a product pass and a
-// backward pass apart.
-func (t *tri) productBack(w []float64, m *Model, tau []float64, sc *batchScratch) {
+// neighbours in T, so the pass reads and writes each neighbour's cache
+// line once: half the scattered reads of a product pass and a backward
+// pass apart.
+func (t *tri) productBack(w []float32, m *Model, tau []float64, sc *batchScratch) {
 	const s = 2 * batchSides
 	acc := sc.acc[:]
 	for k := t.n - 1; k >= 0; k-- {
@@ -478,20 +494,22 @@ func (t *tri) productBack(w []float64, m *Model, tau []float64, sc *batchScratch
 		}
 		clear(acc)
 		sc.off = rowOffsets(sc.off, m.Nbr[ms:me], s)
-		core.Combine(acc, w, sc.off, m.Coef[ms:me])
+		core.CombineF32(acc, w, sc.off, m.Coef[ms:me])
 		ic, dk := 1/m.CondVar[k], t.diag[k] // a: (A u)_k / sqrt(D_k)
-		a := sc.a[:]
+		a, yk := sc.a[:], sc.y[:]
 		for j := range a {
-			a[j] = (u[j] - acc[j]) * ic
-			y[j] = (y[j] + tau[k]*u[j] + a[j]) / dk
+			uj := float64(u[j])
+			a[j] = (uj - acc[j]) * ic
+			yk[j] = (float64(y[j]) + tau[k]*uj + a[j]) / dk
+			y[j] = float32(yk[j])
 		}
 		// The neighbours' y (at their u's offsets in w[batchSides:]) less
-		// k's shares, a row of each pattern in one call (core.Spread:
-		// Axpy's bits).
+		// k's shares (of y before its rounding), a row of each pattern in
+		// one call (core.SpreadF32).
 		yw := w[batchSides:]
-		core.Spread(yw, sc.off, m.Coef[ms:me], a)
+		core.SpreadF32(yw, sc.off, m.Coef[ms:me], a)
 		sc.off = rowOffsets(sc.off, t.nbr[t.start[k]:t.start[k+1]], s)
-		core.Spread(yw, sc.off, t.off[t.start[k]:t.start[k+1]], y)
+		core.SpreadF32(yw, sc.off, t.off[t.start[k]:t.start[k+1]], yk)
 	}
 }
 
@@ -505,6 +523,7 @@ type batchScratch struct {
 	off []int64
 	acc [batchSides]float64
 	a   [batchSides]float64
+	y   [batchSides]float64
 }
 
 func scale(v []float64, s float64) {
