@@ -348,9 +348,9 @@ func orthonormalize(v, against [][]float64, limit int) [][]float64 {
 }
 
 // batchSides is the number of products of F that a batchWork computes at
-// once: a row's values of the sides and of the product are a cache line
-// (in float32: batchWork), fetched together where the products are bound
-// by the latency of reading scattered rows.
+// once: a row's values of the sides are a cache line and those of the
+// products the next (in float32: batchWork), fetched together where the
+// products are bound by the latency of reading scattered rows.
 const batchSides = 16
 
 // newBatchWorkers returns batchApply's workers, one a thread, each
