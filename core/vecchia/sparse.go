@@ -216,7 +216,7 @@ func rowOffsets(buf []int64, rows []int32, width int) []int64 {
 // values each, a row ahead of a pass whose reads of each row's
 // neighbours' rows are scattered (forward, productBack): a
 // hint that changes no value.
-func prefetchRows[T float32 | float64](x []T, rows []int32, stride, lo, hi int) {
+func prefetchRows(x []float32, rows []int32, stride, lo, hi int) {
 	for _, p := range rows {
 		o := stride * int(p)
 		core.Prefetch(x[o+lo : o+hi])
