@@ -188,13 +188,17 @@ signalled() {
   done
   fail "SIGTERM did not reach process $1"
 }
-# busy PID: waits until the tool has used 50 ms of CPU time (utime and
-# stime, /proc/PID/stat), long past its start, where it begins to catch
-# SIGINT and SIGTERM: a fixed sleep of 0.3 s let a shard that computes in
-# half a second end before hold (CI, 2026-12-01).
+# busy PID: waits until the tool has used 200 ms of CPU time (utime and
+# stime, /proc/PID/stat), past its start, where it begins to catch SIGINT
+# and SIGTERM, and before its end: a fixed sleep of 0.3 s let a shard that
+# computes in half a second end before hold (CI, 2026-12-01); 50 ms was
+# too close to the start, whose package initialisation alone takes 40 ms
+# of CPU time on an idle 2-core EPYC (GODEBUG=inittrace=1), and a shard
+# cancelled then died of the SIGTERM, exit 143 (CI, 2026-12-02). A shard
+# of these runs takes about 650 ms of CPU time.
 busy() {
   local ticks t
-  ticks=$(( $(getconf CLK_TCK) / 20 ))
+  ticks=$(( $(getconf CLK_TCK) / 5 ))
   for _ in $(seq 2000); do
     t=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || true)
     [ -z "$t" ] && fail "process $1 ended before it was busy"

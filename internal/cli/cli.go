@@ -345,6 +345,13 @@ func interruptContext() (context.Context, func()) {
 		}
 	}()
 	return ctx, func() {
+		if ctx.Err() != nil {
+			// Interrupted, the tool is about to exit with status 130: a
+			// SIGTERM that arrives now (a job script passing on the one
+			// its batch system sent to every process of the job) must
+			// not kill it with the default action.
+			signal.Ignore(syscall.SIGTERM)
+		}
 		signal.Stop(ch)
 		close(done)
 		cancel()

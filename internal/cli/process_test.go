@@ -199,6 +199,10 @@ type interruptCase struct {
 	// gets at its time limit, from Slurm and from its script
 	// (examples/slurm/task.sbatch).
 	term bool
+	// storm, with term, sends SIGTERM every millisecond after the first
+	// until the tool has ended: a late one, after the tool has stopped its
+	// work, must not kill it either (exit 143 instead of 130).
+	storm bool
 }
 
 // TestInterrupt: SIGINT (or SIGTERM, even twice) stops a tool at its next
@@ -251,13 +255,14 @@ func TestInterrupt(t *testing.T) {
 		return pr
 	}
 	for _, c := range []interruptCase{
-		{"gpc-orthant estimating", []string{"gpc-orthant", "--samples", "4000000", filepath.Join(ex, "onefactor-100.csv")}, nil, time.Second, false},
-		{"gpc-orthant shard, SIGTERM twice", []string{"gpc-orthant", "--shard", "1/2", "--samples", "4000000", filepath.Join(ex, "onefactor-100.csv")}, nil, time.Second, true},
-		{"gpc-train estimating", []string{"gpc-train", "--samples", "400000"}, cov, time.Second, false},
-		{"gpc-predict writing", []string{"gpc-predict", "--batch-size", "64", cloud}, nil, 1500 * time.Millisecond, false},
-		{"gpc-predict reading a stalled pipe", []string{"gpc-predict"}, stalled, 500 * time.Millisecond, false},
-		{"gpc-tune on its grid", []string{"gpc-tune", "--standardize", "--alpha", "1:128:13", "--beta", "1:1e7:13", "--train", train}, nil, time.Second, false},
-		{"gpc-mcmc sampling", []string{"gpc-mcmc", "--standardize", "--alpha", "16", "--beta", "1e5", "--iterations", "1000000", "--train", train, "--test", test, "--posteriors", filepath.Join(dir, "post.arrows")}, nil, time.Second, false},
+		{"gpc-orthant estimating", []string{"gpc-orthant", "--samples", "4000000", filepath.Join(ex, "onefactor-100.csv")}, nil, time.Second, false, false},
+		{"gpc-orthant shard, SIGTERM twice", []string{"gpc-orthant", "--shard", "1/2", "--samples", "4000000", filepath.Join(ex, "onefactor-100.csv")}, nil, time.Second, true, false},
+		{"gpc-orthant, SIGTERM until it ends", []string{"gpc-orthant", "--samples", "4000000", filepath.Join(ex, "onefactor-100.csv")}, nil, time.Second, true, true},
+		{"gpc-train estimating", []string{"gpc-train", "--samples", "400000"}, cov, time.Second, false, false},
+		{"gpc-predict writing", []string{"gpc-predict", "--batch-size", "64", cloud}, nil, 1500 * time.Millisecond, false, false},
+		{"gpc-predict reading a stalled pipe", []string{"gpc-predict"}, stalled, 500 * time.Millisecond, false, false},
+		{"gpc-tune on its grid", []string{"gpc-tune", "--standardize", "--alpha", "1:128:13", "--beta", "1:1e7:13", "--train", train}, nil, time.Second, false, false},
+		{"gpc-mcmc sampling", []string{"gpc-mcmc", "--standardize", "--alpha", "16", "--beta", "1e5", "--iterations", "1000000", "--train", train, "--test", test, "--posteriors", filepath.Join(dir, "post.arrows")}, nil, time.Second, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(filepath.Join(bin, c.args[0]), c.args[1:]...)
@@ -278,13 +283,27 @@ func TestInterrupt(t *testing.T) {
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatalf("the tool had ended before the interrupt: %v", err)
 			}
-			if c.term {
+			ended := make(chan struct{})
+			switch {
+			case c.storm:
+				go func() {
+					for {
+						select {
+						case <-ended:
+							return
+						case <-time.After(time.Millisecond):
+							cmd.Process.Signal(sig) // fails once the tool has ended
+						}
+					}
+				}()
+			case c.term:
 				time.Sleep(50 * time.Millisecond)
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Fatalf("the tool had ended 50 ms after the first SIGTERM: %v", err)
 				}
 			}
 			err := cmd.Wait()
+			close(ended)
 			took := time.Since(sent)
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupt {
