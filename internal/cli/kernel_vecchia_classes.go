@@ -9,11 +9,10 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/gpc-mc/gpc/internal/sysmem"
-
 	"github.com/gpc-mc/gpc/core/gp"
 	"github.com/gpc-mc/gpc/core/vecchia"
 	"github.com/gpc-mc/gpc/format"
+	"github.com/gpc-mc/gpc/internal/sysmem"
 )
 
 // vecchiaClasses is the multi-class Vecchia stream of structure s with
