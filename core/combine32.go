@@ -101,6 +101,19 @@ func PrefetchRowsF32(x []float32, off []int64, n int) {
 	}
 }
 
+// PrefetchRowSpansF32 is PrefetchRowsF32 for values lo to hi
+// (exclusive) of each row, so that a step can spread its hints for the
+// next step's rows over its own parts, a span of every row after each: of
+// a row's cache lines it asks for those that start within the span (and
+// the row's first for a span from 0), so that consecutive spans ask for
+// each line once. A row not within x, to its value hi, is skipped.
+func PrefetchRowSpansF32(x []float32, off []int64, lo, hi int) {
+	if lo < 0 || hi <= lo || len(off) == 0 || len(x) == 0 || !havePrefetch {
+		return
+	}
+	prefetchRowSpans(unsafe.Pointer(&x[0]), len(x), &off[0], len(off), lo, hi)
+}
+
 // Prefetch asks the CPU to bring the values of x into its caches and
 // returns at once: PrefetchRowsF32's hint for one span of any values, for
 // a scattered update whose targets are known a step ahead. It changes no

@@ -23,3 +23,12 @@ const havePrefetch = true
 //
 //go:noescape
 func prefetchSpan(p unsafe.Pointer, n int)
+
+// prefetchRowSpans prefetches, for each of the nr rows of float32 values
+// at offsets off from x (of nx values) that lie within x to their value
+// hi, the cache lines that start within its values lo to hi, and the
+// line of its first byte if lo is 0: consecutive spans of a row hint each
+// of its lines once (0 <= lo < hi).
+//
+//go:noescape
+func prefetchRowSpans(x unsafe.Pointer, nx int, off *int64, nr, lo, hi int)

@@ -209,3 +209,58 @@ ps_line:
 	CMPQ SI, DX
 	JLE ps_line
 	RET
+
+// func prefetchRowSpans(x unsafe.Pointer, nx int, off *int64, nr, lo, hi int)
+// For each of the nr rows at the float32 offsets off from x that lie
+// within its nx values to their value hi (off[j] >= 0 and off[j] + hi <=
+// nx), every 64-byte line that starts within values lo to hi (exclusive)
+// of the row, and for a span from the row's start (lo 0) the line that
+// holds its first byte (PREFETCHT0): the spans of a row's consecutive
+// parts hint each of its lines once.
+TEXT ·prefetchRowSpans(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), DI
+	MOVQ nx+8(FP), R11
+	MOVQ off+16(FP), R8
+	MOVQ nr+24(FP), R9
+	MOVQ lo+32(FP), R10
+	MOVQ hi+40(FP), CX
+	SUBQ CX, R11 // the largest offset of a row within x
+	SHLQ $2, R10 // the span's bytes
+	SHLQ $2, CX
+	SUBQ R10, CX
+	TESTQ R9, R9
+	JLE prs_done
+	TESTQ CX, CX
+	JLE prs_done
+
+prs_row:
+	MOVQ (R8), SI
+	TESTQ SI, SI
+	JLT prs_next
+	CMPQ SI, R11
+	JGT prs_next
+	LEAQ (DI)(SI*4), SI   // the row
+	ADDQ R10, SI          // the span's first byte
+	LEAQ -1(SI)(CX*1), DX // its last
+	TESTQ R10, R10
+	JZ prs_first
+	ADDQ $63, SI // the first line that starts within the span
+
+prs_first:
+	ANDQ $-64, SI
+	CMPQ SI, DX
+	JGT prs_next
+
+prs_line:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	CMPQ SI, DX
+	JLE prs_line
+
+prs_next:
+	ADDQ $8, R8
+	DECQ R9
+	JNZ prs_row
+
+prs_done:
+	RET

@@ -20,3 +20,5 @@ func spreadF32AVX512(x *float32, v *float64, off *int64, a *float64, nj, n int) 
 const havePrefetch = false
 
 func prefetchSpan(p unsafe.Pointer, n int) {}
+
+func prefetchRowSpans(x unsafe.Pointer, nx int, off *int64, nr, lo, hi int) {}

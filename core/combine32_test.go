@@ -152,6 +152,30 @@ func TestPrefetchRowsF32(t *testing.T) {
 	}
 }
 
+// TestPrefetchRowSpansF32 checks that the spans' hint accepts spans at
+// the rows' ends, empty ones and rows out of range, and changes no value.
+func TestPrefetchRowSpansF32(t *testing.T) {
+	x := make([]float32, 1000)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	for _, n := range []int{1, 7, 16, 17, 156, 1000} {
+		in := []int64{0, int64(len(x) - n)}
+		out := append(in, int64(len(x)), -1, int64(len(x)-n+1), 1<<40)
+		for _, span := range [][2]int{{0, n}, {0, 1}, {n - 1, n}, {n / 2, n}, {n / 2, n / 2}, {1, 0}, {-1, n}} {
+			PrefetchRowSpansF32(x, in, span[0], span[1])
+			PrefetchRowSpansF32(x, out, span[0], span[1])
+		}
+	}
+	PrefetchRowSpansF32(nil, []int64{0}, 0, 4)
+	PrefetchRowSpansF32(x, nil, 0, 4)
+	for i, v := range x {
+		if v != float32(i) {
+			t.Fatalf("x[%d] = %v after a prefetch", i, v)
+		}
+	}
+}
+
 // TestPrefetch checks that the span hint takes spans of any element size
 // and length (empty, one value, an odd number of bytes, the end of an
 // array) and changes no value.

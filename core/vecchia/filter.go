@@ -54,6 +54,7 @@ type runner struct {
 	idx   []int
 	tmpI  []int
 	off   []int64 // the rows' offsets of a step (offsets)
+	moff  []int64 // the model's, in the block (step)
 	noff  []int64 // the next step's (nextOffsets)
 	orig  []int   // each particle's ancestor at the first variable
 	seen  []bool
@@ -123,8 +124,20 @@ func (r *runner) RunGroup(ctx context.Context, g, m int, s core.PCG, progress fu
 	return out, nil
 }
 
+// stepChunk is the particles a step takes through its loops at a time:
+// each chunk's neighbour sums, weights, draws and moves follow one another
+// while its values are in the core's first caches, and after each chunk
+// the step asks for a share of the next row's neighbours' rows, so that
+// their reads overlap the step's arithmetic instead of waiting in a few
+// bursts. (From the 10^6 plan, groups of 625: chunks of 128 ran at 5.6-6.5
+// x 10^7 particle-variables a second where the whole group at once, the
+// hints in five bursts, ran at 4.6-5.4; chunks of 64 and 208 were slower
+// than 128, docs/vecchia.md.) The chunks change no value: every loop is
+// per particle, and the normal numbers are drawn in the particles' order.
+const stepChunk = 128
+
 // step advances the particles by regular row k: the fully adapted step of
-// the twisted model (Prepared).
+// the twisted model (Prepared), by chunks of stepChunk particles.
 func (r *runner) step(k int) {
 	p, md, m := r.p, r.p.m, r.m
 	mu, mh := r.mu[:m], r.mh[:m]
@@ -133,26 +146,27 @@ func (r *runner) step(k int) {
 	pr := p.prop
 	s, e := pr.start[k], pr.start[k+1]
 	off := r.offsets(pr.nbr[s:e])
-	if k >= p.Block {
-		// The proposal's row is the model's (hybridPattern), its
-		// neighbours in the same order: one pass over them, with the
-		// model's own coefficients.
-		core.Combine2F32(mh, mu, r.x, off, pr.off[s:e], md.Coef[md.Start[k]:md.Start[k+1]])
-	} else {
-		core.CombineF32(mh, r.x, off, pr.off[s:e])
-		core.CombineF32(mu, r.x, r.offsets(md.Nbr[md.Start[k]:md.Start[k+1]]), md.Coef[md.Start[k]:md.Start[k+1]])
+	// Before the block's end the proposal's pattern is the block's dense
+	// rows, the model's its own; after it the proposal's row is the
+	// model's (hybridPattern), its neighbours in the same order: one pass
+	// over them, with the model's own coefficients.
+	var moff []int64
+	if k < p.Block {
+		moff = rowOffsets(r.moff, md.Nbr[md.Start[k]:md.Start[k+1]], m)
+		r.moff = moff
 	}
-	// The next row's neighbours' rows, scattered in memory, are fetched
-	// while the rest of this step runs, a fifth of them at a time (after
-	// each part of the step) so that the requests do not wait for each
-	// other.
+	pcoef, mcoef := pr.off[s:e], md.Coef[md.Start[k]:md.Start[k+1]]
 	var next []int64
 	if k+2 < len(pr.start) {
 		next = r.nextOffsets(pr.nbr[pr.start[k+1]:pr.start[k+2]])
 	}
-	fifth := (len(next) + 4) / 5
-	part := func(q int) []int64 { return next[min(q*fifth, len(next)):min((q+1)*fifth, len(next))] }
-	core.PrefetchRowsF32(r.x, part(0), m)
+	chunks := max(1, (m+stepChunk/2)/stepChunk)
+	size := ((m+chunks-1)/chunks + 7) &^ 7 // the chunks even, in vectors of 8
+	// The hints: the next row's rows' values in 2 x chunks equal spans,
+	// one after each chunk of each of the step's two passes.
+	hint := func(q int) {
+		core.PrefetchRowSpansF32(r.x, next, q*m/(2*chunks), (q+1)*m/(2*chunks))
+	}
 	ad := p.prop.diag[k]
 	a2 := ad * ad
 	// The step divides out row k's own site (rtau, rnu), and the
@@ -171,6 +185,7 @@ func (r *runner) step(k int) {
 	r.logZ += -0.5*math.Log(lam/a2) - 0.5*math.Log(md.CondVar[k]) - math.Log(ad)
 	a, b := md.Lower[k], md.Upper[k]
 	c, lo, hi, logw := r.c[:m], r.lo[:m], r.hi[:m], r.logw[:m]
+	tp, cc, lg := r.t[:m], r.cc[:m], r.lg[:m]
 	// One bound (the classifier's rows): the batch kernels, on the
 	// draw's distance beyond it, sign (w - bound) >= 0.
 	oneSided := math.IsInf(a, -1) != math.IsInf(b, 1)
@@ -178,86 +193,112 @@ func (r *runner) step(k int) {
 	if math.IsInf(a, -1) && oneSided {
 		sign = -1
 	}
-	if oneSided {
-		bound := a
-		if sign < 0 {
-			bound = b
-		}
-		r.ts = core.TwistedStep{
-			Eta: eta, Ad: ad, A2: a2, Rnu: rnu, ILam: ilam, HalfLam: 0.5 * lam, Bound: bound, ISw: isw,
-			Upper: sign < 0,
-		}
-		r.ts.Weights(mh, c, lo, logw)
-	} else {
-		for i := range m {
-			mhat := (eta - mh[i]) / ad
-			ci := (mhat*a2 - rnu) * ilam
-			c[i] = ci
-			logw[i] += 0.5*lam*ci*ci - 0.5*mhat*mhat*a2
-			mh[i] = mhat
-			lo[i], hi[i] = (a-ci)*isw, (b-ci)*isw
-		}
+	bound := a
+	if sign < 0 {
+		bound = b
 	}
-	core.PrefetchRowsF32(r.x, part(1), m)
-	var mx float64
-	if oneSided {
-		mx = core.OrthantWeights(lo, r.t[:m], r.cc[:m], r.lg[:m], logw)
-	} else {
-		mx = math.Inf(-1)
-		for i := range m {
-			r.lg[i] = core.LogPhiDiff(lo[i], hi[i])
-			logw[i] += r.lg[i]
-			mx = max(mx, logw[i])
-		}
+	r.ts = core.TwistedStep{
+		Eta: eta, Ad: ad, A2: a2, Rnu: rnu, ILam: ilam, HalfLam: 0.5 * lam, Bound: bound, ISw: isw,
+		Upper: sign < 0,
 	}
-	core.PrefetchRowsF32(r.x, part(2), m)
+	mx := math.Inf(-1)
+	for q := range chunks {
+		i0, i1 := min(m, q*size), min(m, (q+1)*size)
+		if moff == nil {
+			core.Combine2F32(mh[i0:i1], mu[i0:i1], r.x[i0:], off, pcoef, mcoef)
+		} else {
+			core.CombineF32(mh[i0:i1], r.x[i0:], off, pcoef)
+			core.CombineF32(mu[i0:i1], r.x[i0:], moff, mcoef)
+		}
+		var v float64
+		if oneSided {
+			r.ts.Weights(mh[i0:i1], c[i0:i1], lo[i0:i1], logw[i0:i1])
+			v = core.OrthantWeights(lo[i0:i1], tp[i0:i1], cc[i0:i1], lg[i0:i1], logw[i0:i1])
+		} else {
+			v = r.boxWeights(i0, i1, a, b)
+		}
+		if q == 0 || v > mx || v != v {
+			mx = v
+		}
+		hint(q)
+	}
 	resampled, dead := r.reweight(mx, k)
 	if dead {
 		return
 	}
 	u := r.u[:m]
 	core.DrawUniforms(u, k == 0, resampled, r.idx[:m], &r.src)
-	core.PrefetchRowsF32(r.x, part(3), m)
-	z := r.z[:m]
-	if oneSided {
-		core.OrthantDraws(z, lo, r.t[:m], r.cc[:m], r.lg[:m], u)
-	} else {
-		for i := range m {
-			z[i] = core.TruncNormQuantile(lo[i], hi[i], u[i])
-		}
-	}
 	// x | w: the twisted Gaussian N(c, 1/lambda) given w = x + noise.
 	gain := ilam / (sw * sw)
 	rsd := math.Sqrt(ilam * noise / (sw * sw))
 	dk := md.CondVar[k]
 	xk := r.x[k*m : k*m+m]
 	corr := r.r[:m]
-	core.PrefetchRowsF32(r.x, part(4), m)
-	// The normal numbers first, in the particles' order, so that the
-	// loop below makes no call and its iterations overlap.
-	nz := r.nz[:m]
-	if rsd > 0 {
-		r.src.NormFloats(nz)
-	}
-	if oneSided {
-		ts := &r.ts
-		ts.SSw, ts.Gain, ts.Rsd, ts.TwoD, ts.HalfTau, ts.Nu = sign*sw, gain, rsd, 2*dk, 0.5*tau, nu
-		if rsd <= 0 {
-			nz = nil
+	z, nz := r.z[:m], r.nz[:m]
+	ts := &r.ts
+	ts.SSw, ts.Gain, ts.Rsd, ts.TwoD, ts.HalfTau, ts.Nu = sign*sw, gain, rsd, 2*dk, 0.5*tau, nu
+	for q := range chunks {
+		i0, i1 := min(m, q*size), min(m, (q+1)*size)
+		if oneSided {
+			core.OrthantDraws(z[i0:i1], lo[i0:i1], tp[i0:i1], cc[i0:i1], lg[i0:i1], u[i0:i1])
+		} else {
+			for i := i0; i < i1; i++ {
+				z[i] = core.TruncNormQuantile(lo[i], hi[i], u[i])
+			}
 		}
-		ts.Moves(c, z, nz, mu, mh, xk, corr)
-		return
-	}
-	for i := range m {
-		w := c[i] + sw*z[i]
-		xi := c[i] + gain*(w-c[i])
+		// The normal numbers first, in the particles' order, so that the
+		// loop below makes no call and its iterations overlap.
+		var nzq []float64
 		if rsd > 0 {
-			xi += rsd * nz[i]
+			nzq = nz[i0:i1]
+			r.src.NormFloats(nzq)
+		}
+		if oneSided {
+			ts.Moves(c[i0:i1], z[i0:i1], nzq, mu[i0:i1], mh[i0:i1], xk[i0:i1], corr[i0:i1])
+		} else {
+			r.boxMoves(i0, i1, xk)
+		}
+		hint(chunks + q)
+	}
+}
+
+// boxWeights is step's weighting of particles i0 to i1 on a row with two
+// bounds a and b (or none), from the step's constants in r.ts (Weights'
+// arithmetic, and both bounds), returning their largest log weight.
+func (r *runner) boxWeights(i0, i1 int, a, b float64) float64 {
+	ts := &r.ts
+	mh, c, lo, hi, logw, lg := r.mh, r.c, r.lo, r.hi, r.logw, r.lg
+	mx := math.Inf(-1)
+	for i := i0; i < i1; i++ {
+		mhat := (ts.Eta - mh[i]) / ts.Ad
+		ci := (mhat*ts.A2 - ts.Rnu) * ts.ILam
+		c[i] = ci
+		logw[i] += ts.HalfLam*ci*ci - 0.5*mhat*mhat*ts.A2
+		mh[i] = mhat
+		lo[i], hi[i] = (a-ci)*ts.ISw, (b-ci)*ts.ISw
+		lg[i] = core.LogPhiDiff(lo[i], hi[i])
+		logw[i] += lg[i]
+		mx = max(mx, logw[i])
+	}
+	return mx
+}
+
+// boxMoves is step's moves of particles i0 to i1 on a row with two bounds
+// (or none): TwistedStep.Moves' arithmetic (its constants in r.ts) on the
+// draws z of w, x stored in xk.
+func (r *runner) boxMoves(i0, i1 int, xk []float32) {
+	ts := &r.ts
+	c, z, nz, mu, mh, corr := r.c, r.z, r.nz, r.mu, r.mh, r.r
+	for i := i0; i < i1; i++ {
+		w := c[i] + ts.SSw*z[i]
+		xi := c[i] + ts.Gain*(w-c[i])
+		if ts.Rsd > 0 {
+			xi += ts.Rsd * nz[i]
 		}
 		xk[i] = float32(xi)
 		xi = float64(xk[i]) // the path's value
 		dm, dh := xi-mu[i], xi-mh[i]
-		corr[i] += -dm*dm/(2*dk) + 0.5*dh*dh*a2 - 0.5*tau*xi*xi + nu*xi
+		corr[i] += -dm*dm/ts.TwoD + 0.5*dh*dh*ts.A2 - ts.HalfTau*xi*xi + ts.Nu*xi
 	}
 }
 
