@@ -205,3 +205,78 @@ func TestCorrectBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyCorrectionRaise checks that applyCorrection takes a correction
+// that leaves the block's precision short of positive definite by a
+// rounding's share (its least eigenvalue's direction lowered to -1e-9 of
+// it; the block's sites set aside, whose share of so small a pivot the
+// other check refuses), raising the diagonal by at most
+// maxCorrectionShift, and refuses one
+// that leaves it far from positive definite (an eigenvalue of minus half
+// the largest diagonal), leaving the factor as it was.
+func TestApplyCorrectionRaise(t *testing.T) {
+	defer func(c int) { blockCap = c }(blockCap)
+	defer func(c int) { maxComplete = c }(maxComplete)
+	blockCap, maxComplete = 100, 0
+	p, err := Prepare(context.Background(), classifier2D(t, 1500, 10), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := p.prop
+	var reg []int
+	for k := range p.Block {
+		if !tr.dup[k] {
+			reg = append(reg, k)
+		}
+	}
+	nb := len(reg)
+	if nb < 10 || p.Block >= tr.n {
+		t.Fatalf("a block of %d regular rows of %d: want a block with rows after it", nb, tr.n)
+	}
+	prec := mat.NewSymDense(nb, nil)
+	prec.SymOuterK(1, blockFactor(tr, reg))
+	var es mat.EigenSym
+	if !es.Factorize(prec, true) {
+		t.Fatal("the block's precision has no eigendecomposition")
+	}
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	least := es.Values(nil)[0]
+	v := mat.NewDense(nb, 1, mat.Col(nil, 0, &vecs))
+	big := 0.0
+	for i := range nb {
+		big = max(big, prec.At(i, i))
+	}
+	lowered := func(by float64) *blockCorrection {
+		d := mat.NewSymDense(nb, nil)
+		d.SymOuterK(-by, v)
+		return &blockCorrection{reg: reg, delta: d, vectors: 1}
+	}
+	diag, off := slices.Clone(tr.diag), slices.Clone(tr.off)
+	near := lowered(least * (1 + 1e-9))
+	var sum mat.SymDense
+	sum.AddSym(prec, near.delta)
+	var ch mat.Cholesky
+	if ch.Factorize(&sum) {
+		t.Fatalf("the lowered precision (least eigenvalue %.3g) factors: the test needs one short of positive definite", least)
+	}
+	// The raised pivot in that direction is small beside the block's
+	// sites, which the share check would refuse: the sites set aside.
+	tau := slices.Clone(p.tau)
+	defer copy(p.tau, tau)
+	for _, k := range reg {
+		p.tau[k] = 0
+	}
+	if !p.applyCorrection(tr, near) {
+		t.Errorf("a correction short of positive definite by 1e-9 of its least eigenvalue %.3g was refused", least)
+	}
+	copy(tr.diag, diag)
+	copy(tr.off, off)
+	tr.stale()
+	if p.applyCorrection(tr, lowered(least+big/2)) {
+		t.Errorf("a correction leaving an eigenvalue of %.3g was taken", -big/2)
+	}
+	if !slices.Equal(tr.diag, diag) || !slices.Equal(tr.off, off) {
+		t.Error("a refused correction changed the factor")
+	}
+}

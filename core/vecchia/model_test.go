@@ -89,6 +89,6 @@ func ExampleEstimate() {
 	fmt.Printf("log marginal likelihood %.1f (se %.1g)\n", res.LogP, res.SE)
 	fmt.Printf("p(y = +1 | x = 0.5) = %.2f (se %.1g)\n", post[0].P, post[0].SE)
 	// Output:
-	// log marginal likelihood -42.0 (se 0.08)
-	// p(y = +1 | x = 0.5) = 1.00 (se 0.0007)
+	// log marginal likelihood -42.0 (se 0.05)
+	// p(y = +1 | x = 0.5) = 1.00 (se 0.0003)
 }
