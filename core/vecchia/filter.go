@@ -217,7 +217,7 @@ func (r *runner) step(k int) {
 		} else {
 			v = r.boxWeights(i0, i1, a, b)
 		}
-		if q == 0 || v > mx || v != v {
+		if v > mx || v != v {
 			mx = v
 		}
 		hint(q)
