@@ -452,9 +452,12 @@ const LatinBlock = 16
 // rejected when x k! mod 2^64 < 2^64 mod k!), the digits taken by
 // successive products with k, k-1, ..., 2 (latinPerm). A shuffle by
 // IntN's algorithm, one number an index, took k - 1 numbers (a step of
-// 31250 particles without resampling: 4.5 ns a uniform, against 2.6 now
-// and 2.0 for the stratified uniforms, BenchmarkDrawUniforms); each
-// index is as uniform and independent either way.
+// 31250 particles without resampling: 4.5 ns a uniform, against 2.5
+// with this shuffle and 2.0 for the stratified uniforms,
+// BenchmarkDrawUniforms); each index is as uniform and independent
+// either way. Where AVX-512 runs, a step's full blocks take their numbers
+// eight at a time from the generator's vector path (latinBlocks): 1.9 ns
+// a uniform against 2.5 (m = 31250), 2.1 against 2.8 (m = 300).
 //
 // References: D. Lemire (2019), "Fast random integer generation in an
 // interval", ACM Transactions on Modeling and Computer Simulation 29:1-12;
@@ -468,6 +471,13 @@ func drawUniforms(u []float64, first, resampled bool, idx []int, s *pcg) {
 		g = stratified(u, g)
 	case !resampled:
 		p := 0
+		for p+2*LatinBlock <= m {
+			n, h := latinBlocks(u[p:], g)
+			if n == 0 {
+				break
+			}
+			p, g = p+n, h
+		}
 		for ; p+2*LatinBlock <= m; p += 2 * LatinBlock {
 			g = latinTwo(u[p:p+2*LatinBlock], g)
 		}
@@ -614,6 +624,73 @@ func latinTwo(u []float64, g pcg) pcg {
 		b[j+1] = (pb[j+1] + openUnit(yb)) / LatinBlock
 	}
 	return oddB
+}
+
+// latinVecBlocks is the most blocks latinBlocks draws at once.
+const latinVecBlocks = 40
+
+// latinBlocks draws u's full blocks, at least two and at most
+// latinVecBlocks, as latinFull and latinTwo do, their numbers taken at
+// once from the generator's vector path (pcgOutputs: eight outputs a
+// step, where the scalar generator's dependent steps set the pace of
+// latinTwo), and returns the uniforms drawn and the state after them:
+// every block's, or those before the first block whose permutation's
+// number is rejected (with a probability of 1.2e-6 a block), which the
+// caller then draws from the state returned. It draws none where the
+// vector path does not run.
+func latinBlocks(u []float64, g pcg) (int, pcg) {
+	nb := min(len(u)/LatinBlock, latinVecBlocks)
+	var buf [latinVecBlocks*latinSpan + 7]uint64
+	s := g
+	if nb < 2 || !pcgOutputs(&s, buf[:], nb*latinSpan) {
+		return 0, g
+	}
+	at := func(b int) []uint64 { return buf[b*latinSpan : (b+1)*latinSpan] }
+	for b := 0; b < nb; b += 2 {
+		ok := false
+		if b+1 < nb {
+			ok = latinPair(u[b*LatinBlock:(b+2)*LatinBlock], at(b), at(b+1))
+		} else {
+			pi := latinIdentity
+			if ok = latinPerm(&pi, LatinBlock, at(b)[0]); ok {
+				v, w := at(b)[1:], u[b*LatinBlock:(b+1)*LatinBlock]
+				for j := range LatinBlock {
+					w[j] = (pi[j] + openUnit(v[j])) / LatinBlock
+				}
+			}
+		}
+		if !ok {
+			return b * LatinBlock, g.jump(jumpOf(b * latinSpan))
+		}
+	}
+	return nb * LatinBlock, s
+}
+
+// latinPair is latinTwo's two blocks from their numbers xa and xb
+// (latinSpan each: the permutation's, then the V_j), reporting false,
+// with u untouched, if either permutation's number is rejected.
+func latinPair(u []float64, xa, xb []uint64) bool {
+	x, y := xa[0], xb[0]
+	_, lx := bits.Mul64(x, latinFactorial[LatinBlock])
+	_, ly := bits.Mul64(y, latinFactorial[LatinBlock])
+	if lx < latinReject[LatinBlock] || ly < latinReject[LatinBlock] {
+		return false
+	}
+	pa, pb := latinIdentity, latinIdentity
+	for j := LatinBlock - 1; j > 0; j-- {
+		var i, k uint64
+		i, x = bits.Mul64(x, uint64(j+1))
+		k, y = bits.Mul64(y, uint64(j+1))
+		pa[i&(LatinBlock-1)], pa[j] = pa[j], pa[i&(LatinBlock-1)]
+		pb[k&(LatinBlock-1)], pb[j] = pb[j], pb[k&(LatinBlock-1)]
+	}
+	a, b := u[:LatinBlock], u[LatinBlock:2*LatinBlock]
+	va, vb := xa[1:latinSpan], xb[1:latinSpan]
+	for j := range LatinBlock {
+		a[j] = (pa[j] + openUnit(va[j])) / LatinBlock
+		b[j] = (pb[j] + openUnit(vb[j])) / LatinBlock
+	}
+	return true
 }
 
 // latinSpan is the numbers of a full block whose permutation's number is

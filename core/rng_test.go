@@ -244,7 +244,11 @@ func TestDrawUniformsRejection(t *testing.T) {
 			}
 			at := []int{run + 1}
 			if k == LatinBlock && run == 0 {
-				at = append(at, 1+latinSpan) // the second of two blocks drawn together (latinTwo)
+				// The second of two blocks drawn together (latinTwo,
+				// latinPair), and the third and fourth, past the first
+				// pair of latinBlocks' vector path.
+				m += 2 * LatinBlock
+				at = append(at, 1+latinSpan, 1+2*latinSpan, 1+3*latinSpan)
 			}
 			for trial := range 4 * len(at) {
 				target := pcg{0, pick.Uint64()}
@@ -268,8 +272,33 @@ func TestDrawUniformsRejection(t *testing.T) {
 			}
 		}
 	}
-	if want := 4*2*6 + 4; rejected != want { // every k but 2
+	if want := 4*2*6 + 4 + 8; rejected != want { // every k but 2
 		t.Fatalf("%d rejections set up, want %d", rejected, want)
+	}
+}
+
+// TestPCGOutputs: the generator's vector path gives the outputs of next,
+// in turn, bit for bit, for every count from 1 to 100 (the vector's tail
+// too), and leaves the state after the count's last.
+func TestPCGOutputs(t *testing.T) {
+	t.Parallel()
+	for n := 1; n <= 100; n++ {
+		s := newPCG(5, 6, uint64(n))
+		ref := s
+		buf := make([]uint64, (n+7)&^7)
+		if !pcgOutputs(&s, buf, n) {
+			t.Skipf("the vector path does not run here (%s)", VecPath())
+		}
+		for i, v := range buf {
+			var x uint64
+			ref, x = ref.next()
+			if x != v {
+				t.Fatalf("n = %d: output %d is %#x, next gives %#x", n, i, v, x)
+			}
+			if i == n-1 && ref != s {
+				t.Fatalf("n = %d: the state after is %v, next leaves %v", n, s, ref)
+			}
+		}
 	}
 }
 
