@@ -603,13 +603,7 @@ func latinTwo(u []float64, g pcg) pcg {
 		return latinFull(u[LatinBlock:], latinFull(u[:LatinBlock], g))
 	}
 	pa, pb := latinIdentity, latinIdentity
-	for j := LatinBlock - 1; j > 0; j-- {
-		var i, k uint64
-		i, x = bits.Mul64(x, uint64(j+1))
-		k, y = bits.Mul64(y, uint64(j+1))
-		pa[i&(LatinBlock-1)], pa[j] = pa[j], pa[i&(LatinBlock-1)]
-		pb[k&(LatinBlock-1)], pb[j] = pb[j], pb[k&(LatinBlock-1)]
-	}
+	latinShuffles(&pa, &pb, x, y)
 	a, b := u[:LatinBlock], u[LatinBlock:2*LatinBlock]
 	evenA, evenB := g, h
 	for j := 0; j < LatinBlock; j += 2 {
@@ -677,13 +671,7 @@ func latinPair(u []float64, xa, xb []uint64) bool {
 		return false
 	}
 	pa, pb := latinIdentity, latinIdentity
-	for j := LatinBlock - 1; j > 0; j-- {
-		var i, k uint64
-		i, x = bits.Mul64(x, uint64(j+1))
-		k, y = bits.Mul64(y, uint64(j+1))
-		pa[i&(LatinBlock-1)], pa[j] = pa[j], pa[i&(LatinBlock-1)]
-		pb[k&(LatinBlock-1)], pb[j] = pb[j], pb[k&(LatinBlock-1)]
-	}
+	latinShuffles(&pa, &pb, x, y)
 	a, b := u[:LatinBlock], u[LatinBlock:2*LatinBlock]
 	va, vb := xa[1:latinSpan], xb[1:latinSpan]
 	for j := range LatinBlock {
@@ -691,6 +679,23 @@ func latinPair(u []float64, xa, xb []uint64) bool {
 		b[j] = (pb[j] + openUnit(vb[j])) / LatinBlock
 	}
 	return true
+}
+
+// latinShuffles shuffles pa and pb (the identity) by the permutations
+// of two full blocks whose numbers x and y were both accepted
+// (latinPerm's digits), the two chains of products and swaps interleaved
+// so that the core overlaps them.
+func latinShuffles(pa, pb *[LatinBlock]float64, x, y uint64) {
+	const mask = LatinBlock - 1
+	for j := uint64(mask); j > 0; j-- {
+		var i, k uint64
+		i, x = bits.Mul64(x, j+1)
+		k, y = bits.Mul64(y, j+1)
+		i &= mask
+		pa[i], pa[j] = pa[j], pa[i]
+		k &= mask
+		pb[k], pb[j] = pb[j], pb[k]
+	}
 }
 
 // latinSpan is the numbers of a full block whose permutation's number is

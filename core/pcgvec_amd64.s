@@ -74,6 +74,16 @@
 	VPBROADCASTQ 248(DX), Z23; \
 	VPSRLQ $32, Z21, Z24
 
+// CONSTS sets Z25 to DXSM's multiplier, Z26 to LCG's low 32-bit mask and
+// Z28 to ones (R8 clobbered).
+#define CONSTS \
+	MOVQ $0xda942042e4dd58b5, R8; \
+	VPBROADCASTQ R8, Z25; \
+	MOVQ $0xffffffff, R8; \
+	VPBROADCASTQ R8, Z26; \
+	MOVQ $1, R8; \
+	VPBROADCASTQ R8, Z28
+
 // DXSM sets Z11 to the outputs of the states H:L (pcg.next's mix: x = hi
 // ^ hi>>32, x *= dxsmMul, x ^= x>>48, x *= lo|1; Z25 dxsmMul, Z28 ones;
 // Z12 clobbered).
@@ -93,12 +103,7 @@ TEXT ·pcgOutputsAVX512(SB), NOSPLIT, $0-32
 	MOVQ n+16(FP), CX
 	MOVQ t+24(FP), DX
 	XORQ AX, AX
-	MOVQ $0xda942042e4dd58b5, R8
-	VPBROADCASTQ R8, Z25
-	MOVQ $0xffffffff, R8
-	VPBROADCASTQ R8, Z26
-	MOVQ $1, R8
-	VPBROADCASTQ R8, Z28
+	CONSTS
 	INIT
 
 outLoop:
@@ -130,14 +135,9 @@ TEXT ·zigRectsAVX512(SB), NOSPLIT, $0-40
 	MOVQ n+16(FP), CX
 	MOVQ t+24(FP), DX
 	XORQ AX, AX
-	MOVQ $0xda942042e4dd58b5, R8
-	VPBROADCASTQ R8, Z25
-	MOVQ $0xffffffff, R8
-	VPBROADCASTQ R8, Z26
+	CONSTS
 	MOVQ $0x7f, R8
 	VPBROADCASTQ R8, Z27
-	MOVQ $1, R8
-	VPBROADCASTQ R8, Z28
 	LEAQ 256(DX), R9 // kw
 	// Z0:Z1, the last vector's states (at first the state itself in
 	// every lane); Z6:Z10 this vector's.
