@@ -41,15 +41,15 @@ var zv = func() *zigVec {
 }()
 
 // zigRectsAVX512 runs NormFloats' usual case eight numbers at a time: from
-// the state s, the eight next outputs (each lane's state from g by its
+// the state s, the eight next outputs (each lane's state from s by its
 // own map of steps, so the lanes hold the stream's next eight outputs in
 // order), each one's strip and abscissa, and the rectangle's test and
 // value (rect), written to z. It goes on while the n - done numbers left
 // hold a vector of eight and stops at the first number outside its
-// rectangle; it returns done, the numbers accepted (their values in z[:done],
-// those after them written but not meant), and leaves s at the state
-// after their outputs: the next output is the one outside, or the next
-// vector's first. (ziggurat_amd64.s.)
+// rectangle; it returns done, the numbers accepted (their values in
+// z[:done], those after them written but not meant), and leaves s at the
+// state after their outputs: the next output is the one outside, or the
+// next vector's first. (pcgvec_amd64.s.)
 //
 //go:noescape
 func zigRectsAVX512(s *pcg, z *float64, n int, t *zigVec) (done int)
