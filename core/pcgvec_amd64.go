@@ -54,11 +54,14 @@ var zv = func() *zigVec {
 //go:noescape
 func zigRectsAVX512(s *pcg, z *float64, n int, t *zigVec) (done int)
 
+// zigVector reports whether NormFloats' vector path (zigRects) runs.
+func zigVector() bool { return haveZigAVX512 && vec() == vecAVX512 }
+
 // zigRects is NormFloats' vector path: the numbers of z that lie in their
 // rectangles from the first on, done of them, g advanced by their outputs
 // (0 where the CPU lacks the kernel or z holds fewer than eight).
 func zigRects(g *pcg, z []float64) int {
-	if !haveZigAVX512 || vec() != vecAVX512 || len(z) < 8 {
+	if !zigVector() || len(z) < 8 {
 		return 0
 	}
 	return zigRectsAVX512(g, (*float64)(unsafe.Pointer(&z[0])), len(z), zv)

@@ -2,6 +2,9 @@
 
 package core
 
+// zigVector reports whether NormFloats' vector path runs: never here.
+func zigVector() bool { return false }
+
 // zigRects is NormFloats' vector path: none here (pcgvec_amd64.go).
 func zigRects(g *pcg, z []float64) int { return 0 }
 

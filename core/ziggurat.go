@@ -73,14 +73,14 @@ func (s *pcg) NormFloats(z []float64) {
 	g, t := *s, zig
 	i := 0
 	// The vector path, eight outputs at a time, as far as the next number
-	// outside its rectangle, which the loop below finishes.
-	for len(z)-i >= 8 {
-		n := zigRects(&g, z[i:])
-		i += n
-		if n == 0 || len(z)-i < 8 {
+	// outside its rectangle, which normOutside finishes before the vector
+	// path goes on; the loop below takes the last few.
+	for zigVector() && len(z)-i >= 8 {
+		i += zigRects(&g, z[i:])
+		if len(z)-i < 8 {
 			break
 		}
-		var x uint64
+		var x uint64 // z[i]'s output, outside its rectangle
 		g, x = g.next()
 		g, z[i] = g.normOutside(x)
 		i++
