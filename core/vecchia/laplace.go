@@ -85,6 +85,14 @@ const (
 // (2021), "Vecchia-Laplace approximations of generalized Gaussian
 // processes for big non-Gaussian spatial data", CSDA 153:107081.
 func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, error) {
+	st, _, err := laplace(ctx, m, a, pc)
+	return st, err
+}
+
+// laplace is Laplace, also returning the products A'A on a's pattern that
+// its preconditioner assembled (the pattern and aaD, aaO alone: aaOf a),
+// which EP's factor reuses (tri.productsFrom).
+func laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, *tri, error) {
 	n := m.N
 	x := make([]float64, n)
 	g, w := make([]float64, n), make([]float64, n)
@@ -136,7 +144,7 @@ func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, erro
 	cur := psi(x)
 	for st.Iterations = 1; st.Iterations <= maxNewton; st.Iterations++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		derivs(x)
 		// grad = g - A'A x
@@ -211,10 +219,11 @@ func Laplace(ctx context.Context, m *Model, a *tri, pc *pairCache) (*Sites, erro
 	}
 	for k := range n {
 		if math.IsNaN(st.Nu[k]) || math.IsInf(st.Nu[k], 0) || math.IsNaN(st.Tau[k]) || math.IsInf(st.Tau[k], 0) {
-			return nil, &core.InputError{Index: k, Msg: fmt.Sprintf("Laplace's site of row %d is not finite: the model's values are out of the range this estimator handles", k)}
+			return nil, nil, &core.InputError{Index: k, Msg: fmt.Sprintf("Laplace's site of row %d is not finite: the model's values are out of the range this estimator handles", k)}
 		}
 	}
-	return st, nil
+	aa := &tri{n: n, start: pre.start, nbr: pre.nbr, dup: pre.dup, aaOf: pre.aaOf, aaD: pre.aaD, aaO: pre.aaO}
+	return st, aa, nil
 }
 
 // latent returns row k's latent variable: k, or the point it repeats.

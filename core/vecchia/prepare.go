@@ -189,7 +189,7 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	a.priorFactor(m)
 	say("Laplace: the posterior mode of %d latent values", n)
 	pc := newPairCache(a)
-	st, err := Laplace(ctx, m, a, pc)
+	st, aa, err := laplace(ctx, m, a, pc)
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +207,8 @@ func Prepare(ctx context.Context, m *Model, tr core.Trace) (*Prepared, error) {
 	say("EP: %d Newton steps done; parallel EP with a dense block of %d", st.Iterations, p.Block)
 	h := hybridPattern(m, a, p.Block)
 	h.pc = pc
+	h.productsFrom(a, aa)
+	aa = nil
 	e := newParallelEP(m, a, h, st, p.Block)
 	e.say = say
 	if err := e.run(ctx); err != nil {

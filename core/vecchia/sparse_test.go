@@ -2,6 +2,7 @@ package vecchia
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -84,6 +85,43 @@ func TestIC0Full(t *testing.T) {
 		scale := math.Sqrt(want[(i/n)*n+i/n] * want[(i%n)*n+i%n])
 		if e := math.Abs(got[i]-want[i]) / scale; e > 1e-9 {
 			t.Fatalf("entry (%d, %d): T'T %v, A'A + W %v", i/n, i%n, got[i], want[i])
+		}
+	}
+}
+
+// TestProductsFrom checks that EP's pattern, its A'A taken from the
+// products on A's own pattern after the dense block (productsFrom), has
+// the bits of its own products (products), with repeated points and
+// blocks from none to every row.
+func TestProductsFrom(t *testing.T) {
+	rep, _ := oneFactorModelSmall(600, 5, []int{7, 300, 599}, 200)
+	for _, m := range []*Model{classifier2D(t, 3000, 12), rep} {
+		n := m.N
+		a := newTri(m)
+		a.priorFactor(m)
+		pc := newPairCache(a)
+		pre := newTri(m)
+		pre.pc = pc
+		pre.assemble(a, make([]float64, n), make([]float64, n), make([]float64, len(pre.nbr)))
+		for _, k0 := range []int{0, 1, 37, 400, n} {
+			want := hybridPattern(m, a, k0)
+			want.pc = pc
+			want.assemble(a, make([]float64, n), make([]float64, n), make([]float64, len(want.nbr)))
+			got := hybridPattern(m, a, k0)
+			got.pc = pc
+			got.productsFrom(a, pre)
+			if got.aaOf != a {
+				t.Fatalf("n %d, block %d: the products were not taken from A's pattern", n, k0)
+			}
+			if !slices.Equal(got.aaD, want.aaD) || !slices.Equal(got.aaO, want.aaO) {
+				t.Errorf("n %d, block %d: A'A differs from the pattern's own products", n, k0)
+			}
+		}
+		// Another matrix's products are not taken.
+		other := hybridPattern(m, a, 37)
+		other.productsFrom(newTri(m), pre)
+		if other.aaOf != nil {
+			t.Errorf("n %d: products of another A taken", n)
 		}
 	}
 }
